@@ -1,0 +1,238 @@
+import type { Db } from './store.js';
+import { nowIso } from './store.js';
+import type { Window } from '../pipeline/window.js';
+import { normalizeInstant } from '../pipeline/window.js';
+
+export type ItemStatus = 'pending' | 'done' | 'dropped' | 'failed';
+export const ITEM_STATUSES: readonly ItemStatus[] = ['done', 'dropped', 'failed', 'pending'];
+
+export interface LedgerRow {
+  readonly stage: string;
+  readonly key: string;
+  readonly repo: string | null;
+  readonly at: string | null;
+  readonly status: ItemStatus;
+  readonly reason: string | null;
+  readonly detail: string | null;
+  readonly errorKind: string | null;
+  readonly lastError: string | null;
+  readonly attempts: number;
+  readonly inputHash: string;
+  readonly stageVersion: number;
+  /** Parsed JSON output of a done (or dropped) item; undefined when there is none. */
+  readonly output: unknown;
+  readonly runId: number | null;
+  readonly updatedAt: string;
+}
+
+interface RawRow {
+  stage: string;
+  key: string;
+  repo: string | null;
+  at: string | null;
+  status: ItemStatus;
+  reason: string | null;
+  detail: string | null;
+  error_kind: string | null;
+  last_error: string | null;
+  attempts: number;
+  input_hash: string;
+  stage_version: number;
+  output: string | null;
+  run_id: number | null;
+  updated_at: string;
+}
+
+function fromRaw(r: RawRow): LedgerRow {
+  return {
+    stage: r.stage,
+    key: r.key,
+    repo: r.repo,
+    at: r.at,
+    status: r.status,
+    reason: r.reason,
+    detail: r.detail,
+    errorKind: r.error_kind,
+    lastError: r.last_error,
+    attempts: r.attempts,
+    inputHash: r.input_hash,
+    stageVersion: r.stage_version,
+    output: r.output === null ? undefined : JSON.parse(r.output),
+    runId: r.run_id,
+    updatedAt: r.updated_at,
+  };
+}
+
+export interface PlannedItem {
+  readonly key: string;
+  readonly repo: string | null;
+  readonly at: string | null;
+  readonly inputHash: string;
+}
+
+export interface Completion {
+  readonly status: 'done' | 'dropped';
+  readonly reason: string | null;
+  readonly detail: string | null;
+  readonly output: unknown;
+}
+
+export interface Failure {
+  readonly kind: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface LedgerFilter {
+  readonly window?: Window | null;
+  /** With a window: also return items that belong to no instant (repositories). Default true. */
+  readonly includeTimeless?: boolean;
+  readonly repos?: readonly string[];
+  readonly statuses?: readonly ItemStatus[];
+  readonly keys?: readonly string[];
+}
+
+export interface StatusCount {
+  readonly stage: string;
+  readonly status: ItemStatus;
+  readonly reason: string | null;
+  readonly count: number;
+}
+
+/** The stage ledger: one row per (stage, item key) with the latest decision about it. */
+export class Ledger {
+  readonly #db: Db;
+  readonly #get;
+  readonly #plan;
+  readonly #complete;
+  readonly #fail;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#get = db.prepare<[string, string], RawRow>('SELECT * FROM stage_items WHERE stage = ? AND key = ?');
+    // A planned item is inserted as pending; a known item whose input or stage version changed
+    // goes back to pending (its old output stays until it is replaced); an unchanged one is kept.
+    this.#plan = db.prepare(`
+      INSERT INTO stage_items (stage, key, repo, at, status, input_hash, stage_version, run_id, updated_at)
+      VALUES (@stage, @key, @repo, @at, 'pending', @inputHash, @version, @runId, @now)
+      ON CONFLICT (stage, key) DO UPDATE SET
+        repo = excluded.repo, at = excluded.at,
+        status = CASE WHEN stage_items.input_hash = excluded.input_hash AND stage_items.stage_version = excluded.stage_version
+                      THEN stage_items.status ELSE 'pending' END,
+        reason = CASE WHEN stage_items.input_hash = excluded.input_hash AND stage_items.stage_version = excluded.stage_version
+                      THEN stage_items.reason ELSE NULL END,
+        updated_at = CASE WHEN stage_items.input_hash = excluded.input_hash AND stage_items.stage_version = excluded.stage_version
+                      THEN stage_items.updated_at ELSE excluded.updated_at END
+      WHERE stage_items.repo IS NOT excluded.repo OR stage_items.at IS NOT excluded.at
+         OR stage_items.input_hash <> excluded.input_hash OR stage_items.stage_version <> excluded.stage_version`);
+    this.#complete = db.prepare(`
+      INSERT INTO stage_items (stage, key, repo, at, status, reason, detail, error_kind, last_error, attempts,
+                               input_hash, stage_version, output, run_id, updated_at)
+      VALUES (@stage, @key, @repo, @at, @status, @reason, @detail, NULL, NULL, 1, @inputHash, @version, @output, @runId, @now)
+      ON CONFLICT (stage, key) DO UPDATE SET
+        repo = excluded.repo, at = excluded.at, status = excluded.status, reason = excluded.reason,
+        detail = excluded.detail, error_kind = NULL, last_error = NULL, attempts = stage_items.attempts + 1,
+        input_hash = excluded.input_hash, stage_version = excluded.stage_version, output = excluded.output,
+        run_id = excluded.run_id, updated_at = excluded.updated_at`);
+    this.#fail = db.prepare(`
+      INSERT INTO stage_items (stage, key, repo, at, status, reason, detail, error_kind, last_error, attempts,
+                               input_hash, stage_version, run_id, updated_at)
+      VALUES (@stage, @key, @repo, @at, 'failed', @reason, NULL, @kind, @message, 1, @inputHash, @version, @runId, @now)
+      ON CONFLICT (stage, key) DO UPDATE SET
+        repo = excluded.repo, at = excluded.at, status = 'failed', reason = excluded.reason, detail = NULL,
+        error_kind = excluded.error_kind, last_error = excluded.last_error, attempts = stage_items.attempts + 1,
+        input_hash = excluded.input_hash, stage_version = excluded.stage_version, run_id = excluded.run_id,
+        updated_at = excluded.updated_at`);
+  }
+
+  get(stage: string, key: string): LedgerRow | undefined {
+    const row = this.#get.get(stage, key);
+    return row ? fromRaw(row) : undefined;
+  }
+
+  /** Records planned items (in one transaction). */
+  plan(stage: string, version: number, items: readonly PlannedItem[], runId: number | null): void {
+    const now = nowIso();
+    const tx = this.#db.transaction(() => {
+      for (const item of items) {
+        this.#plan.run({ stage, key: item.key, repo: item.repo, at: item.at && normalizeInstant(item.at), inputHash: item.inputHash, version, runId, now });
+      }
+    });
+    tx();
+  }
+
+  /** Records a decision. Call inside the transaction that writes the stage's own rows. */
+  complete(stage: string, version: number, item: PlannedItem, completion: Completion, runId: number | null): void {
+    this.#complete.run({
+      stage,
+      key: item.key,
+      repo: item.repo,
+      at: item.at && normalizeInstant(item.at),
+      status: completion.status,
+      reason: completion.reason,
+      detail: completion.detail,
+      inputHash: item.inputHash,
+      version,
+      output: completion.output === undefined ? null : JSON.stringify(completion.output),
+      runId,
+      now: nowIso(),
+    });
+  }
+
+  fail(stage: string, version: number, item: PlannedItem, failure: Failure, runId: number | null): void {
+    this.#fail.run({
+      stage,
+      key: item.key,
+      repo: item.repo,
+      at: item.at && normalizeInstant(item.at),
+      reason: failure.reason,
+      kind: failure.kind,
+      message: failure.message.slice(0, 4000),
+      inputHash: item.inputHash,
+      version,
+      runId,
+      now: nowIso(),
+    });
+  }
+
+  list(stage: string, filter: LedgerFilter = {}): LedgerRow[] {
+    const { sql, params } = where(filter);
+    const rows = this.#db
+      .prepare<unknown[], RawRow>(`SELECT * FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
+      .all(stage, ...params);
+    return rows.map(fromRaw);
+  }
+
+  /** Counts per stage, status and reason. */
+  counts(filter: LedgerFilter = {}): StatusCount[] {
+    const { sql, params } = where(filter);
+    return this.#db
+      .prepare<unknown[], StatusCount>(
+        `SELECT stage, status, reason, COUNT(*) AS count FROM stage_items WHERE 1 = 1${sql}
+         GROUP BY stage, status, reason ORDER BY stage, status, reason`,
+      )
+      .all(...params);
+  }
+}
+
+function where(filter: LedgerFilter): { sql: string; params: unknown[] } {
+  let sql = '';
+  const params: unknown[] = [];
+  if (filter.window) {
+    sql += filter.includeTimeless === false ? ' AND at >= ? AND at < ?' : ' AND (at IS NULL OR (at >= ? AND at < ?))';
+    params.push(filter.window.start, filter.window.end);
+  }
+  if (filter.repos && filter.repos.length > 0) {
+    sql += ` AND repo IN (${filter.repos.map(() => '?').join(', ')})`;
+    params.push(...filter.repos);
+  }
+  if (filter.statuses && filter.statuses.length > 0) {
+    sql += ` AND status IN (${filter.statuses.map(() => '?').join(', ')})`;
+    params.push(...filter.statuses);
+  }
+  if (filter.keys && filter.keys.length > 0) {
+    sql += ` AND key IN (${filter.keys.map(() => '?').join(', ')})`;
+    params.push(...filter.keys);
+  }
+  return { sql, params };
+}

@@ -1,0 +1,123 @@
+import type { Command } from 'commander';
+import { finishRun, startRun } from '../../../cache/runs.js';
+import { openStore } from '../../../cache/store.js';
+import { createContext } from '../../context.js';
+import { EXIT } from '../../errors.js';
+import { Emitter } from '../../events.js';
+import { runPipeline, type PipelineResult } from '../../orchestrate.js';
+import { attachProgress } from '../../progress.js';
+import { getStage } from '../../registry.js';
+import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
+import { formatSource } from '../../scope.js';
+import { installShutdown } from '../../shutdown.js';
+import { formatReports } from '../../summary.js';
+import { resolveScope, resolveStageFlag, type ScopeFlags } from '../scope-options.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+export interface RunFlags extends ScopeFlags {
+  readonly untilStage?: string;
+  readonly dryRun?: boolean;
+  readonly force?: boolean;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function addScopeOptions(command: Command): Command {
+  return command
+    .option('--month <YYYY-MM>', 'the calendar month of merged_at to process (default: the previous full month)')
+    .option('--since <date>', 'start of the window, inclusive (YYYY-MM-DD or ISO 8601, UTC)')
+    .option('--until <date>', 'end of the window, exclusive')
+    .option('--repo <owner/name>', 'only this repository (repeatable)', collect)
+    .option('--source <github|git:PATH>', 'pull requests from the GitHub API (default) or a local clone');
+}
+
+export function registerRun(program: Command): void {
+  addScopeOptions(program.command('run'))
+    .description('run every stage in order for a window (default: the previous full calendar month)')
+    .option('--until-stage <stage>', 'stop after this stage')
+    .option('--dry-run', 'plan and count what each stage would do; no LLM call, no build, nothing written')
+    .option('--force', 'run items again even when already done with the same input')
+    .action(async (flags: RunFlags, command: Command) => {
+      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>());
+    });
+
+  addScopeOptions(program.command('stage'))
+    .description('run one stage for a window')
+    .argument('<name>', 'discover | collect | filter | classify | synthesize | validate | emit')
+    .option('--pr <N>', 'only this pull request (repeatable)', collect)
+    .option('--dry-run', 'plan and count; run nothing')
+    .option('--force', 'run items again even when already done with the same input')
+    .action(async (name: string, flags: RunFlags, command: Command) => {
+      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+/** `perfmine run` and `perfmine stage <name>`: returns the exit code. */
+export async function runCommand(kind: 'run' | 'stage', stageName: string | undefined, flags: RunFlags, globals: GlobalFlags): Promise<number> {
+  const session = openSession(globals);
+  const { config, log } = session;
+  const scope = resolveScope(flags, config);
+  const untilStage = resolveStageFlag('--until-stage', flags.untilStage);
+  const stage = stageName === undefined ? undefined : getStage(stageName);
+  const dryRun = flags.dryRun ?? false;
+
+  const db = openStore(config.db);
+  const command = kind === 'run' ? 'run' : `stage ${stageName}`;
+  const args = { window: scope.window, repos: scope.repos, prs: scope.prs, source: formatSource(scope.source), untilStage, dryRun, force: flags.force ?? false };
+  const runId = dryRun ? null : startRun(db, { command, args, windowLabel: scope.window.label });
+  const shutdown = installShutdown(log, () => {
+    if (runId !== null) finishRun(db, runId, 'interrupted', EXIT.interrupted, { interrupted: 'hard stop' });
+  });
+  const ctx = createContext({ config, credentials: session.credentials, db, log, runId, signal: shutdown.hard });
+  const events = new Emitter<RunnerEvents>();
+  const detach = attachProgress(events, { statusLine: session.statusLine, log, intervalMs: config.progressIntervalSeconds * 1000 });
+
+  log.info({ command, window: scope.window.label, source: formatSource(scope.source), repos: scope.repos, runId, dryRun }, 'starting');
+  const started = Date.now();
+  let result: PipelineResult;
+  try {
+    if (stage) {
+      const report = await runStage(ctx, stage, scope, { force: flags.force ?? false, dryRun, drain: shutdown.drain, events });
+      result = { reports: [report], missing: [], interrupted: shutdown.drain.aborted };
+    } else {
+      result = await runPipeline(ctx, scope, {
+        ...(untilStage ? { untilStage } : {}),
+        dryRun,
+        force: flags.force ?? false,
+        drain: shutdown.drain,
+        events,
+      });
+    }
+  } catch (error) {
+    if (runId !== null) finishRun(db, runId, 'failed', EXIT.config, { error: (error as Error).message, metrics: ctx.metrics.snapshot() });
+    throw error;
+  } finally {
+    detach();
+    shutdown.dispose();
+  }
+
+  const failed = anyFailed(result.reports);
+  const exitCode = result.interrupted ? EXIT.interrupted : failed ? EXIT.itemsFailed : EXIT.ok;
+  const summary = {
+    command,
+    window: scope.window.label,
+    dryRun,
+    durationMs: Date.now() - started,
+    stages: result.reports,
+    notImplemented: result.missing,
+    interrupted: result.interrupted,
+    metrics: ctx.metrics.snapshot(),
+  };
+  if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed ? 'failed' : 'succeeded', exitCode, summary);
+  db.close();
+
+  if (session.json) printJson({ runId, exitCode, ...summary });
+  else {
+    const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${dryRun ? ' [dry run: nothing was run or written]' : ''}`;
+    const lines = [head, formatReports(result.reports)];
+    if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
+    if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
+    print(lines.join('\n'));
+  }
+  return exitCode;
+}

@@ -1,0 +1,171 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { Ledger, type LedgerRow, type StatusCount } from '../../../cache/ledger.js';
+import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
+import { openStore, schemaStatus } from '../../../cache/store.js';
+import { ConfigError } from '../../errors.js';
+import { isRegistered } from '../../registry.js';
+import { STAGE_NAMES, type StageName } from '../../stage.js';
+import { byReason } from '../../summary.js';
+import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+interface StatusFlags {
+  readonly month?: string;
+  readonly stage?: string;
+  readonly items?: boolean;
+  readonly clearRun?: string;
+}
+
+export interface StageFunnel {
+  readonly stage: StageName;
+  /** false: this version has no such stage (reported as unknown, not faked). */
+  readonly registered: boolean;
+  readonly done: number;
+  readonly dropped: number;
+  readonly failed: number;
+  readonly pending: number;
+  readonly droppedBy: Record<string, number>;
+  readonly failedBy: Record<string, number>;
+}
+
+/** Per stage: counts by status, and drops and failures by reason. Pure. */
+export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES): StageFunnel[] {
+  return stages.map((stage) => {
+    const mine = counts.filter((c) => c.stage === stage);
+    const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
+    const by = (status: string) => Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
+    return {
+      stage,
+      registered: isRegistered(stage),
+      done: total('done'),
+      dropped: total('dropped'),
+      failed: total('failed'),
+      pending: total('pending'),
+      droppedBy: by('dropped'),
+      failedBy: by('failed'),
+    };
+  });
+}
+
+export function formatFunnel(rows: readonly StageFunnel[]): string {
+  const header = ['stage', 'done', 'dropped', 'failed', 'pending'];
+  const cells = rows.map((r) =>
+    r.registered || r.done + r.dropped + r.failed + r.pending > 0
+      ? [r.stage, String(r.done), String(r.dropped), String(r.failed), String(r.pending)]
+      : [r.stage, 'unknown (not implemented in this version)', '', '', ''],
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.filter((c) => c[2] !== '').map((c) => c[i]!.length)));
+  const fmt = (c: readonly string[]) =>
+    c[2] === '' ? `${c[0]!.padEnd(widths[0]!)}  ${c[1]}` : c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+  const lines = [fmt(header)];
+  for (const [i, r] of rows.entries()) {
+    lines.push(fmt(cells[i]!));
+    if (r.dropped > 0) lines.push(`    dropped: ${byReason(r.droppedBy)}`);
+    if (r.failed > 0) lines.push(`    failed:  ${byReason(r.failedBy)}`);
+  }
+  return lines.join('\n');
+}
+
+function itemJson(row: LedgerRow) {
+  return {
+    key: row.key,
+    status: row.status,
+    reason: row.reason,
+    detail: row.detail,
+    repo: row.repo,
+    at: row.at,
+    attempts: row.attempts,
+    errorKind: row.errorKind,
+    lastError: row.lastError,
+    stageVersion: row.stageVersion,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function runJson(run: RunRow) {
+  return {
+    id: run.id,
+    command: run.command,
+    window: run.window_label,
+    status: run.status,
+    exitCode: run.exit_code,
+    startedAt: run.started_at,
+    finishedAt: run.finished_at,
+    pid: run.pid,
+    host: run.host,
+  };
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
+    .option('--month <YYYY-MM>', 'only items of this month (repositories always count)')
+    .option('--stage <stage>', 'only this stage')
+    .option('--items', 'with --stage: list every item with its status and reason')
+    .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
+    .action(async (flags: StatusFlags, command: Command) => {
+      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number {
+  const session = openSession(globals);
+  const window = resolveMonthFlag(flags.month);
+  const stage = resolveStageFlag('--stage', flags.stage);
+  if (flags.items && !stage) throw new ConfigError('--items: needs --stage <stage>', { reason: 'invalid-flags' });
+  const path = session.config.db;
+
+  if (flags.clearRun !== undefined) {
+    const db = openStore(path);
+    const ok = clearRun(db, Number(flags.clearRun));
+    db.close();
+    print(ok ? `run ${flags.clearRun} marked crashed` : `run ${flags.clearRun} is not running; nothing to do`);
+    return 0;
+  }
+
+  const stages = stage ? [stage] : [...STAGE_NAMES];
+  if (!existsSync(path) && path !== ':memory:') {
+    const empty = funnel([], stages);
+    if (session.json) printJson(flags.items ? { stage, registered: isRegistered(stage!), items: [] } : { db: path, exists: false, window: window?.label ?? null, stages: empty, runs: [] });
+    else print(`no database at ${path} yet: nothing has run.\n${formatFunnel(empty)}`);
+    return 0;
+  }
+
+  const db = openStore(path, { readonly: true });
+  try {
+    const ledger = new Ledger(db);
+    const filter = window ? { window } : {};
+    if (flags.items && stage) {
+      const items = ledger.list(stage, filter).map(itemJson);
+      if (session.json) printJson({ stage, registered: isRegistered(stage), window: window?.label ?? null, items });
+      else {
+        if (!isRegistered(stage)) print(`stage ${stage}: unknown (not implemented in this version)`);
+        for (const it of items) print(`${it.status.padEnd(8)} ${it.key}${it.reason ? `  ${it.reason}` : ''}${it.detail ? `  ${it.detail}` : ''}${it.lastError ? `  ${it.lastError}` : ''}`);
+        if (items.length === 0) print('no items');
+      }
+      return 0;
+    }
+    const rows = funnel(ledger.counts(filter), stages);
+    const schema = schemaStatus(db);
+    const runs = recentRuns(db, 5);
+    if (session.json) {
+      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, runs: runs.map(runJson) });
+      return 0;
+    }
+    const lines = [
+      `database: ${path} (schema ${schema.applied.at(-1) ?? 0}${schema.pending.length ? `, ${schema.pending.length} migration(s) pending: run any stage to apply` : ''})`,
+      `window: ${window?.label ?? 'all items'}`,
+      formatFunnel(rows),
+    ];
+    if (runs.length > 0) {
+      lines.push('recent runs:');
+      for (const r of runs) lines.push(`  #${r.id} ${r.command} ${r.window_label ?? ''} ${r.status}${r.exit_code === null ? '' : ` (exit ${r.exit_code})`} ${r.started_at}`);
+    }
+    print(lines.join('\n'));
+    return 0;
+  } finally {
+    db.close();
+  }
+}

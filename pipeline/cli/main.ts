@@ -1,0 +1,65 @@
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
+import { registerPending } from './commands/pending.js';
+import { registerRun } from './commands/run.js';
+import { registerStatus } from './commands/status.js';
+
+export function buildProgram(): Command {
+  const program = new Command('perfmine')
+    .description('Mine performance-optimization benchmark tasks (asv workloads + expert patches) from GitHub pull requests.')
+    .option('--db <path>', 'SQLite store (default ./perfmine.db; env PERFMINE_DB)')
+    .option('--config <path>', 'config file (default ./perfmine.config.json when present)')
+    .addOption(new Option('--log-level <level>', 'log level (env PERFMINE_LOG_LEVEL)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .option('--json', 'machine-readable output on stdout')
+    .addOption(new Option('--llm <mode>', '"none": rules only, no LLM call (env PERFMINE_LLM)').choices(['none', 'openai']))
+    .option('--base-image <image>', 'image every environment starts from (env PERFMINE_BASE_IMAGE; default perfmine/base:bookworm)')
+    .option('--out <dir>', 'where datasets are written (default ./out)')
+    .showHelpAfterError()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Credentials come only from the environment: GITHUB_TOKEN or GITHUB_TOKENS (comma-separated),
+OPENAI_API_KEY, OPENAI_BASE_URL, PERFMINE_MODEL, PERFMINE_FALLBACK_MODEL,
+GOOGLE_APPLICATION_CREDENTIALS and BIGQUERY_PROJECT, DOCKER_HOST.
+
+Exit codes: 0 ok; 1 some items failed (recorded, see perfmine status); 2 usage, configuration,
+credentials or a busy database; 3 a bug; 130 interrupted.`,
+    );
+  registerRun(program);
+  registerStatus(program);
+  registerPending(program);
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** Parses argv, runs the command, and maps every error to its exit code in one place. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+export function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok;
+    if (error.code === 'commander.executeSubCommandAsync') return EXIT.ok;
+    return EXIT.config;
+  }
+  if (error instanceof ConfigError) {
+    for (const line of error.issues) process.stderr.write(`${line}\n`);
+    if (error.fix) process.stderr.write(`fix: ${error.fix}\n`);
+    return EXIT.config;
+  }
+  if (error instanceof PerfmineError) {
+    process.stderr.write(`error (${error.kind}, ${error.reason}): ${error.message}\n`);
+    if (error.fix) process.stderr.write(`fix: ${error.fix}\n`);
+    return exitCodeOf(error);
+  }
+  process.stderr.write(`internal error (a bug in perfmine; please report it):\n${(error as Error)?.stack ?? String(error)}\n`);
+  return EXIT.internal;
+}

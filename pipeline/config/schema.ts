@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { discoverConfig } from '../../stages/discover/config.js';
+import { collectConfig } from '../../stages/collect/config.js';
+import { filterConfig } from '../../stages/filter/config.js';
+import { classifyConfig } from '../../stages/classify/config.js';
+import { synthesizeConfig } from '../../stages/synthesize/config.js';
+import { validateConfig } from '../../stages/validate/config.js';
+import { emitConfig } from '../../stages/emit/config.js';
+
+/**
+ * The whole configuration. Layers, lowest first: these defaults, `perfmine.config.json`, the
+ * environment, command-line flags (see load.ts). Every object is strict: an unknown key is an
+ * error, so that a typo never silently falls back to a default.
+ */
+export const positiveInt = z.number().int().positive();
+export const nonNegative = z.number().nonnegative();
+export const repoName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name');
+
+/** `github` (the REST API) or `git:PATH` (a local clone; no API). */
+export const sourceSpec = z.string().regex(/^(github|git:.+)$/, 'expected "github" or "git:PATH"');
+
+export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+const githubSection = z
+  .object({
+    /** REST API root; GitHub Enterprise or a loopback stand-in in tests. */
+    baseUrl: z.url().default('https://api.github.com'),
+    /** Requests in flight at once (the `github` queue). */
+    concurrency: positiveInt.default(4),
+    /** Per-request timeout. */
+    timeoutMs: positiveInt.default(30_000),
+  })
+  .strict();
+
+const modelPrice = z
+  .object({
+    /** USD per million prompt tokens. */
+    inputPerMTok: nonNegative,
+    /** USD per million completion tokens. */
+    outputPerMTok: nonNegative,
+  })
+  .strict();
+
+const llmSection = z
+  .object({
+    /** `openai`: any OpenAI-compatible server; `none`: rules only, no LLM call is ever made. */
+    mode: z.enum(['openai', 'none']).default('openai'),
+    /** Server root (`OPENAI_BASE_URL`); unset means the OpenAI API. */
+    baseUrl: z.url().optional(),
+    model: z.string().min(1).default('gpt-4.1-mini'),
+    fallbackModel: z.string().min(1).optional(),
+    /** Requests in flight at once (the `llm` queue). */
+    concurrency: positiveInt.default(4),
+    timeoutMs: positiveInt.default(120_000),
+    /** Price per model, for cost accounting; models not listed cost 0 (and say so in the summary). */
+    prices: z.record(z.string(), modelPrice).default({}),
+  })
+  .strict();
+
+const dockerSection = z
+  .object({
+    /** The image every environment starts from (`--base-image`, `PERFMINE_BASE_IMAGE`). */
+    baseImage: z.string().min(1).default('perfmine/base:bookworm'),
+    /** Containers at once (the `docker` queue). */
+    concurrency: positiveInt.default(1),
+    /** CPU limit per container. */
+    cpus: z.number().positive().default(2),
+    memoryMb: positiveInt.default(4096),
+    pidsLimit: positiveInt.default(1024),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    /** SQLite store. */
+    db: z.string().min(1).default('perfmine.db'),
+    /** Where datasets are written. */
+    out: z.string().min(1).default('out'),
+    logLevel: logLevel.default('info'),
+    /** `auto`: readable lines on a terminal, JSON otherwise. */
+    logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
+    /** Seconds between progress lines when stderr is not a terminal. */
+    progressIntervalSeconds: positiveInt.default(10),
+    /** Repositories to process when neither discover nor --repo says otherwise. */
+    repos: z.array(repoName).default([]),
+    /** Where pull requests come from. */
+    source: sourceSpec.default('github'),
+    github: githubSection.prefault({}),
+    llm: llmSection.prefault({}),
+    docker: dockerSection.prefault({}),
+    discover: discoverConfig.prefault({}),
+    collect: collectConfig.prefault({}),
+    filter: filterConfig.prefault({}),
+    classify: classifyConfig.prefault({}),
+    synthesize: synthesizeConfig.prefault({}),
+    validate: validateConfig.prefault({}),
+    emit: emitConfig.prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,46 @@
+import type { Emitter } from './events.js';
+import { registry } from './registry.js';
+import { runStage, type RunnerEvents, type StageReport } from './runner.js';
+import type { Scope } from './scope.js';
+import { STAGE_NAMES, type PipelineContext, type StageName } from './stage.js';
+
+export interface PipelineOptions {
+  readonly untilStage?: StageName;
+  readonly dryRun?: boolean;
+  readonly force?: boolean;
+  readonly drain?: AbortSignal;
+  readonly events?: Emitter<RunnerEvents>;
+}
+
+export interface PipelineResult {
+  readonly reports: readonly StageReport[];
+  /** Stages of the chain this version does not implement (the chain stops at the first). */
+  readonly missing: readonly StageName[];
+  readonly interrupted: boolean;
+}
+
+/** Runs the registered stages in order for one scope. */
+export async function runPipeline(ctx: PipelineContext, scope: Scope, options: PipelineOptions = {}): Promise<PipelineResult> {
+  const end = options.untilStage ? STAGE_NAMES.indexOf(options.untilStage) : STAGE_NAMES.length - 1;
+  const chain = STAGE_NAMES.slice(0, end + 1);
+  const reports: StageReport[] = [];
+  const missing: StageName[] = [];
+  for (const [index, name] of chain.entries()) {
+    const stage = registry.get(name);
+    if (!stage) {
+      // What the next stages would read is never produced: the chain ends here.
+      missing.push(...chain.slice(index));
+      break;
+    }
+    if (options.drain?.aborted) return { reports, missing, interrupted: true };
+    const report = await runStage(ctx, stage, scope, {
+      ...(options.force === undefined ? {} : { force: options.force }),
+      ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+      ...(options.drain === undefined ? {} : { drain: options.drain }),
+      ...(options.events === undefined ? {} : { events: options.events }),
+    });
+    reports.push(report);
+    if (report.notStarted > 0) return { reports, missing, interrupted: true };
+  }
+  return { reports, missing, interrupted: options.drain?.aborted ?? false };
+}

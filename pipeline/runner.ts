@@ -1,0 +1,223 @@
+import PQueue from 'p-queue';
+import type { LedgerRow, PlannedItem } from '../cache/ledger.js';
+import { ConfigError, InternalError, summarize, type ErrorKind } from './errors.js';
+import type { Emitter } from './events.js';
+import { hashOf } from './hash.js';
+import { queueSizes } from './queues.js';
+import type { Scope } from './scope.js';
+import type { AnyStage, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
+
+export interface StageReport {
+  readonly stage: string;
+  /** Items in scope. */
+  readonly planned: number;
+  /** Items already decided with the same input and stage version (not run again). */
+  readonly reused: number;
+  /** Items processed in this run. */
+  readonly ran: number;
+  /** Items a dry run would process. */
+  readonly wouldRun: number;
+  /** Items left pending because the run was interrupted. */
+  readonly notStarted: number;
+  /** Items done (passed on to the next stage), including reused ones. */
+  readonly done: number;
+  /** Dropped items by reason, including reused ones. */
+  readonly dropped: Readonly<Record<string, number>>;
+  /** Failed items by reason. */
+  readonly failed: Readonly<Record<string, number>>;
+  /** Failures by error kind. */
+  readonly failedKinds: Readonly<Partial<Record<ErrorKind, number>>>;
+  readonly durationMs: number;
+}
+
+export interface RunnerEvents {
+  'stage-start': { readonly stage: string; readonly planned: number; readonly toRun: number; readonly skipped: number };
+  'item-end': {
+    readonly stage: string;
+    readonly key: string;
+    readonly status: 'done' | 'dropped' | 'failed';
+    readonly reason: string | null;
+    readonly durationMs: number;
+  };
+  'stage-end': { readonly report: StageReport };
+}
+
+export interface RunStageOptions {
+  /** Run items again even when done with the same input and version. */
+  readonly force?: boolean;
+  /** Plan and count; run nothing, write nothing. */
+  readonly dryRun?: boolean;
+  /** Aborted on the first SIGINT: no new item starts; in-flight ones finish and are recorded. */
+  readonly drain?: AbortSignal;
+  readonly events?: Emitter<RunnerEvents>;
+  /** Items at once; default: the size of the stage's outside-system queue. */
+  readonly concurrency?: number;
+}
+
+/** Why an item is (or is not) run. Pure: the decision that makes every stage resumable. */
+export function needsRun(existing: LedgerRow | undefined, inputHash: string, version: number, force: boolean): boolean {
+  if (force || !existing) return true;
+  if (existing.status !== 'done' && existing.status !== 'dropped') return true;
+  return existing.inputHash !== inputHash || existing.stageVersion !== version;
+}
+
+/**
+ * Runs one stage over its planned items. Each item's result (its rows and its ledger entry) is
+ * committed in one transaction, so a crash loses at most the items in flight, which run again
+ * next time. A failing item is recorded and the others go on; a configuration error stops the
+ * stage after the items in flight.
+ */
+export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Scope, options: RunStageOptions = {}): Promise<StageReport> {
+  const started = Date.now();
+  await stage.preflight?.(ctx, scope);
+  const items = await stage.plan(ctx, scope);
+
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(item.key)) throw new InternalError('duplicate-item', `stage ${stage.name} planned item ${item.key} twice`);
+    seen.add(item.key);
+  }
+
+  const planned = items.map((item) => ({ item, entry: toPlanned(item) }));
+  const toRun: typeof planned = [];
+  const done = { count: 0 };
+  const dropped: Record<string, number> = {};
+  const failed: Record<string, number> = {};
+  const failedKinds: Partial<Record<ErrorKind, number>> = {};
+  let reused = 0;
+
+  for (const p of planned) {
+    const row = ctx.ledger.get(stage.name, p.item.key);
+    if (needsRun(row, p.entry.inputHash, stage.version, options.force ?? false)) {
+      toRun.push(p);
+    } else if (row) {
+      reused += 1;
+      if (row.status === 'done') done.count += 1;
+      else bump(dropped, row.reason ?? 'unspecified');
+    }
+  }
+
+  if (options.dryRun) {
+    const report: StageReport = {
+      stage: stage.name,
+      planned: items.length,
+      reused,
+      ran: 0,
+      wouldRun: toRun.length,
+      notStarted: 0,
+      done: done.count,
+      dropped,
+      failed,
+      failedKinds,
+      durationMs: Date.now() - started,
+    };
+    options.events?.emit('stage-end', { report });
+    return report;
+  }
+
+  ctx.ledger.plan(stage.name, stage.version, planned.map((p) => p.entry), ctx.runId);
+  options.events?.emit('stage-start', { stage: stage.name, planned: items.length, toRun: toRun.length, skipped: reused });
+
+  const concurrency = options.concurrency ?? queueSizes(ctx.config, 2)[stage.system];
+  const pool = new PQueue({ concurrency });
+  let ran = 0;
+  let notStarted = 0;
+  let configError: ConfigError | undefined;
+
+  const runOne = async ({ item, entry }: (typeof planned)[number]) => {
+    if (options.drain?.aborted || configError || ctx.signal.aborted) {
+      notStarted += 1;
+      return;
+    }
+    ran += 1;
+    const t0 = Date.now();
+    const itemCtx: ItemContext = { ...ctx, stage: stage.name, key: item.key, log: ctx.log.child({ stage: stage.name, item: item.key }) };
+    let outcome: Outcome<unknown> | undefined;
+    let error: unknown;
+    try {
+      outcome = await stage.run(itemCtx, item);
+    } catch (e) {
+      error = e;
+    }
+    if (outcome) {
+      try {
+        commit(ctx, stage, item, entry, outcome);
+      } catch (e) {
+        outcome = undefined;
+        error = e;
+      }
+    }
+    if (outcome) {
+      if (outcome.status === 'done') done.count += 1;
+      else bump(dropped, outcome.reason);
+      options.events?.emit('item-end', {
+        stage: stage.name,
+        key: item.key,
+        status: outcome.status,
+        reason: outcome.status === 'dropped' ? outcome.reason : null,
+        durationMs: Date.now() - t0,
+      });
+      return;
+    }
+    const summary = summarize(error);
+    ctx.ledger.fail(stage.name, stage.version, entry, summary, ctx.runId);
+    bump(failed, summary.reason);
+    failedKinds[summary.kind] = (failedKinds[summary.kind] ?? 0) + 1;
+    itemCtx.log.warn({ kind: summary.kind, reason: summary.reason, err: summary.message }, 'item failed');
+    if (error instanceof ConfigError && !configError) configError = error;
+    options.events?.emit('item-end', { stage: stage.name, key: item.key, status: 'failed', reason: summary.reason, durationMs: Date.now() - t0 });
+  };
+
+  await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
+  if (configError) throw configError;
+
+  if (stage.finish && !options.drain?.aborted && !ctx.signal.aborted) await stage.finish(ctx, scope);
+
+  const report: StageReport = {
+    stage: stage.name,
+    planned: items.length,
+    reused,
+    ran,
+    wouldRun: 0,
+    notStarted,
+    done: done.count,
+    dropped,
+    failed,
+    failedKinds,
+    durationMs: Date.now() - started,
+  };
+  options.events?.emit('stage-end', { report });
+  return report;
+}
+
+function commit(ctx: PipelineContext, stage: AnyStage, item: WorkItem<unknown>, entry: PlannedItem, outcome: Outcome<unknown>): void {
+  const tx = ctx.db.transaction(() => {
+    stage.persist?.(ctx.db, item, outcome);
+    ctx.ledger.complete(
+      stage.name,
+      stage.version,
+      entry,
+      {
+        status: outcome.status,
+        reason: outcome.status === 'dropped' ? outcome.reason : null,
+        detail: outcome.detail ?? null,
+        output: outcome.output,
+      },
+      ctx.runId,
+    );
+  });
+  tx.immediate();
+}
+
+function toPlanned(item: WorkItem<unknown>): PlannedItem {
+  return { key: item.key, repo: item.repo ?? null, at: item.at ?? null, inputHash: hashOf(item.input) };
+}
+
+function bump(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/** True when any item of these reports failed. */
+export function anyFailed(reports: readonly StageReport[]): boolean {
+  return reports.some((r) => Object.keys(r.failed).length > 0);
+}

@@ -1,0 +1,86 @@
+import type { Db } from '../cache/store.js';
+import type { Ledger } from '../cache/ledger.js';
+import type { Config } from './config/schema.js';
+import type { Credentials } from './credentials.js';
+import type { Logger } from './logging.js';
+import type { Metrics } from './metrics.js';
+import type { QueueName, Queues } from './queues.js';
+import type { Scope } from './scope.js';
+import type { Services } from './services/index.js';
+
+/** Every stage of the design, in pipeline order. The registry says which ones this version has. */
+export const STAGE_NAMES = ['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit'] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+export function isStageName(name: string): name is StageName {
+  return (STAGE_NAMES as readonly string[]).includes(name);
+}
+
+/** What every stage gets: configuration, the store, the adapters, a logger, the queues. */
+export interface PipelineContext {
+  readonly config: Config;
+  readonly db: Db;
+  readonly ledger: Ledger;
+  readonly log: Logger;
+  readonly credentials: Credentials;
+  readonly queues: Queues;
+  readonly services: Services;
+  readonly metrics: Metrics;
+  /** The run this work belongs to (null outside a recorded run, e.g. in unit tests). */
+  readonly runId: number | null;
+  /** Aborted on a hard stop (second SIGINT): in-flight work should give up. */
+  readonly signal: AbortSignal;
+}
+
+/** The context of one item: its logger carries the stage and the item key. */
+export interface ItemContext extends PipelineContext {
+  readonly stage: StageName;
+  readonly key: string;
+}
+
+/** One unit of work. `input` is everything the item's result depends on: its hash decides reuse. */
+export interface WorkItem<I> {
+  /** `owner/name`, `owner/name#N` or `owner/name@sha`. */
+  readonly key: string;
+  readonly input: I;
+  /** `owner/name`, for `--repo` filters. */
+  readonly repo?: string | null;
+  /** The instant the item belongs to (a pull request's merged_at), for windows. */
+  readonly at?: string | null;
+}
+
+export type Outcome<O> =
+  | { readonly status: 'done'; readonly output: O; readonly detail?: string }
+  | { readonly status: 'dropped'; readonly reason: string; readonly detail?: string; readonly output?: O };
+
+/**
+ * A stage: plans its items from the scope (usually the done items of the stage before it),
+ * processes each one independently, and records each result in the ledger together with its
+ * own rows in one transaction.
+ */
+export interface Stage<I = unknown, O = unknown> {
+  readonly name: StageName;
+  /** Bump when the stage's logic changes: items done by an older version run again. */
+  readonly version: number;
+  readonly description: string;
+  /** The outside system that bounds how many items of this stage run at once. */
+  readonly system: QueueName;
+  /** Checks credentials and configuration before any item starts; throws a ConfigError. */
+  preflight?(ctx: PipelineContext, scope: Scope): void | Promise<void>;
+  /** The items in scope. May call outside systems (listing pull requests). */
+  plan(ctx: PipelineContext, scope: Scope): Promise<readonly WorkItem<I>[]>;
+  /** Processes one item. Throw a PerfmineError for a failure; return `dropped` for a decision. */
+  run(ctx: ItemContext, item: WorkItem<I>): Promise<Outcome<O>>;
+  /** Writes the item's rows into the stage's own tables; runs in the ledger's transaction. */
+  persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O>): void;
+  /** Runs once after the items (e.g. emit writes the month's files). */
+  finish?(ctx: PipelineContext, scope: Scope): Promise<void>;
+}
+
+/** Erases a stage's item types so that stages of different types fit in one registry. */
+export type AnyStage = Stage<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Declares a stage with its types checked. */
+export function defineStage<I, O>(stage: Stage<I, O>): Stage<I, O> {
+  return stage;
+}
