@@ -1,0 +1,38 @@
+import { hashOf } from '../pipeline/hash.js';
+import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
+import type { Db } from './store.js';
+
+/** Content hash of a pull request record (diff included); downstream inputs depend on it. */
+export function pullRequestHash(pr: PullRequest): string {
+  return hashOf(pr);
+}
+
+/**
+ * Stores a collected pull request. Idempotent: an identical record writes nothing. Returns
+ * whether a row was written.
+ */
+export function savePullRequest(db: Db, pr: PullRequest): boolean {
+  const contentHash = pullRequestHash(pr);
+  const { diff, ...rest } = pr;
+  const info = db
+    .prepare(
+      `INSERT INTO pull_requests (repo, number, merged_at, base_sha, merge_sha, content_hash, record, diff)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, number) DO UPDATE SET
+         merged_at = excluded.merged_at, base_sha = excluded.base_sha, merge_sha = excluded.merge_sha,
+         content_hash = excluded.content_hash, record = excluded.record, diff = excluded.diff
+       WHERE pull_requests.content_hash <> excluded.content_hash`,
+    )
+    .run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, contentHash, JSON.stringify(rest), diff);
+  return info.changes > 0;
+}
+
+export function loadPullRequest(db: Db, repo: string, number: number): PullRequest | undefined {
+  const row = db.prepare<[string, number], { record: string; diff: string }>('SELECT record, diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number);
+  if (!row) return undefined;
+  return pullRequestSchema.parse({ ...JSON.parse(row.record), diff: row.diff });
+}
+
+export function pullRequestContentHash(db: Db, repo: string, number: number): string | undefined {
+  return db.prepare<[string, number], { content_hash: string }>('SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.content_hash;
+}
