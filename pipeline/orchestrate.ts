@@ -1,5 +1,5 @@
 import type { Emitter } from './events.js';
-import { registry } from './registry.js';
+import { registry as defaultRegistry, type Registry } from './registry.js';
 import { runStage, type RunnerEvents, type StageReport } from './runner.js';
 import type { Scope } from './scope.js';
 import { STAGE_NAMES, type PipelineContext, type StageName } from './stage.js';
@@ -10,6 +10,8 @@ export interface PipelineOptions {
   readonly force?: boolean;
   readonly drain?: AbortSignal;
   readonly events?: Emitter<RunnerEvents>;
+  /** The stages to chain (default: this version's registry). */
+  readonly registry?: Registry;
 }
 
 export interface PipelineResult {
@@ -25,6 +27,7 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
   const chain = STAGE_NAMES.slice(0, end + 1);
   const reports: StageReport[] = [];
   const missing: StageName[] = [];
+  const registry = options.registry ?? defaultRegistry;
   for (const [index, name] of chain.entries()) {
     const stage = registry.get(name);
     if (!stage) {

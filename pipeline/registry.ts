@@ -1,35 +1,31 @@
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
 
+export type Registry = ReadonlyMap<StageName, AnyStage>;
+
 /**
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
 const STAGES: readonly AnyStage[] = [];
 
-export const registry: ReadonlyMap<StageName, AnyStage> = new Map(STAGES.map((s) => [s.name, s]));
+export const registry: Registry = makeRegistry(STAGES);
 
-export function isRegistered(name: StageName): boolean {
-  return registry.has(name);
+export function makeRegistry(stages: readonly AnyStage[]): Registry {
+  return new Map(stages.map((s) => [s.name, s]));
 }
 
 /** The stage of that name, or a ConfigError that says why there is none. */
-export function getStage(name: string): AnyStage {
+export function getStage(name: string, stages: Registry = registry): AnyStage {
   if (!isStageName(name)) {
     throw new ConfigError(`stage: unknown stage "${name}"; the stages are ${STAGE_NAMES.join(', ')}`, { reason: 'unknown-stage' });
   }
-  const stage = registry.get(name);
+  const stage = stages.get(name);
   if (!stage) {
     throw new ConfigError(`stage: "${name}" is not implemented in this version of perfmine (unknown to the registry)`, {
       reason: 'stage-not-implemented',
-      fix: `implemented stages: ${[...registry.keys()].join(', ') || 'none yet'}`,
+      fix: `implemented stages: ${[...stages.keys()].join(', ') || 'none yet'}`,
     });
   }
   return stage;
-}
-
-/** Stage names from the first up to and including `until`. */
-export function stagesUpTo(until?: StageName): StageName[] {
-  const end = until ? STAGE_NAMES.indexOf(until) : STAGE_NAMES.length - 1;
-  return STAGE_NAMES.slice(0, end + 1);
 }

@@ -3,6 +3,7 @@ import type { LedgerRow, PlannedItem } from '../cache/ledger.js';
 import { ConfigError, InternalError, summarize, type ErrorKind } from './errors.js';
 import type { Emitter } from './events.js';
 import { hashOf } from './hash.js';
+import { availableParallelism } from 'node:os';
 import { queueSizes } from './queues.js';
 import type { Scope } from './scope.js';
 import type { AnyStage, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
@@ -118,7 +119,7 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   ctx.ledger.plan(stage.name, stage.version, planned.map((p) => p.entry), ctx.runId);
   options.events?.emit('stage-start', { stage: stage.name, planned: items.length, toRun: toRun.length, skipped: reused });
 
-  const concurrency = options.concurrency ?? queueSizes(ctx.config, 2)[stage.system];
+  const concurrency = options.concurrency ?? queueSizes(ctx.config, availableParallelism())[stage.system];
   const pool = new PQueue({ concurrency });
   let ran = 0;
   let notStarted = 0;

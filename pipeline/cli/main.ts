@@ -1,10 +1,17 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
+import { registry as defaultRegistry, type Registry } from '../registry.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 
-export function buildProgram(): Command {
+/** What the program is built from; tests pass their own stages. */
+export interface ProgramDeps {
+  readonly registry?: Registry;
+}
+
+export function buildProgram(deps: ProgramDeps = {}): Command {
+  const registry = deps.registry ?? defaultRegistry;
   const program = new Command('perfmine')
     .description('Mine performance-optimization benchmark tasks (asv workloads + expert patches) from GitHub pull requests.')
     .option('--db <path>', 'SQLite store (default ./perfmine.db; env PERFMINE_DB)')
@@ -26,16 +33,16 @@ GOOGLE_APPLICATION_CREDENTIALS and BIGQUERY_PROJECT, DOCKER_HOST.
 Exit codes: 0 ok; 1 some items failed (recorded, see perfmine status); 2 usage, configuration,
 credentials or a busy database; 3 a bug; 130 interrupted.`,
     );
-  registerRun(program);
-  registerStatus(program);
+  registerRun(program, registry);
+  registerStatus(program, registry);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
 
 /** Parses argv, runs the command, and maps every error to its exit code in one place. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
+export async function main(argv: readonly string[], deps: ProgramDeps = {}): Promise<number> {
+  const program = buildProgram(deps);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

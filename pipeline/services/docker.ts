@@ -113,7 +113,8 @@ export class DockerService {
         stream.on('error', () => resolve());
       });
       this.docker.modem.demuxStream(stream, stdout, stderr);
-      const waited = container.wait() as Promise<{ StatusCode: number }>;
+      // `next-exit`: a wait registered before start must not return for the not-yet-started container.
+      const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
       await container.start();
       const timer = setTimeout(() => {
         timedOut = true;

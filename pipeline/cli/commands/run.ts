@@ -6,7 +6,7 @@ import { EXIT } from '../../errors.js';
 import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
-import { getStage } from '../../registry.js';
+import { getStage, type Registry } from '../../registry.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
 import { installShutdown } from '../../shutdown.js';
@@ -31,14 +31,14 @@ export function addScopeOptions(command: Command): Command {
     .option('--source <github|git:PATH>', 'pull requests from the GitHub API (default) or a local clone');
 }
 
-export function registerRun(program: Command): void {
+export function registerRun(program: Command, registry: Registry): void {
   addScopeOptions(program.command('run'))
     .description('run every stage in order for a window (default: the previous full calendar month)')
     .option('--until-stage <stage>', 'stop after this stage')
     .option('--dry-run', 'plan and count what each stage would do; no LLM call, no build, nothing written')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>());
+      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), registry);
     });
 
   addScopeOptions(program.command('stage'))
@@ -48,17 +48,23 @@ export function registerRun(program: Command): void {
     .option('--dry-run', 'plan and count; run nothing')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (name: string, flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>());
+      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), registry);
     });
 }
 
 /** `perfmine run` and `perfmine stage <name>`: returns the exit code. */
-export async function runCommand(kind: 'run' | 'stage', stageName: string | undefined, flags: RunFlags, globals: GlobalFlags): Promise<number> {
+export async function runCommand(
+  kind: 'run' | 'stage',
+  stageName: string | undefined,
+  flags: RunFlags,
+  globals: GlobalFlags,
+  registry: Registry,
+): Promise<number> {
   const session = openSession(globals);
   const { config, log } = session;
   const scope = resolveScope(flags, config);
   const untilStage = resolveStageFlag('--until-stage', flags.untilStage);
-  const stage = stageName === undefined ? undefined : getStage(stageName);
+  const stage = stageName === undefined ? undefined : getStage(stageName, registry);
   const dryRun = flags.dryRun ?? false;
 
   const db = openStore(config.db);
@@ -86,6 +92,7 @@ export async function runCommand(kind: 'run' | 'stage', stageName: string | unde
         force: flags.force ?? false,
         drain: shutdown.drain,
         events,
+        registry,
       });
     }
   } catch (error) {

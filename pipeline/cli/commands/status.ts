@@ -4,7 +4,7 @@ import { Ledger, type LedgerRow, type StatusCount } from '../../../cache/ledger.
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
 import { openStore, schemaStatus } from '../../../cache/store.js';
 import { ConfigError } from '../../errors.js';
-import { isRegistered } from '../../registry.js';
+import { registry as defaultRegistry, type Registry } from '../../registry.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
@@ -30,14 +30,14 @@ export interface StageFunnel {
 }
 
 /** Per stage: counts by status, and drops and failures by reason. Pure. */
-export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES): StageFunnel[] {
+export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES, registry: Registry = defaultRegistry): StageFunnel[] {
   return stages.map((stage) => {
     const mine = counts.filter((c) => c.stage === stage);
     const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
     const by = (status: string) => Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
     return {
       stage,
-      registered: isRegistered(stage),
+      registered: registry.has(stage),
       done: total('done'),
       dropped: total('dropped'),
       failed: total('failed'),
@@ -97,7 +97,7 @@ function runJson(run: RunRow) {
   };
 }
 
-export function registerStatus(program: Command): void {
+export function registerStatus(program: Command, registry: Registry): void {
   program
     .command('status')
     .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
@@ -106,11 +106,12 @@ export function registerStatus(program: Command): void {
     .option('--items', 'with --stage: list every item with its status and reason')
     .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
     .action(async (flags: StatusFlags, command: Command) => {
-      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>());
+      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
     });
 }
 
-export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number {
+export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry: Registry = defaultRegistry): number {
+  const isRegistered = (name: StageName) => registry.has(name);
   const session = openSession(globals);
   const window = resolveMonthFlag(flags.month);
   const stage = resolveStageFlag('--stage', flags.stage);
@@ -127,7 +128,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
 
   const stages = stage ? [stage] : [...STAGE_NAMES];
   if (!existsSync(path) && path !== ':memory:') {
-    const empty = funnel([], stages);
+    const empty = funnel([], stages, registry);
     if (session.json) printJson(flags.items ? { stage, registered: isRegistered(stage!), items: [] } : { db: path, exists: false, window: window?.label ?? null, stages: empty, runs: [] });
     else print(`no database at ${path} yet: nothing has run.\n${formatFunnel(empty)}`);
     return 0;
@@ -147,7 +148,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
       }
       return 0;
     }
-    const rows = funnel(ledger.counts(filter), stages);
+    const rows = funnel(ledger.counts(filter), stages, registry);
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
     if (session.json) {

@@ -1,0 +1,2 @@
+export * from './cli.js';
+export { tempDir, memoryLogger, testContext } from './context.js';
