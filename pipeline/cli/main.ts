@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
+import { registerDemo } from './commands/demo.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
@@ -35,6 +36,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
     );
   registerRun(program, registry);
   registerStatus(program, registry);
+  registerDemo(program, registry);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

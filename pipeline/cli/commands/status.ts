@@ -55,7 +55,9 @@ export function formatFunnel(rows: readonly StageFunnel[]): string {
       ? [r.stage, String(r.done), String(r.dropped), String(r.failed), String(r.pending)]
       : [r.stage, 'unknown (not implemented in this version)', '', '', ''],
   );
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.filter((c) => c[2] !== '').map((c) => c[i]!.length)));
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...cells.filter((c) => c[2] !== '').map((c) => c[i]!.length), ...(i === 0 ? cells.map((c) => c[0]!.length) : [])),
+  );
   const fmt = (c: readonly string[]) =>
     c[2] === '' ? `${c[0]!.padEnd(widths[0]!)}  ${c[1]}` : c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
   const lines = [fmt(header)];
