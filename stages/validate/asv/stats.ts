@@ -52,6 +52,8 @@ export function mannWhitneyCounts(x: readonly number[], y: readonly number[]): {
  * Counts are exact while C(m+n, m) < 2^53, which covers every size the exact method is used for.
  */
 const countTables = new Map<number, Float64Array>();
+/** Counts stay exact integers in doubles below 2^53. */
+const EXACT_LIMIT = 2n ** 53n;
 const cdfTables = new Map<number, Float64Array>();
 
 function countTable(m: number, n: number): Float64Array {
@@ -109,7 +111,8 @@ export interface MannWhitneyResult {
  * The two-sided Mann-Whitney U test as asv computes it (`asv._stats.mann_whitney_u`): ties are
  * broken in the least significant way; `auto` uses the exact distribution when
  * max(m, n) <= 20 and the normal approximation (no continuity or tie correction) above.
- * With an empty sample (which asv never tests) it returns u = 0, p = 1.
+ * With an empty sample (which asv never tests) it returns u = 0, p = 1. Forcing `exact` on sizes
+ * whose C(m+n, m) exceeds 2^53 throws a RangeError (asv's big integers have no such limit).
  */
 export function mannWhitneyU(x: readonly number[], y: readonly number[], method: MannWhitneyMethod = 'auto'): MannWhitneyResult {
   const m = x.length;
@@ -136,6 +139,7 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[], method:
 
   let p: number;
   if (resolved === 'exact') {
+    if (binomial(m + n, m) > EXACT_LIMIT) throw new RangeError(`mannWhitneyU: the exact distribution for sizes ${m} and ${n} exceeds double precision; use 'normal'`);
     const p1 = mannWhitneyCdf(m, n, ux);
     const p2 = 1.0 - mannWhitneyCdf(m, n, Math.max(half, mn - ux - 1));
     p = p1 + p2;

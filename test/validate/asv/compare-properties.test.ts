@@ -5,6 +5,7 @@ import {
   computeStats,
   decideWorkload,
   DEFAULT_DECIDE_OPTIONS,
+  mannWhitneyU,
   type Mark,
   type Measurement,
   type ResultSet,
@@ -155,5 +156,22 @@ describe('compare: every branch of asv compare', () => {
 
   it('has no ratio when the baseline is 0, as asv prints n/a', () => {
     expect(decideWorkload(ok(0), ok(0))).toMatchObject({ mark: ' ', ratio: null, ratioText: 'n/a' });
+  });
+});
+
+describe('Mann-Whitney U methods', () => {
+  it('agrees between the exact distribution and the normal approximation for moderate sizes', () => {
+    const x = Array.from({ length: 15 }, (_, i) => i * 1.1);
+    const y = Array.from({ length: 15 }, (_, i) => i * 1.1 + 4.05);
+    const exact = mannWhitneyU(x, y, 'exact');
+    const normal = mannWhitneyU(x, y, 'normal');
+    expect(exact.u).toBe(normal.u);
+    expect(Math.abs(Math.log(exact.p / normal.p))).toBeLessThan(0.3);
+  });
+
+  it('refuses the exact method beyond double precision', () => {
+    const big = Array.from({ length: 40 }, (_, i) => i);
+    expect(() => mannWhitneyU(big, big, 'exact')).toThrow(RangeError);
+    expect(mannWhitneyU(big, big).p).toBeCloseTo(1, 12);
   });
 });
