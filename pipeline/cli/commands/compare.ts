@@ -24,6 +24,7 @@ interface CompareFlags {
   readonly stats: boolean;
 }
 
+/** Registers `perfmine compare <base> <head>`: asv compare's table (or JSON) for two results files. */
 export function registerCompare(program: Command): void {
   program
     .command('compare')
@@ -67,6 +68,11 @@ async function readInput<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Loads both sides (one result set per invocation file), finds units, decides every workload as
+ * asv compare does and prints the table or JSON. Returns the exit code (0); unreadable input
+ * throws a ConfigError (exit 2).
+ */
 export async function compareCommand(base: string, head: string, flags: CompareFlags, globals: GlobalFlags): Promise<number> {
   const factor = parseFactor(flags.factor);
   const baseSets = await readInput(() => loadSide(base));
