@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
+import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
@@ -37,6 +38,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerRun(program, registry);
   registerStatus(program, registry);
   registerDemo(program, registry);
+  registerCompare(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -27,16 +27,6 @@ export function registerPending(program: Command): void {
     .action(() => notImplemented('cache stats', 'the synthesize stage'));
 
   program
-    .command('compare')
-    .description("compare two asv results files (or directories of per-invocation files), as asv compare does")
-    .argument('<base>')
-    .argument('<head>')
-    .option('--benchmarks <benchmarks.json>')
-    .option('--factor <F>', 'ratio that counts as a change', '1.1')
-    .option('--only-changed')
-    .action(() => notImplemented('compare', 'the asv results and statistics module'));
-
-  program
     .command('tasks')
     .description('list the emitted tasks')
     .option('--month <YYYY-MM>')
