@@ -1,3 +1,4 @@
+import { filterStage } from '../stages/filter/index.js';
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
 
@@ -5,7 +6,7 @@ import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
-const STAGES: readonly AnyStage[] = [];
+const STAGES: readonly AnyStage[] = [filterStage];
 
 export const registry: ReadonlyMap<StageName, AnyStage> = new Map(STAGES.map((s) => [s.name, s]));
 
