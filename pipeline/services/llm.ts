@@ -375,6 +375,9 @@ export class OpenAiLlmService implements LlmService {
       checkBudget(meta.budget);
       const started = Date.now();
       let info: FailureInfo;
+      // The openai client never removes the listener it adds to a caller's signal: give it a
+      // child signal per request, unlinked afterwards, so that a run-long signal does not collect one per request.
+      const link = linkedSignal(meta.signal);
       try {
         const completion = await this.#queue.add(
           () =>
@@ -385,9 +388,9 @@ export class OpenAiLlmService implements LlmService {
                 ...(config.maxOutputTokens === undefined ? {} : { max_tokens: config.maxOutputTokens }),
                 ...body,
               },
-              { timeout: config.timeoutMs, maxRetries: 0, ...(meta.signal ? { signal: meta.signal } : {}) },
+              { timeout: config.timeoutMs, maxRetries: 0, ...(link.signal ? { signal: link.signal } : {}) },
             ),
-          meta.signal ? { signal: meta.signal } : {},
+          link.signal ? { signal: link.signal } : {},
         );
         const tokens = this.#account(model, completion.usage, meta);
         const choice = completion.choices?.[0];
@@ -410,6 +413,8 @@ export class OpenAiLlmService implements LlmService {
         if (error instanceof PerfmineError) throw error;
         info = meta.signal?.aborted ? failure('aborted', false, 'the request was aborted') : describeFailure(error);
         this.#record(model, meta, info.outcome, info.status, { promptTokens: 0, completionTokens: 0, costUsd: 0 }, started);
+      } finally {
+        link.dispose();
       }
 
       if (info.outcome === 'aborted') throw new OutsideServiceError('llm', 'llm-aborted', `${meta.prompt}: the LLM request was aborted`);
@@ -485,6 +490,16 @@ export class OpenAiLlmService implements LlmService {
       more ? 'model failed; trying the fallback model' : 'model failed; no model left',
     );
   }
+}
+
+/** A signal aborted with its parent, detached from it by dispose(). */
+function linkedSignal(parent: AbortSignal | undefined): { signal: AbortSignal | undefined; dispose(): void } {
+  if (!parent) return { signal: undefined, dispose: () => undefined };
+  const child = new AbortController();
+  const onAbort = () => child.abort(parent.reason);
+  if (parent.aborted) child.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  return { signal: child.signal, dispose: () => parent.removeEventListener('abort', onAbort) };
 }
 
 function newUsage(): MutableUsage {

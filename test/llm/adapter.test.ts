@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +230,15 @@ describe('OpenAiLlmService against a loopback server, through the real openai cl
     const replay = { limit: 100, used: 0 };
     await ask(service(), 'q1', { budget: replay });
     expect(replay.used).toBe(110);
+  });
+
+  it('leaves no listener behind on a run-long abort signal', async () => {
+    server.script(() => reply.json(good));
+    const controller = new AbortController();
+    const svc = service();
+    for (let i = 0; i < 12; i++) await ask(svc, `question ${i}`, { signal: controller.signal });
+    expect(server.count()).toBe(12);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('an abort (shutdown) ends a hanging request as llm-aborted, without retrying', async () => {
