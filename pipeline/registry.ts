@@ -1,3 +1,4 @@
+import { classifyStage } from '../stages/classify/index.js';
 import { filterStage } from '../stages/filter/index.js';
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
@@ -6,7 +7,7 @@ import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
-const STAGES: readonly AnyStage[] = [filterStage];
+const STAGES: readonly AnyStage[] = [filterStage, classifyStage];
 
 export const registry: ReadonlyMap<StageName, AnyStage> = new Map(STAGES.map((s) => [s.name, s]));
 
