@@ -53,7 +53,18 @@ const llmSection = z
     fallbackModel: z.string().min(1).optional(),
     /** Requests in flight at once (the `llm` queue). */
     concurrency: positiveInt.default(4),
+    /** Per-request timeout; a request that times out is retried like a 5xx. */
     timeoutMs: positiveInt.default(120_000),
+    /** Retries of one request on the same model after a timeout, 429, 5xx, connection error or empty answer. */
+    maxRetries: z.number().int().nonnegative().default(2),
+    /** First backoff between retries when the server gives no `retry-after` (doubles each time). */
+    retryBaseMs: positiveInt.default(1_000),
+    /** A `retry-after` up to this long is honoured; a longer one gives up on that model (then the fallback). */
+    maxRetryAfterSeconds: z.number().positive().default(60),
+    /** Sampling temperature (0: as repeatable as the server allows). */
+    temperature: z.number().min(0).max(2).default(0),
+    /** Completion tokens per request (`max_tokens`); unset: the server's default. */
+    maxOutputTokens: positiveInt.optional(),
     /** Price per model, for cost accounting; models not listed cost 0 (and say so in the summary). */
     prices: z.record(z.string(), modelPrice).default({}),
   })
@@ -101,4 +112,5 @@ export const configSchema = z
   .strict();
 
 export type Config = z.infer<typeof configSchema>;
+export type LlmConfig = Config['llm'];
 export type ConfigInput = z.input<typeof configSchema>;

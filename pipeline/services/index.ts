@@ -1,9 +1,13 @@
+import type { Db } from '../../cache/store.js';
 import type { Config } from '../config/schema.js';
 import type { Credentials } from '../credentials.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import type { Queues } from '../queues.js';
 import { DockerService } from './docker.js';
+import { OpenAiLlmService } from './llm.js';
+import { resolveLlmApiKey } from './llm-key.js';
+import type { LlmService } from './llm-port.js';
 
 /** What adapters are built from. */
 export interface ServiceDeps {
@@ -13,22 +17,43 @@ export interface ServiceDeps {
   readonly metrics: Metrics;
   readonly queues: Queues;
   readonly runId: number | null;
+  /** The store (the LLM adapter caches answers and accounts requests in it). */
+  readonly db: Db;
 }
 
 /** One adapter per outside system, created on first use (so a missing credential only matters where it is needed). */
 export interface Services {
   readonly docker: DockerService;
+  /** Throws a ConfigError under `--llm none`, or when OPENAI_API_KEY is missing for a remote server. */
+  readonly llm: LlmService;
 }
 
 export interface ServiceOverrides {
   readonly docker?: DockerService;
+  readonly llm?: LlmService;
 }
 
 export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = {}): Services {
   let docker = overrides.docker;
+  let llm = overrides.llm;
   return {
     get docker() {
       return (docker ??= new DockerService({ runLabel: String(deps.runId ?? 1) }));
+    },
+    get llm() {
+      if (llm) return llm;
+      const key = resolveLlmApiKey(deps.config.llm, deps.credentials);
+      if (key.placeholder) deps.log.info({ baseUrl: deps.config.llm.baseUrl }, 'no OPENAI_API_KEY: using a placeholder key for the local LLM server');
+      llm = new OpenAiLlmService({
+        config: deps.config.llm,
+        apiKey: key.apiKey,
+        db: deps.db,
+        log: deps.log.child({ service: 'llm' }),
+        metrics: deps.metrics,
+        queue: deps.queues.llm,
+        runId: deps.runId,
+      });
+      return llm;
     },
   };
 }

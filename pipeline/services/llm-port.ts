@@ -44,6 +44,11 @@ export interface StructuredRequest<T> {
   readonly models?: 'cascade' | 'primary' | 'fallback';
   readonly budget?: TokenBudget;
   readonly signal?: AbortSignal;
+  /**
+   * The item that asks (`owner/name#N`, `owner/name@sha`), recorded with every request in the
+   * `llm_calls` table. Not part of the cache key. (Added by issue 5; optional.)
+   */
+  readonly item?: string;
 }
 
 /** A tool the model may call during an agent conversation. */
@@ -52,7 +57,11 @@ export interface AgentTool {
   readonly description: string;
   /** JSON schema of the arguments object. */
   readonly parameters: Readonly<Record<string, unknown>>;
-  /** Runs the tool; the returned text is what the model sees (truncate it yourself). */
+  /**
+   * Runs the tool; the returned text is what the model sees (truncate it yourself). `args` is the
+   * parsed JSON of the model's arguments (validate it). A PerfmineError thrown here ends the
+   * conversation with that error; any other error is shown to the model as `error: ...`.
+   */
   run(args: unknown, signal?: AbortSignal): Promise<string>;
 }
 

@@ -14,7 +14,7 @@ describe('structured logging', () => {
   });
 
   it('never writes a credential: by key and by value, anywhere in the line', () => {
-    const { log, lines } = memoryLogger('debug', secrets);
+    const { log, lines } = memoryLogger(secrets);
     log.info({ token: 'ghp_firsttoken123', headers: { authorization: 'token ghp_secondtoken456' } }, 'request');
     log.warn({ err: 'server said: bad key sk-test-abcdef' }, 'failed with sk-test-abcdef');
     log.child({ stage: 'collect', item: 'o/r#1' }).error({ nested: { deep: ['ghp_firsttoken123'] } }, 'x');

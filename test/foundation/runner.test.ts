@@ -7,7 +7,7 @@ import type { Scope } from '../../pipeline/scope.js';
 import type { LedgerRow } from '../../cache/ledger.js';
 import { countingStage } from './fixtures/counting-stage.js';
 import { collect, runCli, spawnNode, tempDir, waitForLine } from '../helpers/index.js';
-import { testContext } from '../helpers/context.js';
+import { harness } from '../helpers/harness.js';
 
 const scope: Scope = { window: monthWindow('2025-04'), repos: [], prs: [], source: { kind: 'github' } };
 const TEST_CLI = new URL('./fixtures/test-cli.ts', import.meta.url).pathname;
@@ -38,7 +38,7 @@ describe('needsRun', () => {
 
 describe('runStage (in process, real SQLite)', () => {
   it('records a failing item and completes the others', async () => {
-    const { ctx, db } = testContext();
+    const { ctx, db } = harness();
     const report = await runStage(ctx, countingStage({ count: 12, failAt: [3, 7] }), scope);
     expect(report).toMatchObject({ planned: 12, ran: 12, done: 8, dropped: { 'multiple-of-five': 2 }, failed: { 'test-failure': 2 }, failedKinds: { item: 2 } });
     const failed = ctx.ledger.list('collect', { statuses: ['failed'] });
@@ -48,7 +48,7 @@ describe('runStage (in process, real SQLite)', () => {
   });
 
   it('skips decided items on a rerun, retries failed ones, and reruns all with force', async () => {
-    const { ctx, db } = testContext();
+    const { ctx, db } = harness();
     await runStage(ctx, countingStage({ count: 10, failAt: [4] }), scope);
     const again = await runStage(ctx, countingStage({ count: 10 }), scope);
     expect(again).toMatchObject({ planned: 10, reused: 9, ran: 1, done: 8, failed: {} });
@@ -61,7 +61,7 @@ describe('runStage (in process, real SQLite)', () => {
   });
 
   it('reruns every item when the stage version changes, and only changed items when inputs change', async () => {
-    const { ctx } = testContext();
+    const { ctx } = harness();
     await runStage(ctx, countingStage({ count: 6 }), scope);
     expect(await runStage(ctx, countingStage({ count: 6, version: 2 }), scope)).toMatchObject({ ran: 6, reused: 0 });
     expect(ctx.ledger.get('collect', 't/r#1')?.stageVersion).toBe(2);
@@ -70,7 +70,7 @@ describe('runStage (in process, real SQLite)', () => {
   });
 
   it('a dry run counts what would run and writes nothing', async () => {
-    const { ctx, db } = testContext();
+    const { ctx, db } = harness();
     await runStage(ctx, countingStage({ count: 4 }), scope);
     const dry = await runStage(ctx, countingStage({ count: 7 }), scope, { dryRun: true });
     expect(dry).toMatchObject({ planned: 7, reused: 4, ran: 0, wouldRun: 3 });
@@ -79,7 +79,7 @@ describe('runStage (in process, real SQLite)', () => {
 
   it('stops scheduling when drained and leaves the rest pending', async () => {
     const drain = new AbortController();
-    const { ctx } = testContext({ config: { github: { concurrency: 1 } } });
+    const { ctx } = harness({ config: { github: { concurrency: 1 } } });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const stage = countingStage({ count: 8, blockAt: 3, gate, onBlocked: () => { drain.abort(); release(); } });

@@ -1,46 +1,48 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openStore, type Db } from '../../cache/store.js';
-import { loadConfig } from '../../pipeline/config/load.js';
-import type { ConfigInput } from '../../pipeline/config/schema.js';
-import { createContext, type ContextOptions } from '../../pipeline/context.js';
-import { readCredentials } from '../../pipeline/credentials.js';
+import { configSchema, type Config, type ConfigInput } from '../../pipeline/config/schema.js';
+import { createContext } from '../../pipeline/context.js';
+import type { Credentials } from '../../pipeline/credentials.js';
 import { createLogger, type Logger } from '../../pipeline/logging.js';
+import { Metrics } from '../../pipeline/metrics.js';
+import type { ServiceOverrides } from '../../pipeline/services/index.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
+import type { Scope } from '../../pipeline/scope.js';
+import { monthWindow } from '../../pipeline/window.js';
+import type { Db } from '../../cache/store.js';
 
-export function tempDir(prefix = 'perfmine-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+export function testConfig(input: ConfigInput = {}): Config {
+  return configSchema.parse(input);
 }
 
-/** A logger that keeps its JSON lines in memory (tests assert on them). */
-export function memoryLogger(level: 'info' | 'debug' | 'warn' = 'debug', secrets: string[] = []): { log: Logger; lines: string[] } {
+export interface LogLine {
+  readonly [key: string]: unknown;
+}
+
+/** A logger that keeps its JSON lines in memory (to look for secrets, or for what was said). */
+export function memoryLogger(secrets: readonly string[] = []): { log: Logger; lines: string[] } {
   const lines: string[] = [];
-  const log = createLogger({ level, format: 'json', secrets, destination: { write: (line) => void lines.push(line) } });
+  const log = createLogger({ level: 'debug', format: 'json', secrets, destination: { write: (line) => void lines.push(line) } });
   return { log, lines };
 }
 
-export interface TestContext {
-  readonly ctx: PipelineContext;
-  readonly db: Db;
-  readonly lines: string[];
+export function credentials(overrides: Partial<Credentials> = {}): Credentials {
+  return { githubTokens: [], openaiApiKey: undefined, googleApplicationCredentials: undefined, bigqueryProject: undefined, ...overrides };
 }
 
-/** A pipeline context over a real SQLite store (`:memory:` unless a path is given). */
 export function testContext(
-  options: { db?: string; config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } & Partial<Pick<ContextOptions, 'services' | 'runId' | 'signal'>> = {},
-): TestContext {
-  const db = openStore(options.db ?? ':memory:');
-  const { config } = loadConfig({ env: options.env ?? {}, flags: (options.config ?? {}) as ConfigInput as Record<string, unknown>, cwd: tempDir() });
-  const { log, lines } = memoryLogger();
-  const ctx = createContext({
-    config,
-    credentials: readCredentials(options.env ?? {}),
+  db: Db,
+  options: { config?: Config; credentials?: Credentials; log?: Logger; services?: ServiceOverrides; metrics?: Metrics; runId?: number | null } = {},
+): PipelineContext {
+  return createContext({
+    config: options.config ?? testConfig(),
+    credentials: options.credentials ?? credentials(),
     db,
-    log,
+    log: options.log ?? memoryLogger().log,
     ...(options.services ? { services: options.services } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.runId === undefined ? {} : { runId: options.runId }),
-    ...(options.signal ? { signal: options.signal } : {}),
   });
-  return { ctx, db, lines };
+}
+
+export function monthScope(month = '2025-04', overrides: Partial<Scope> = {}): Scope {
+  return { window: monthWindow(month), repos: [], prs: [], source: { kind: 'github' }, ...overrides };
 }

@@ -1,2 +1,3 @@
 export * from './cli.js';
-export { tempDir, memoryLogger, testContext } from './context.js';
+export { tempDir, harness } from './harness.js';
+export { memoryLogger } from './context.js';

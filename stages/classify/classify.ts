@@ -1,0 +1,167 @@
+import type { Logger } from '../../pipeline/logging.js';
+import type { Prompt } from '../../pipeline/prompts.js';
+import type { LlmService } from '../../pipeline/services/llm-port.js';
+import type { Outcome } from '../../pipeline/stage.js';
+import type { PullRequest } from '../collect/pull-request.js';
+import { textCues } from '../filter/message.js';
+import type { FilterOutput } from '../filter/output.js';
+import { categoryAnswer, perfIntentAnswer, problemExtractAnswer } from './answers.js';
+import type { ClassifyConfig } from './config.js';
+import type { ClassifyOutput, ExtractedProblem } from './output.js';
+import { pullRequestText, renderProblemStatement } from './problem-statement.js';
+import { clip, fileChangesTable, problemSources } from './sources.js';
+import { indexSource, keepVerbatim } from './verbatim.js';
+
+/** Every reason classify drops a candidate for: short, stable, shown by `perfmine status`. */
+export const CLASSIFY_REASONS = ['not-performance', 'no-perf-cue', 'no-initial-observations'] as const;
+export type ClassifyReason = (typeof CLASSIFY_REASONS)[number];
+
+/** One candidate: the collected record, the filter's verdict on it, and what is known of its repository. */
+export interface Candidate {
+  readonly pr: PullRequest;
+  readonly filter: FilterOutput;
+  readonly repositoryDescription: string;
+}
+
+export interface ClassifyDeps {
+  readonly config: ClassifyConfig;
+  /** prompts/problem-statement.md. */
+  readonly statementTemplate: Prompt;
+  /** The item key, recorded with every LLM request. */
+  readonly item: string;
+  readonly signal?: AbortSignal;
+  readonly log?: Logger;
+}
+
+function ids(c: Candidate) {
+  return {
+    repo: c.pr.repo,
+    number: c.pr.number,
+    baseSha: c.pr.baseSha,
+    mergeSha: c.pr.mergeSha,
+    mergedAt: c.pr.mergedAt,
+    contentHash: c.filter.contentHash,
+    positiveCues: [...new Set(c.filter.positiveCues.map((p) => p.cue))],
+  };
+}
+
+/**
+ * `--llm none`: YES only when the filter found a positive performance cue in the title or the
+ * body (labels do not count); the problem statement is the pull request's own text, unextracted,
+ * and `problemSource: 'pr-text'` says so. Pure.
+ */
+export function classifyHeuristically(c: Candidate, deps: Pick<ClassifyDeps, 'statementTemplate'>): Outcome<ClassifyOutput> {
+  const cues = textCues({ positive: c.filter.positiveCues });
+  if (cues.length === 0) {
+    return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title or body' };
+  }
+  const listed = [...new Set(cues.map((m) => `${m.cue} ("${m.text}" in the ${m.where})`))].join(', ');
+  const output: ClassifyOutput = {
+    ...ids(c),
+    classifier: 'heuristic',
+    reasoning: `heuristic (--llm none): performance cues ${listed}`,
+    category: null,
+    difficulty: null,
+    problemStatement: renderProblemStatement(deps.statementTemplate, {
+      repo: c.pr.repo,
+      repositoryDescription: c.repositoryDescription,
+      observations: pullRequestText(c.pr),
+      issues: problemSources(c.pr, Number.MAX_SAFE_INTEGER).earlierIssues,
+    }),
+    problemSource: 'pr-text',
+    problem: null,
+    categoryModel: null,
+  };
+  return { status: 'done', output, detail: `heuristic YES: ${[...new Set(cues.map((m) => m.cue))].join(', ')}` };
+}
+
+/**
+ * With the LLM: the performance-intent judge, then the problem extractor (every sentence checked
+ * near-verbatim against its source), then the category and difficulty classifier. An LLM failure
+ * is thrown (an OutsideServiceError with a named reason) and recorded by the runner.
+ */
+export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
+  const { config } = deps;
+  const sources = problemSources(c.pr, config.maxDescriptionChars);
+  const fileChanges = fileChangesTable(c.pr.files);
+  const common = { item: deps.item, ...(deps.signal ? { signal: deps.signal } : {}) };
+
+  const judged = await llm.structured({
+    prompt: 'perf-intent',
+    inputs: { problem_description: sources.problemText, diff: c.pr.diff, file_changes: fileChanges },
+    schema: perfIntentAnswer,
+    schemaName: 'perf_intent',
+    ...common,
+  });
+  if (judged.value.label === 'NO') {
+    return { status: 'dropped', reason: 'not-performance', detail: `${judged.model}: ${clip(judged.value.reasoning, 600)}` };
+  }
+
+  const extracted = await llm.structured({
+    prompt: 'problem-extract',
+    inputs: { problem_text: sources.problemText, discussion: sources.discussion },
+    schema: problemExtractAnswer,
+    schemaName: 'problem_extract',
+    ...common,
+  });
+  const before = indexSource(sources.beforeSource);
+  const all = indexSource(sources.allSource);
+  const check = (passages: readonly string[], source: typeof before) => keepVerbatim(passages, source, config.verbatimThreshold, config.verbatimWindowFactor);
+  const initial = check(extracted.value.initial_observations, before);
+  const triage = check(extracted.value.triage_attempts, all);
+  const overview = check(extracted.value.solution_overview, all);
+  const results = check(extracted.value.solution_observations, all);
+  const droppedSentences = [initial, triage, overview, results].reduce((n, r) => n + r.dropped.length, 0);
+  if (droppedSentences > 0) {
+    deps.log?.info({ dropped: droppedSentences, worst: [...initial.dropped, ...triage.dropped].slice(0, 3).map((d) => ({ ratio: Number(d.ratio.toFixed(2)), sentence: d.sentence.slice(0, 120) })) }, 'extracted sentences failed the verbatim check');
+  }
+  if (initial.kept.length === 0) {
+    const returned = extracted.value.initial_observations.length;
+    return {
+      status: 'dropped',
+      reason: 'no-initial-observations',
+      detail: returned === 0 ? `${extracted.model} extracted no initial observation` : `all ${initial.dropped.length} initial-observation sentences failed the verbatim check (threshold ${config.verbatimThreshold})`,
+    };
+  }
+  const problem: ExtractedProblem = {
+    initialObservations: initial.kept,
+    triageAttempts: triage.kept,
+    solutionOverview: overview.kept,
+    solutionObservations: results.kept,
+    droppedSentences,
+  };
+
+  let category: ClassifyOutput['category'] = null;
+  let difficulty: ClassifyOutput['difficulty'] = null;
+  let categoryModel: string | null = null;
+  if (config.categorize) {
+    const classified = await llm.structured({
+      prompt: 'optimization-category',
+      inputs: { problem_description: sources.problemText, diff: c.pr.diff, file_changes: fileChanges },
+      schema: categoryAnswer,
+      schemaName: 'optimization_category',
+      ...common,
+    });
+    category = classified.value.category;
+    difficulty = classified.value.difficulty;
+    categoryModel = classified.model;
+  }
+
+  const output: ClassifyOutput = {
+    ...ids(c),
+    classifier: judged.model,
+    reasoning: judged.value.reasoning,
+    category,
+    difficulty,
+    problemStatement: renderProblemStatement(deps.statementTemplate, {
+      repo: c.pr.repo,
+      repositoryDescription: c.repositoryDescription,
+      observations: problem.initialObservations,
+      issues: sources.earlierIssues,
+    }),
+    problemSource: 'extracted',
+    problem,
+    categoryModel,
+  };
+  return { status: 'done', output, detail: `${judged.model}: YES; ${category ?? 'uncategorized'}, ${difficulty ?? 'difficulty unknown'}` };
+}

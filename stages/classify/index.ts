@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { loadPullRequest } from '../../cache/pull-requests.js';
+import { ItemError } from '../../pipeline/errors.js';
+import { loadPrompt } from '../../pipeline/prompts.js';
+import { resolveLlmApiKey } from '../../pipeline/services/llm-key.js';
+import { defineStage, type WorkItem } from '../../pipeline/stage.js';
+import { filterOutputSchema, type FilterOutput } from '../filter/output.js';
+import { classifyHeuristically, classifyWithLlm } from './classify.js';
+import type { ClassifyConfig } from './config.js';
+import type { ClassifyOutput } from './output.js';
+import { describeRepository } from './problem-statement.js';
+
+/** The prompt files classify uses; their hashes are part of every item's input. */
+export const CLASSIFY_PROMPTS = ['perf-intent', 'problem-extract', 'optimization-category', 'problem-statement'] as const;
+
+export interface ClassifyInput {
+  readonly filter: FilterOutput;
+  readonly config: ClassifyConfig;
+  readonly llm: { readonly mode: 'none' } | { readonly mode: 'openai'; readonly model: string; readonly fallbackModel: string | null };
+  /** sha256 of each prompt file: editing a prompt classifies again (answers to unchanged prompts come from the cache). */
+  readonly prompts: Readonly<Record<string, string>>;
+  /** The repository's description, when discover recorded one. */
+  readonly repoDescription: string | null;
+}
+
+const discoverDescription = z.object({ description: z.string().nullable().optional() }).loose();
+
+/**
+ * classify: the LLM judges each filtered pull request (performance intent, problem extraction,
+ * optimization category and difficulty) and renders the agent-facing problem statement. Under
+ * `--llm none` a rules-only heuristic decides and no LLM is ever contacted.
+ */
+export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
+  name: 'classify',
+  version: 1,
+  description: 'LLM: performance intent, problem extraction (near-verbatim), optimization category and difficulty; the problem statement',
+  system: 'llm',
+
+  preflight(ctx) {
+    // Throws the ConfigError that names OPENAI_API_KEY and says that --llm none works without it.
+    if (ctx.config.llm.mode === 'openai') resolveLlmApiKey(ctx.config.llm, ctx.credentials);
+  },
+
+  async plan(ctx, scope) {
+    const rows = ctx.ledger.list('filter', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
+    const { llm } = ctx.config;
+    const llmInput: ClassifyInput['llm'] = llm.mode === 'none' ? { mode: 'none' } : { mode: 'openai', model: llm.model, fallbackModel: llm.fallbackModel ?? null };
+    const items: WorkItem<ClassifyInput>[] = [];
+    for (const row of rows) {
+      const parsed = filterOutputSchema.safeParse(row.output);
+      if (!parsed.success) {
+        ctx.log.warn({ stage: 'classify', item: row.key, issue: parsed.error.issues[0]?.message }, 'filter output unreadable; item skipped');
+        continue;
+      }
+      const filter = parsed.data;
+      if (scope.prs.length > 0 && !scope.prs.includes(filter.number)) continue;
+      const discovered = discoverDescription.safeParse(ctx.ledger.get('discover', filter.repo)?.output);
+      items.push({
+        key: row.key,
+        repo: filter.repo,
+        at: filter.mergedAt,
+        input: { filter, config: ctx.config.classify, llm: llmInput, prompts, repoDescription: discovered.success ? (discovered.data.description ?? null) : null },
+      });
+    }
+    return items;
+  },
+
+  async run(ctx, item) {
+    const { filter } = item.input;
+    const pr = loadPullRequest(ctx.db, filter.repo, filter.number);
+    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: filter passed it but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+    const candidate = { pr, filter, repositoryDescription: describeRepository(pr, item.input.repoDescription) };
+    const deps = { config: item.input.config, statementTemplate: loadPrompt('problem-statement'), item: item.key, signal: ctx.signal, log: ctx.log };
+    const outcome = item.input.llm.mode === 'none' ? classifyHeuristically(candidate, deps) : await classifyWithLlm(candidate, ctx.services.llm, deps);
+    ctx.log.debug({ status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null }, 'classified');
+    return outcome;
+  },
+});

@@ -1,0 +1,105 @@
+import type { PullRequest } from '../collect/pull-request.js';
+import { parseAsvConfig } from './asv-config.js';
+import type { FilterConfig } from './config.js';
+import { judgeMessage } from './message.js';
+import type { FilterOutput } from './output.js';
+import { benchmarkDirGlob, pathMatcher } from './paths.js';
+import { countTokens } from './tokens.js';
+
+/** Every reason filter drops a pull request for: short, stable, shown by `perfmine status`. */
+export const FILTER_REASONS = [
+  'not-merged',
+  'not-default-branch',
+  'no-asv-config',
+  'invalid-asv-config',
+  'too-many-files',
+  'too-many-lines',
+  'no-core-files',
+  'negative-message',
+  'diff-too-large',
+] as const;
+export type FilterReason = (typeof FILTER_REASONS)[number];
+
+export interface FilterDecision {
+  readonly status: 'done' | 'dropped';
+  readonly reason: FilterReason | null;
+  /** One sentence about the decision. */
+  readonly detail: string;
+  readonly output: FilterOutput;
+}
+
+/**
+ * The filter's decision about one collected pull request. Pure: the record, its content hash and
+ * the configuration in, the decision out. Rules run cheapest first and the first failing one is
+ * the reason; the diff is tokenized only when every other rule passed.
+ */
+export function decideFilter(
+  pr: PullRequest,
+  contentHash: string,
+  config: FilterConfig,
+  count: (text: string) => number = (text) => countTokens(text, config.tokenizer),
+): FilterDecision {
+  const message = judgeMessage(pr);
+  const asv = pr.asvConfig ? parseAsvConfig(pr.asvConfig.text) : null;
+  const benchmarkDir =
+    pr.asvConfig && asv?.ok ? benchmarkDirGlob(pr.asvConfig.path, asv.config.benchmark_dir ?? 'benchmarks') : null;
+  const matcher = pathMatcher([...config.nonFunctionalPaths, ...config.extraNonFunctionalPaths, ...(benchmarkDir ? [benchmarkDir] : [])]);
+  // A rename counts as core when either side of it is core (moving a module out of the package changes it).
+  const coreFiles = pr.files
+    .filter((f) => matcher.nonFunctional(f.path) === null || (f.previousPath !== null && matcher.nonFunctional(f.previousPath) === null))
+    .map((f) => f.path);
+  const changedFiles = Math.max(pr.changedFiles, pr.files.length);
+  const changedLines = pr.additions + pr.deletions;
+
+  const base: Omit<FilterOutput, 'diffTokens'> = {
+    repo: pr.repo,
+    number: pr.number,
+    mergedAt: pr.mergedAt,
+    baseSha: pr.baseSha,
+    mergeSha: pr.mergeSha,
+    contentHash,
+    messageVerdict: message.verdict,
+    positiveCues: [...message.positive],
+    negativeCues: [...message.negative],
+    coreFiles,
+    changedFiles,
+    changedLines,
+    tokenizer: config.tokenizer,
+    asvConfigPath: pr.asvConfig?.path ?? null,
+    benchmarkDir: benchmarkDir ? benchmarkDir.slice(0, -'/**'.length) : null,
+  };
+  const drop = (reason: FilterReason, detail: string, diffTokens: number | null = null): FilterDecision => ({
+    status: 'dropped',
+    reason,
+    detail,
+    output: { ...base, diffTokens },
+  });
+
+  if (!pr.mergedAt || !pr.mergeSha) return drop('not-merged', 'the pull request was not merged');
+  if (!pr.mergedIntoDefault) return drop('not-default-branch', `merged into ${pr.baseRef}, not the default branch ${pr.defaultBranch}`);
+  if (!pr.asvConfig) return drop('no-asv-config', `no asv config in the tree at the base commit ${pr.baseSha.slice(0, 12)}`);
+  if (asv && !asv.ok) return drop('invalid-asv-config', `${pr.asvConfig.path} at the base commit: ${asv.error}`);
+  if (changedFiles > config.maxFiles) return drop('too-many-files', `${changedFiles} changed files (limit ${config.maxFiles})`);
+  if (changedLines > config.maxChangedLines) return drop('too-many-lines', `${changedLines} changed lines (limit ${config.maxChangedLines})`);
+  if (coreFiles.length === 0) {
+    return drop('no-core-files', `all ${pr.files.length} changed files are tests, docs, benchmarks, CI, packaging or prose`);
+  }
+  if (message.verdict === 'negative') {
+    const cues = message.negative.map((c) => `${c.cue} ("${c.text}")`).join(', ');
+    return drop('negative-message', `the message says ${cues} and gives no performance cue`);
+  }
+  const diffTokens = count(pr.diff);
+  if (diffTokens > config.maxDiffTokens) {
+    return drop('diff-too-large', `the diff has ${diffTokens} tokens (${config.tokenizer}; limit ${config.maxDiffTokens})`, diffTokens);
+  }
+  const cues = message.positive.map((c) => c.cue);
+  return {
+    status: 'done',
+    reason: null,
+    detail:
+      message.verdict === 'ambiguous'
+        ? `${coreFiles.length} core files, ${diffTokens} diff tokens; no message cue either way (the LLM decides)`
+        : `${coreFiles.length} core files, ${diffTokens} diff tokens; performance cues: ${[...new Set(cues)].join(', ')}`,
+    output: { ...base, diffTokens },
+  };
+}

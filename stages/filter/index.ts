@@ -1,0 +1,51 @@
+import { loadPullRequest } from '../../cache/pull-requests.js';
+import { ItemError } from '../../pipeline/errors.js';
+import { defineStage, type WorkItem } from '../../pipeline/stage.js';
+import { collectOutputSchema, type CollectOutput } from '../collect/pull-request.js';
+import type { FilterConfig } from './config.js';
+import { decideFilter } from './decide.js';
+import type { FilterOutput } from './output.js';
+
+export interface FilterInput {
+  readonly collect: CollectOutput;
+  readonly config: FilterConfig;
+}
+
+/**
+ * filter: rules only, no outside system. Reads collect's done items, decides each pull request
+ * with `decideFilter` (pure), and hands the candidates with their message cues and diff size on
+ * to classify.
+ */
+export const filterStage = defineStage<FilterInput, FilterOutput>({
+  name: 'filter',
+  version: 1,
+  description: 'rules: merged into the default branch, asv config at the base commit, core files touched, size limits, message patterns',
+  system: 'local',
+
+  async plan(ctx, scope) {
+    const rows = ctx.ledger.list('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    const items: WorkItem<FilterInput>[] = [];
+    for (const row of rows) {
+      const parsed = collectOutputSchema.safeParse(row.output);
+      if (!parsed.success) {
+        ctx.log.warn({ stage: 'filter', item: row.key, issue: parsed.error.issues[0]?.message }, 'collect output unreadable; item skipped');
+        continue;
+      }
+      const collect = parsed.data;
+      if (scope.prs.length > 0 && !scope.prs.includes(collect.number)) continue;
+      items.push({ key: row.key, repo: collect.repo, at: collect.mergedAt, input: { collect, config: ctx.config.filter } });
+    }
+    return items;
+  },
+
+  async run(ctx, item) {
+    const { repo, number, contentHash } = item.input.collect;
+    const pr = loadPullRequest(ctx.db, repo, number);
+    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+    const decision = decideFilter(pr, contentHash, item.input.config);
+    ctx.log.debug({ verdict: decision.status, reason: decision.reason, cues: decision.output.positiveCues.map((c) => c.cue) }, 'filtered');
+    return decision.status === 'done'
+      ? { status: 'done', output: decision.output, detail: decision.detail }
+      : { status: 'dropped', reason: decision.reason ?? 'unspecified', detail: decision.detail, output: decision.output };
+  },
+});

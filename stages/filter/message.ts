@@ -1,0 +1,120 @@
+/**
+ * Message rules on a pull request's title, body and labels. Pure.
+ *
+ * - Negative patterns (revert, release, version bump, typo, formatting, docs, CI, lint, tests,
+ *   dependency bots ...) are looked for in the title only, plus the `This reverts commit` line of
+ *   a body: bodies are full of PR-template boilerplate ("make sure linting passes", "tests
+ *   added") that says nothing about the change.
+ * - Positive performance cues are looked for in the title, the body (HTML comments removed: PR
+ *   templates keep their guidance there) and the labels.
+ * - A revert or a backport restates another pull request's title ("Revert \"PERF: faster x\""):
+ *   the quoted or parenthesised part of such a title is not searched for positive cues.
+ *
+ * Verdicts: `negative` (a negative pattern and no positive cue: dropped), `mixed` (both: goes on),
+ * `positive` (cues only), `ambiguous` (neither: the LLM decides).
+ */
+
+export type CueSource = 'title' | 'body' | 'label';
+
+export interface CueMatch {
+  /** Stable cue name, e.g. `speed`, `revert`. */
+  readonly cue: string;
+  readonly where: CueSource;
+  /** The matched text (at most 60 characters). */
+  readonly text: string;
+}
+
+export type MessageVerdict = 'positive' | 'mixed' | 'ambiguous' | 'negative';
+
+export interface MessageDecision {
+  readonly verdict: MessageVerdict;
+  readonly positive: readonly CueMatch[];
+  readonly negative: readonly CueMatch[];
+}
+
+interface Rule {
+  readonly cue: string;
+  readonly re: RegExp;
+}
+
+export const POSITIVE_CUES: readonly Rule[] = [
+  { cue: 'performance', re: /\bperf(?:ormance|ormant)?\b/i },
+  { cue: 'speed', re: /\bspeed(?:s|ed|ing|up|ups)?\b|\bsped up\b/i },
+  { cue: 'faster', re: /\bfast(?:er|est)\b|\bfast[\s-]?paths?\b/i },
+  { cue: 'slow', re: /\bslow(?:er|est|ness|downs?|ly|s)?\b/i },
+  { cue: 'optimize', re: /\b(?:de)?optimi[sz](?:e|es|ed|ing|ation|ations)\b/i },
+  { cue: 'latency', re: /\blatency\b/i },
+  { cue: 'throughput', re: /\bthroughput\b/i },
+  { cue: 'memory', re: /\bmemory\b/i },
+  { cue: 'vectorize', re: /\bvectori[sz](?:e|es|ed|ing|ation)\b/i },
+  { cue: 'cache', re: /\bcach(?:e|es|ed|ing)\b|\bmemoi[sz](?:e|es|ed|ing|ation)\b|\blru_cache\b/i },
+  { cue: 'efficient', re: /\b(?:in)?efficien(?:t|tly|cy)\b/i },
+  { cue: 'overhead', re: /\boverhead\b/i },
+  { cue: 'bottleneck', re: /\bbottlenecks?\b/i },
+  { cue: 'complexity', re: /\bO\((?:n|1|log|m|k)[^)]{0,12}\)|\bquadratic\b|\bcomplexity\b/i },
+  { cue: 'avoid-copy', re: /\bavoid(?:s|ing)?\s+(?:an?\s+|unnecessary\s+|extra\s+|redundant\s+)?cop(?:y|ies|ying)\b|\bzero[\s-]copy\b/i },
+  { cue: 'runtime', re: /\b(?:run|execution|import|load|wall)[\s-]?times?\b/i },
+  { cue: 'timing', re: /%timeit\b|\btimeit\b|\b\d+(?:\.\d+)?\s*(?:ms|µs|us|ns)\s*±/i },
+  { cue: 'gil', re: /\b(?:release|releasing|drop|no)\s*(?:the\s+)?gil\b|\bnogil\b/i },
+];
+
+export const NEGATIVE_PATTERNS: readonly Rule[] = [
+  { cue: 'revert', re: /^\s*revert\b/i },
+  { cue: 'backport', re: /^\s*backport\b|\[backport\]/i },
+  { cue: 'release', re: /^\s*REL\s*:|\b(?:release|releasing|prepare|preparing)\s+(?:for\s+)?v?\d+\.\d+|\brelease notes?\b|\bchangelog\b|\bwhat'?s\s?new\b/i },
+  { cue: 'version-bump', re: /\bbump(?:s|ed|ing)?\b|\bversion bump\b|\bupdate (?:the )?version\b|^\s*(?:build|chore)\(deps(?:-dev)?\)|\bdependabot\b|\bpre-commit\.ci\b/i },
+  { cue: 'typo', re: /\btypos?\b|\bspelling\b|\bmisspell/i },
+  { cue: 'formatting', re: /^\s*STY\s*[:(\]]|\breformat(?:s|ted|ting)?\b|\bformatting\b|\bcode style\b|\bwhitespace\b|\bblack\b|\bisort\b|\bruff format\b|\bautopep8\b|\byapf\b/i },
+  { cue: 'docs', re: /^\s*(?:DOC|DOCS)\s*[:(\]]|^\s*docs?(?:\([^)]*\))?\s*:|\bdocumentation\b|\bdocstrings?\b|\bREADME\b|\bdocs?[\s-]only\b|\bfix(?:es|ed)? (?:the )?docs?\b/i },
+  { cue: 'ci', re: /^\s*(?:CI|BLD)\s*[:(\]]|^\s*ci(?:\([^)]*\))?\s*:|\bCI\b|\b[Gg]it[Hh]ub [Aa]ctions?\b|\b[Ww]orkflows?\b|\b[Aa]zure [Pp]ipelines?\b|\b[Cc]ircle[Cc][Ii]\b|\b[Tt]ravis\b|\b[Cc]odecov\b/ },
+  { cue: 'lint', re: /\blint(?:s|ing|er|ers)?\b|\bflake8\b|\bpylint\b|\bmypy\b|\bruff\b|\bpre-commit\b|\btype (?:hints?|annotations?)\b|\btyping\b/i },
+  { cue: 'tests-only', re: /^\s*(?:TST|TEST|TESTS)\s*[:(\]]|^\s*tests?(?:\([^)]*\))?\s*:|\badd(?:s|ed|ing)? (?:a |more |missing )?tests?\b/i },
+  { cue: 'deprecation', re: /^\s*DEP\s*[:(\]]|\bdeprecat(?:e|es|ed|ing|ion)\b/i },
+  { cue: 'merge-branch', re: /^\s*Merge (?:branch|remote-tracking branch|pull request)\b/i },
+];
+
+const BODY_REVERT = /\bThis reverts commit [0-9a-f]{7,40}\b/i;
+const PERF_LABEL = /perf|performance|speed|optimi[sz]|slow|memory/i;
+
+/** A body without HTML comments (PR templates keep their guidance in them). */
+export function stripHtmlComments(text: string): string {
+  return text.replace(/<!--[\s\S]*?(?:-->|$)/g, ' ');
+}
+
+/** The title without what a revert or backport quotes from the original pull request. */
+export function ownTitleText(title: string): string {
+  if (/^\s*(?:revert|backport)\b|\[backport\]/i.test(title)) {
+    return title.replace(/"[^"]*"?|“[^”]*”?|'[^']*'|\([^)]*\)?/g, ' ');
+  }
+  return title;
+}
+
+function matches(rules: readonly Rule[], text: string, where: CueSource): CueMatch[] {
+  const out: CueMatch[] = [];
+  for (const { cue, re } of rules) {
+    const m = re.exec(text);
+    if (m) out.push({ cue, where, text: m[0].trim().slice(0, 60) });
+  }
+  return out;
+}
+
+export function judgeMessage(input: { readonly title: string; readonly body: string; readonly labels: readonly string[] }): MessageDecision {
+  const body = stripHtmlComments(input.body);
+  const negative = matches(NEGATIVE_PATTERNS, input.title, 'title');
+  const bodyRevert = BODY_REVERT.exec(body);
+  if (bodyRevert && !negative.some((n) => n.cue === 'revert')) negative.push({ cue: 'revert', where: 'body', text: bodyRevert[0] });
+
+  const positive = [...matches(POSITIVE_CUES, ownTitleText(input.title), 'title'), ...matches(POSITIVE_CUES, body, 'body')];
+  for (const label of input.labels) {
+    if (PERF_LABEL.test(label)) positive.push({ cue: 'label', where: 'label', text: label.slice(0, 60) });
+  }
+
+  const verdict: MessageVerdict =
+    negative.length > 0 ? (positive.length > 0 ? 'mixed' : 'negative') : positive.length > 0 ? 'positive' : 'ambiguous';
+  return { verdict, positive, negative };
+}
+
+/** Positive cues found in the title or the body (labels do not count): what `--llm none` relies on. */
+export function textCues(decision: Pick<MessageDecision, 'positive'>): readonly CueMatch[] {
+  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body');
+}

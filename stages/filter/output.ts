@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+const cueMatchSchema = z.object({
+  cue: z.string(),
+  where: z.enum(['title', 'body', 'label']),
+  text: z.string(),
+});
+
+/**
+ * What filter records for every pull request it decides (done items are handed on to classify;
+ * dropped ones keep it for tracing). Classify reads it from the ledger.
+ */
+export const filterOutputSchema = z.object({
+  repo: z.string(),
+  number: z.number().int().positive(),
+  mergedAt: z.string(),
+  baseSha: z.string(),
+  mergeSha: z.string(),
+  /** Hash of the collected record the decision was made on (collect's contentHash). */
+  contentHash: z.string(),
+  /** `positive` / `mixed` / `ambiguous` / `negative` (see stages/filter/message.ts). */
+  messageVerdict: z.enum(['positive', 'mixed', 'ambiguous', 'negative']),
+  /** Positive performance cues found (title, body, labels); `--llm none` relies on the title and body ones. */
+  positiveCues: z.array(cueMatchSchema),
+  negativeCues: z.array(cueMatchSchema),
+  /** Changed files outside the non-functional paths. */
+  coreFiles: z.array(z.string()),
+  changedFiles: z.number().int().nonnegative(),
+  changedLines: z.number().int().nonnegative(),
+  /** Tokens of the diff (null when a cheaper rule decided first). */
+  diffTokens: z.number().int().nonnegative().nullable(),
+  tokenizer: z.string(),
+  /** Path of the asv config at the base commit, when there is one. */
+  asvConfigPath: z.string().nullable(),
+  /** The asv config's benchmark_dir, relative to the repository root (null when unknown). */
+  benchmarkDir: z.string().nullable(),
+});
+export type FilterOutput = z.infer<typeof filterOutputSchema>;
+export type CueMatchOutput = z.infer<typeof cueMatchSchema>;

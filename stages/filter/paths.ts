@@ -1,0 +1,60 @@
+/**
+ * Which changed paths count as functional code. Pure.
+ *
+ * Globs: `**` matches any number of path segments (also none), `*` any characters within one
+ * segment, `?` one character within a segment. A glob without `/` matches the file name at any
+ * depth (`*.md` matches `docs/a/b.md`); a glob with `/` matches the whole path, and a leading
+ * `** /` (without the space) lets it start at any depth.
+ */
+export function globToRegExp(glob: string): RegExp {
+  const anchoredToName = !glob.includes('/');
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        // `**/` any directories (or none); a trailing `**` anything below.
+        if (glob[i + 2] === '/') {
+          re += '(?:.*/)?';
+          i += 2;
+        } else {
+          re += '.*';
+          i += 1;
+        }
+      } else re += '[^/]*';
+    } else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(anchoredToName ? `(?:^|/)${re}$` : `^${re}$`);
+}
+
+export interface PathMatcher {
+  /** The first glob that matches, or null for a functional path. */
+  nonFunctional(path: string): string | null;
+}
+
+export function pathMatcher(globs: readonly string[]): PathMatcher {
+  const compiled = globs.map((g) => ({ glob: g, re: globToRegExp(g) }));
+  return {
+    nonFunctional(path: string): string | null {
+      const p = path.replace(/^\.\//, '');
+      for (const { glob, re } of compiled) if (re.test(p)) return glob;
+      return null;
+    },
+  };
+}
+
+/** The asv config's benchmark directory as a glob, relative to the repository root. */
+export function benchmarkDirGlob(configPath: string, benchmarkDir: string): string | null {
+  const base = configPath.includes('/') ? configPath.slice(0, configPath.lastIndexOf('/')) : '';
+  const parts: string[] = base ? base.split('/') : [];
+  for (const part of benchmarkDir.replace(/\\/g, '/').split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return null;
+      parts.pop();
+    } else parts.push(part);
+  }
+  if (parts.length === 0) return null;
+  return `${parts.join('/')}/**`;
+}

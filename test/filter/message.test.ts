@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { judgeMessage, ownTitleText, stripHtmlComments, textCues, type MessageVerdict } from '../../stages/filter/message.js';
+
+const none = { body: '', labels: [] as string[] };
+
+describe('message rules on real-world-shaped titles', () => {
+  const cases: { title: string; body?: string; labels?: string[]; verdict: MessageVerdict; positive?: string[]; negative?: string[] }[] = [
+    { title: 'PERF: speed up DataFrame.groupby().sum() for many groups', verdict: 'positive', positive: ['performance', 'speed'] },
+    { title: 'PERF: avoid copy in Series.astype when dtype matches', verdict: 'positive', positive: ['performance', 'avoid-copy'] },
+    { title: 'ENH: vectorize distance computation', verdict: 'positive', positive: ['vectorize'] },
+    { title: 'BUG: fix slow reindexing with MultiIndex', verdict: 'positive', positive: ['slow'] },
+    { title: 'MAINT: cache compiled regex in tokenizer', verdict: 'positive', positive: ['cache'] },
+    { title: 'Reduce memory usage of read_csv', verdict: 'positive', positive: ['memory'] },
+    { title: 'Make interpolate O(n) instead of quadratic', verdict: 'positive', positive: ['complexity'] },
+    { title: 'Release the GIL in the inner loop', verdict: 'positive', positive: ['gil'] },
+    { title: 'DOC: fix typo in docstring of groupby', verdict: 'negative', negative: ['typo', 'docs'] },
+    { title: 'DOC: document the performance of rolling windows', verdict: 'mixed', positive: ['performance'], negative: ['docs'] },
+    { title: 'Revert "PERF: faster groupby"', body: 'This reverts commit 1234567abc.', verdict: 'negative', negative: ['revert'] },
+    { title: 'Revert "PERF: faster groupby"', body: 'It caused a 2x slowdown in read_csv.', verdict: 'mixed', positive: ['slow'], negative: ['revert'] },
+    { title: 'MAINT: bump numpy minimum to 1.24', verdict: 'negative', negative: ['version-bump'] },
+    { title: 'build(deps): bump actions/checkout from 3 to 4', verdict: 'negative', negative: ['version-bump'] },
+    { title: 'REL: prepare 2.2.1', verdict: 'negative', negative: ['release'] },
+    { title: 'CI: pin pytest on the windows job', verdict: 'negative', negative: ['ci'] },
+    { title: 'STY: apply black formatting', verdict: 'negative', negative: ['formatting'] },
+    { title: 'Fix flake8 lint warnings', verdict: 'negative', negative: ['lint'] },
+    { title: 'TST: add tests for empty frames', verdict: 'negative', negative: ['tests-only'] },
+    { title: 'Backport PR #5123 on branch 2.2.x (PERF: faster merge)', verdict: 'negative', negative: ['backport'] },
+    { title: 'ENH: add `axis` keyword to nanmedian', verdict: 'ambiguous' },
+    { title: 'Refactor the block manager internals', verdict: 'ambiguous' },
+    { title: 'Refactor the block manager internals', labels: ['Performance'], verdict: 'positive', positive: ['label'] },
+    { title: 'Use np.searchsorted in lookup', body: '```\n%timeit lookup(x)\n1.2 s ± 3 ms per loop\n```', verdict: 'positive', positive: ['timing'] },
+  ];
+
+  it.each(cases)('$title → $verdict', ({ title, body, labels, verdict, positive, negative }) => {
+    const decision = judgeMessage({ title, body: body ?? '', labels: labels ?? [] });
+    expect(decision.verdict).toBe(verdict);
+    if (positive) expect(decision.positive.map((c) => c.cue)).toEqual(expect.arrayContaining(positive));
+    else expect(decision.positive).toEqual([]);
+    if (negative) expect(decision.negative.map((c) => c.cue)).toEqual(expect.arrayContaining(negative));
+    else expect(decision.negative).toEqual([]);
+  });
+
+  it('ignores negative words of PR-template boilerplate in the body', () => {
+    const body = '- [x] closes #123\n- [x] Tests added and passed\n- [x] All code checks passed (linting)\n\nThe groupby path is slow for wide frames.';
+    const d = judgeMessage({ title: 'Rework groupby inner loop', body, labels: [] });
+    expect(d.verdict).toBe('positive');
+    expect(d.negative).toEqual([]);
+  });
+
+  it('does not take cues from HTML comments of a PR template', () => {
+    const body = '<!-- Please describe any performance impact of your change -->\nAdds a keyword.';
+    expect(judgeMessage({ title: 'ENH: add keyword', body, labels: [] }).verdict).toBe('ambiguous');
+    expect(stripHtmlComments('a <!-- b --> c <!-- unclosed')).toBe('a   c  ');
+  });
+
+  it('does not count the quoted title of a revert or a backport as a cue', () => {
+    expect(ownTitleText('Revert "PERF: faster groupby"')).not.toMatch(/faster/);
+    expect(ownTitleText('PERF: faster groupby')).toBe('PERF: faster groupby');
+  });
+
+  it('textCues keeps title and body cues, not labels (what --llm none relies on)', () => {
+    const d = judgeMessage({ title: 'Rework internals', body: 'Makes it faster.', labels: ['performance'] });
+    expect(d.positive.map((c) => c.where).sort()).toEqual(['body', 'label']);
+    expect(textCues(d).map((c) => c.cue)).toEqual(['faster']);
+    expect(textCues(judgeMessage({ title: 'Rework', ...none, labels: ['Performance'] }))).toEqual([]);
+  });
+});
