@@ -3,6 +3,7 @@ import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
 import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
@@ -39,6 +40,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerStatus(program, registry);
   registerDemo(program, registry);
   registerCompare(program);
+  registerDoctor(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -38,9 +38,4 @@ export function registerPending(program: Command): void {
     .option('--month <YYYY-MM>')
     .requiredOption('--out <report.html>')
     .action(() => notImplemented('report', 'the monthly refresh'));
-
-  program
-    .command('doctor')
-    .description('check the Docker engine, base image, asv in the image, credentials, LLM endpoint and schema')
-    .action(() => notImplemented('doctor', 'the monthly refresh'));
 }

@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { runDoctor, type Check } from '../../doctor.js';
+import { DockerService } from '../../services/docker.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+const MARK: Record<Check['status'], string> = { ok: 'ok  ', missing: 'FAIL', warn: 'warn', skipped: 'skip' };
+
+export function registerDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description('check the Docker engine, base image, asv in the image, credentials, LLM endpoint and database schema')
+    .action(async (_flags: unknown, command: Command) => {
+      process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+/** Exit 0 when everything the configured pipeline needs is there, 1 otherwise. */
+export async function doctorCommand(globals: GlobalFlags): Promise<number> {
+  const session = openSession(globals);
+  const checks = await runDoctor({ config: session.config, credentials: session.credentials, docker: new DockerService(), log: session.log });
+  const failing = checks.filter((c) => c.required && c.status !== 'ok' && c.status !== 'skipped');
+  const blocked = checks.filter((c) => c.required && c.status === 'skipped');
+  if (session.json) printJson({ ok: failing.length === 0 && blocked.length === 0, checks });
+  else {
+    for (const c of checks) {
+      print(`${MARK[c.status]}  ${c.name.padEnd(22)} ${c.detail}`);
+      if (c.fix && c.status !== 'ok') print(`      ${''.padEnd(22)} fix: ${c.fix}`);
+    }
+    print(failing.length + blocked.length === 0 ? '\neverything the pipeline needs is in place' : `\n${failing.length + blocked.length} required check(s) not passing`);
+  }
+  return failing.length === 0 && blocked.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openStore } from '../../cache/store.js';
+import { checkCredentials, checkDatabase, runDoctor } from '../../pipeline/doctor.js';
+import { DockerService } from '../../pipeline/services/docker.js';
+import { startLlmServer, type FakeLlmServer } from '../fakes/llm-server.js';
+import { credentials, memoryLogger, testConfig } from '../helpers/context.js';
+import { runCli, tempDir } from '../helpers/index.js';
+
+describe('perfmine doctor', () => {
+  let llm: FakeLlmServer;
+  beforeAll(async () => {
+    llm = await startLlmServer({ models: ['primary-model', 'other'] });
+  });
+  afterAll(async () => llm.close());
+
+  it('checks the engine, the base image, asv in it, credentials, the LLM endpoint and the schema', async () => {
+    const config = testConfig({ llm: { baseUrl: llm.url, model: 'primary-model', fallbackModel: 'missing-model' }, db: join(tempDir(), 'p.db') });
+    const checks = await runDoctor({ config, credentials: credentials(), docker: new DockerService({ runLabel: 'test-doctor' }), log: memoryLogger().log, timeoutMs: 30_000 });
+    const by = Object.fromEntries(checks.map((c) => [c.name, c]));
+    expect(by['Docker engine']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^Docker \d+/) });
+    expect(by['base image']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm' });
+    // The local base image has no asv (PyPI is unreachable here): doctor says so and how to fix it.
+    expect(by['asv in the base image']).toMatchObject({ status: 'missing', fix: expect.stringMatching(/wheelhouse/) });
+    expect(by['GitHub token']).toMatchObject({ status: 'missing', fix: expect.stringMatching(/--source git:PATH works without it/) });
+    expect(by['LLM key']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/local server/) });
+    expect(by['LLM endpoint']).toMatchObject({ status: 'warn', detail: expect.stringMatching(/does not list missing-model/) });
+    expect(by['database schema']).toMatchObject({ status: 'ok', required: false });
+    expect(llm.requests.length).toBe(0); // listing models is a GET, not a completion
+  });
+
+  it('names the variable and what works without it', () => {
+    const github = checkCredentials(testConfig({ source: 'github' }), credentials());
+    expect(github.find((c) => c.name === 'GitHub token')).toMatchObject({ status: 'missing', required: true });
+    const git = checkCredentials(testConfig({ source: 'git:/tmp/x', llm: { mode: 'none' } }), credentials());
+    expect(git.map((c) => c.status)).toEqual(['skipped', 'skipped']);
+    const remote = checkCredentials(testConfig({}), credentials());
+    expect(remote.find((c) => c.name === 'LLM key')).toMatchObject({ status: 'missing', fix: expect.stringMatching(/--llm none/) });
+    const rotated = checkCredentials(testConfig({}), credentials({ githubTokens: ['a', 'b'], openaiApiKey: 'k' }));
+    expect(rotated.map((c) => c.detail)).toEqual(['2 tokens (GITHUB_TOKENS)', 'OPENAI_API_KEY is set']);
+  });
+
+  it('reads the schema of an existing database, and refuses a newer one', () => {
+    const path = join(tempDir(), 'p.db');
+    openStore(path).close();
+    expect(checkDatabase(path)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/up to date/) });
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO schema_migrations VALUES (9999, 'future', 'x')").run();
+    raw.close();
+    expect(checkDatabase(path)).toMatchObject({ status: 'missing', fix: expect.stringMatching(/upgrade perfmine/) });
+  });
+
+  it('exits 1 with fixes when something required is missing', async () => {
+    const dir = tempDir();
+    const result = await runCli(['doctor', '--db', join(dir, 'p.db'), '--llm', 'none'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^FAIL {2}asv in the base image/m);
+    expect(result.stdout).toMatch(/fix: .*wheelhouse/);
+    expect(result.stdout).toMatch(/^skip {2}LLM endpoint/m);
+  });
+});
