@@ -10,7 +10,7 @@ import { getStage, type Registry } from '../../registry.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
 import { installShutdown } from '../../shutdown.js';
-import { formatReports } from '../../summary.js';
+import { formatMetrics, formatReports } from '../../summary.js';
 import { resolveScope, resolveStageFlag, type ScopeFlags } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -122,6 +122,8 @@ export async function runCommand(
   else {
     const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${dryRun ? ' [dry run: nothing was run or written]' : ''}`;
     const lines = [head, formatReports(result.reports)];
+    const costs = formatMetrics(summary.metrics);
+    if (costs) lines.push(costs);
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
     print(lines.join('\n'));
