@@ -18,7 +18,7 @@ describe('run summary', () => {
       'llm.cacheHits': 30,
       'llm.promptTokens': 45000,
       'llm.completionTokens': 3100,
-      'llm.costUsd': 0.02345,
+      'llm.costUsd': 0.02346,
       'github.requests': 340,
       'github.conditional': 300,
       'github.notModified': 290,
