@@ -6,3 +6,4 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/setup-docker.sh"
 bash "$here/build-base-image.sh"
+bash "$here/setup-chromium.sh"
