@@ -27,7 +27,7 @@ export function createContext(options: ContextOptions): PipelineContext {
   const queues = createQueues(options.config, availableParallelism());
   const runId = options.runId ?? null;
   const services = createServices(
-    { config: options.config, credentials: options.credentials, log: options.log, metrics, queues, runId },
+    { config: options.config, credentials: options.credentials, log: options.log, metrics, queues, runId, db: options.db },
     options.services,
   );
   return {

@@ -1,9 +1,13 @@
+import type { Db } from '../../cache/store.js';
 import type { Config } from '../config/schema.js';
 import type { Credentials } from '../credentials.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import type { Queues } from '../queues.js';
+import { BigQueryService } from './bigquery.js';
 import { DockerService } from './docker.js';
+import { GitService } from './git.js';
+import { GitHubService } from './github.js';
 
 /** What adapters are built from. */
 export interface ServiceDeps {
@@ -13,22 +17,68 @@ export interface ServiceDeps {
   readonly metrics: Metrics;
   readonly queues: Queues;
   readonly runId: number | null;
+  /** The store (the GitHub adapter keeps its ETag cache there); null: no cache. */
+  readonly db?: Db | null;
 }
 
 /** One adapter per outside system, created on first use (so a missing credential only matters where it is needed). */
 export interface Services {
   readonly docker: DockerService;
+  readonly github: GitHubService;
+  readonly git: GitService;
+  readonly bigquery: BigQueryService;
 }
 
 export interface ServiceOverrides {
   readonly docker?: DockerService;
+  readonly github?: GitHubService;
+  readonly git?: GitService;
+  readonly bigquery?: BigQueryService;
+}
+
+/** The GitHub adapter as the configuration says (tests call it with a loopback baseUrl). */
+export function createGitHubService(deps: ServiceDeps): GitHubService {
+  const gh = deps.config.github;
+  return new GitHubService({
+    baseUrl: gh.baseUrl,
+    tokens: deps.credentials.githubTokens,
+    queue: deps.queues.github,
+    timeoutMs: gh.timeoutMs,
+    metrics: deps.metrics,
+    log: deps.log.child({ service: 'github' }),
+    db: deps.db ?? null,
+    retries: gh.retries,
+    retryUnitMs: gh.retryUnitMs,
+    maxRateLimitWaitSeconds: gh.maxRateLimitWaitSeconds,
+    secondaryRateLimitRetries: gh.secondaryRateLimitRetries,
+    searchIntervalMs: deps.config.discover.codeSearch.intervalMs,
+    maxCachedBodyBytes: gh.maxCachedBodyBytes,
+  });
 }
 
 export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = {}): Services {
   let docker = overrides.docker;
+  let github = overrides.github;
+  let git = overrides.git;
+  let bigquery = overrides.bigquery;
   return {
     get docker() {
       return (docker ??= new DockerService({ runLabel: String(deps.runId ?? 1) }));
+    },
+    get github() {
+      return (github ??= createGitHubService(deps));
+    },
+    get git() {
+      return (git ??= new GitService({ queue: deps.queues.git, timeoutMs: deps.config.collect.gitTimeoutMs, log: deps.log.child({ service: 'git' }) }));
+    },
+    get bigquery() {
+      return (bigquery ??= new BigQueryService({
+        projectId: deps.credentials.bigqueryProject,
+        location: deps.config.discover.bigquery.location,
+        queue: deps.queues.bigquery,
+        timeoutMs: deps.config.discover.bigquery.timeoutMs,
+        log: deps.log.child({ service: 'bigquery' }),
+      }));
     },
   };
 }
