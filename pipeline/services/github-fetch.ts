@@ -39,6 +39,8 @@ export const SECONDARY_RATE_RE = /secondary rate/i;
 export function createCachingFetch(options: CachingFetchOptions): FetchLike {
   const transport = options.fetch ?? globalThis.fetch;
   const { cache, tokens, metrics, log, queue } = options;
+  /** The token last used per resource, to say when the pool moves on. */
+  const lastToken = new Map<string, number>();
 
   return async function perfmineFetch(input, init = {}) {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -54,6 +56,12 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
 
     for (let attempt = 0; ; attempt++) {
       const index = tokens.pick(resource);
+      const previous = lastToken.get(resource);
+      if (previous !== undefined && previous !== index && index >= 0) {
+        metrics.add('github.tokenRotations');
+        log.info({ resource, from: `#${previous}`, to: `#${index}` }, 'GitHub token budget spent; rotating to the next token');
+      }
+      lastToken.set(resource, index);
       if (index >= 0) headers.set('authorization', `token ${tokens.token(index)}`);
       else headers.delete('authorization');
       const started = Date.now();

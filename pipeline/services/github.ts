@@ -106,17 +106,20 @@ export class GitHubService {
     this.octokit = new PerfmineOctokit({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       userAgent: 'perfmine',
-      request: { fetch, retries: options.retries },
+      request: { fetch },
       log: {
         debug: () => undefined,
         info: (message: string) => log.debug({ source: 'octokit' }, message),
         warn: (message: string) => log.warn({ source: 'octokit' }, message),
         error: (message: string) => log.error({ source: 'octokit' }, message),
       },
-      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs },
+      // 406: a diff too large to render; never worth repeating.
+      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 451] },
       throttle: {
         retryAfterBaseValue: options.retryUnitMs,
-        // Search pacing is ours (searchIntervalMs); the plugin's own 2 s spacing would double it.
+        // Concurrency is the github queue's and search pacing is ours (searchIntervalMs): the
+        // plugin's own limiters would only add latency (about 5 ms a request) or double the wait.
+        global: PassThroughGroup as never,
         search: PassThroughGroup as never,
         onRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
           options.metrics.add('github.rateLimited');
