@@ -117,9 +117,7 @@ export class GitHubService {
       retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 451] },
       throttle: {
         retryAfterBaseValue: options.retryUnitMs,
-        // Concurrency is the github queue's and search pacing is ours (searchIntervalMs): the
-        // plugin's own limiters would only add latency (about 5 ms a request) or double the wait.
-        global: PassThroughGroup as never,
+        // Search pacing is ours (searchIntervalMs); the plugin's own 2 s spacing would double it.
         search: PassThroughGroup as never,
         onRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
           options.metrics.add('github.rateLimited');
