@@ -203,8 +203,9 @@ export function expandRenamePath(path: string): { from: string; to: string } | n
 }
 
 /**
- * Files from numstat (counts) and the patch sections (status, exact paths), which git prints in
- * the same order. Without a patch, statuses are inferred from the numstat text alone.
+ * Files from numstat (counts) and/or the patch sections (status, exact paths), which git prints
+ * in the same order. With a patch alone, counts come from the hunks (what numstat counts); with
+ * numstat alone, statuses are inferred from the numstat text.
  */
 export function mergeFileStats(numstat: readonly NumstatEntry[], sections: readonly PatchSection[]): FileChange[] {
   if (sections.length === 0) {
@@ -220,6 +221,12 @@ export function mergeFileStats(numstat: readonly NumstatEntry[], sections: reado
       };
     });
   }
+  if (numstat.length === 0) {
+    return sections.map((s) => {
+      const counts = countHunkLines(s.text);
+      return { path: s.path, previousPath: s.previousPath, status: s.status, additions: counts.additions, deletions: counts.deletions, binary: s.binary };
+    });
+  }
   if (sections.length !== numstat.length) {
     throw new SyntaxError(`git: ${numstat.length} numstat lines but ${sections.length} patch sections`);
   }
@@ -227,6 +234,24 @@ export function mergeFileStats(numstat: readonly NumstatEntry[], sections: reado
     const n = numstat[i]!;
     return { path: s.path, previousPath: s.previousPath, status: s.status, additions: n.additions, deletions: n.deletions, binary: s.binary || n.binary };
   });
+}
+
+/** Added and removed lines of one file section (every line after its first `@@` is a hunk line). */
+export function countHunkLines(section: string): { additions: number; deletions: number } {
+  let additions = 0;
+  let deletions = 0;
+  const first = section.indexOf('\n@@');
+  if (first < 0) return { additions, deletions };
+  let at = first + 1;
+  while (at < section.length) {
+    const end = section.indexOf('\n', at);
+    const c = section.charCodeAt(at);
+    if (c === 43) additions += 1; // '+'
+    else if (c === 45) deletions += 1; // '-'
+    if (end < 0) break;
+    at = end + 1;
+  }
+  return { additions, deletions };
 }
 
 /** Splits a unified git diff into its file sections. */

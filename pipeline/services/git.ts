@@ -114,7 +114,7 @@ export class GitService {
     return new Promise<RunResult>((resolve, reject) => {
       const child = spawn(this.#binary, [...CONFIG_ARGS, '-C', repo, ...args], {
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' },
+        env: gitEnv(),
       });
       const out: Buffer[] = [];
       let err = '';
@@ -205,12 +205,13 @@ export class GitService {
   }
 
   /**
-   * Commits with their file statistics (numstat) and, when asked, their patches; merges are
-   * diffed against their first parent. One process for the whole range.
+   * Commits with their file statistics (numstat) and, when asked, their patches (then the
+   * statistics are counted from the patch, as numstat would); merges are diffed against their
+   * first parent. One process for the whole range.
    */
   async log(repo: string, options: LogOptions = {}): Promise<LogCommit[]> {
-    const args = ['log', `--format=${LOG_FORMAT}`, '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
-    if (options.patch) args.push('-p');
+    // With a patch, counts come from its hunks: adding --numstat would make git diff twice.
+    const args = ['log', `--format=${LOG_FORMAT}`, options.patch ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
     if (options.firstParent) args.push('--first-parent');
     if (options.since) args.push(`--since=${options.since}`);
     if (options.until) args.push(`--until=${options.until}`);
@@ -222,8 +223,7 @@ export class GitService {
   /** Named commits (any order) with numstat and patches against their first parents, in one process. */
   async commits(repo: string, shas: readonly string[], options: { patch?: boolean } = {}): Promise<LogCommit[]> {
     if (shas.length === 0) return [];
-    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${LOG_FORMAT}`, '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
-    if (options.patch ?? true) args.push('-p');
+    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${LOG_FORMAT}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
     return parseLog(await this.text(repo, args, { input: `${shas.join('\n')}\n` }));
   }
 
@@ -325,8 +325,11 @@ export class GitService {
       '--format=%x00%H',
       branch,
       '--',
-      ':(glob)**/asv.conf.json',
-      ':(glob)**/asv.conf.jsonc',
+      // Plain wildcards match across directories and let git stop early far more than
+      // ':(glob)**/' would (0.09 s against 0.22 s on 2,800 mainline commits); the regular
+      // expression below keeps exact names only.
+      '*asv.conf.json',
+      '*asv.conf.jsonc',
     ]);
     // With -z: "\0<sha>\0\0<status>\0<path>\0<status>\0<path>\0..." (name-status fields NUL-separated).
     const out = new Map<string, { path: string; deleted: boolean }[]>();
@@ -347,6 +350,13 @@ export class GitService {
     }
     return out;
   }
+}
+
+/** The environment of every git process: no prompts, no pager, default pathspec semantics. */
+function gitEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' };
+  for (const name of ['GIT_LITERAL_PATHSPECS', 'GIT_GLOB_PATHSPECS', 'GIT_NOGLOB_PATHSPECS', 'GIT_ICASE_PATHSPECS', 'GIT_DIR', 'GIT_WORK_TREE']) delete env[name];
+  return env;
 }
 
 /**

@@ -4,12 +4,10 @@
  * `collect.gitBatchSize`, in plan order, the next batch read ahead), and their asv configs in
  * three processes whatever their number.
  */
-import { loadAsvConfig, saveAsvConfig, type AsvConfigFile } from '../../cache/asv-configs.js';
+import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
-import { hashOf } from '../../pipeline/hash.js';
-import { needsRun } from '../../pipeline/runner.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
 import { repoNameFromRemote, type GitService } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
@@ -36,7 +34,7 @@ export async function requireRepository(git: GitService, path: string): Promise<
   }
 }
 
-export async function planGit(ctx: PipelineContext, scope: Scope, stageVersion: number): Promise<WorkItem<CollectInput>[]> {
+export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkItem<CollectInput>[]> {
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
   const git = ctx.services.git;
   const path = scope.source.path;
@@ -55,7 +53,7 @@ export async function planGit(ctx: PipelineContext, scope: Scope, stageVersion: 
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  sessions.set(ctx.ledger, new GitSession({ git, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, stageVersion, batchSize: ctx.config.collect.gitBatchSize }));
+  sessions.set(ctx.ledger, new GitSession({ git, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
   return items;
 }
 
@@ -63,7 +61,7 @@ export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Pro
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
-    session = new GitSession({ git: ctx.services.git, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], stageVersion: 0, batchSize: 1 });
+    session = new GitSession({ git: ctx.services.git, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
   const record = buildGitPullRequest({
@@ -88,7 +86,6 @@ interface SessionOptions {
   readonly repo: string;
   readonly defaultBranch: string;
   readonly items: readonly WorkItem<GitItemInput>[];
-  readonly stageVersion: number;
   readonly batchSize: number;
 }
 
@@ -138,18 +135,21 @@ class GitSession {
       if (loadAsvConfig(this.#o.db, this.#o.repo, item.input.baseSha) === undefined) bases.add(item.input.baseSha);
     }
     const found = await this.#o.git.findAsvConfigs(this.path, this.#o.defaultBranch, [...bases]);
-    for (const [sha, config] of found) saveAsvConfig(this.#o.db, this.#o.repo, sha, config);
+    saveAsvConfigs(this.#o.db, this.#o.repo, found);
     return found;
   }
 
   /**
-   * Which commits to read: the items the runner will run, i.e. those not already done with the
-   * same input and version. If the first request is for an item that is done (a forced run),
-   * every planned item.
+   * Which commits to read: the items the runner will run. By the first run the runner has put
+   * every item whose input or version changed back to pending, so those are the items not done
+   * or dropped. If the first request is for an item that is done (a forced run), every item.
    */
   #plan(firstSha: string): string[][] {
-    const { items, ledger, stageVersion } = this.#o;
-    const pending = items.filter((item) => needsRun(ledger.get('collect', item.key), hashOf(item.input), stageVersion, false));
+    const { items, ledger } = this.#o;
+    const pending = items.filter((item) => {
+      const status = ledger.get('collect', item.key)?.status;
+      return status !== 'done' && status !== 'dropped';
+    });
     const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
     const shas = chosen.map((i) => i.input.mergeSha);
     const batches: string[][] = [];

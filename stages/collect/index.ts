@@ -29,7 +29,7 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
   },
 
   plan(ctx, scope) {
-    return scope.source.kind === 'git' ? planGit(ctx, scope, VERSION) : planGitHub(ctx, scope);
+    return scope.source.kind === 'git' ? planGit(ctx, scope) : planGitHub(ctx, scope);
   },
 
   async run(ctx, item) {
@@ -51,6 +51,6 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
 
   persist(db, _item, outcome) {
     const record = records.get(outcome);
-    if (record) savePullRequest(db, record);
+    if (record && outcome.status === 'done') savePullRequest(db, record, outcome.output.contentHash);
   },
 });

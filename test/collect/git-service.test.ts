@@ -43,6 +43,13 @@ describe('git adapter', () => {
     expect(merge[0]!.files.map((f) => f.path)).toEqual(['benchmarks/asv.conf.json', 'benchmarks/bench_a.py']);
   });
 
+  it('counts lines from the patch exactly as git --numstat does', async () => {
+    const withPatch = await git.log(repo.path, { revs: ['main'], patch: true });
+    const withNumstat = await git.log(repo.path, { revs: ['main'] });
+    expect(withPatch.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions]))).toEqual(withNumstat.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions])));
+    expect(withPatch.flatMap((c) => c.files).length).toBeGreaterThan(10);
+  });
+
   it('diffs, lists trees, shows files and dates commits', async () => {
     const base = repo.sha(refs.root!);
     const head = repo.sha(refs.addBench!);
