@@ -166,6 +166,11 @@ export class GitService {
     return r !== null && r.code === 0;
   }
 
+  /** Whether the clone is shallow (history cut at some depth). */
+  async isShallow(repo: string): Promise<boolean> {
+    return (await this.text(repo, ['rev-parse', '--is-shallow-repository'])).trim() === 'true';
+  }
+
   /** The full SHA of a revision, or null when it does not exist. */
   async revParse(repo: string, rev: string): Promise<string | null> {
     const r = await this.run(repo, ['rev-parse', '--verify', '-q', `${rev}^{commit}`], { okCodes: [1] });

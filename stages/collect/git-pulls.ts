@@ -80,21 +80,32 @@ export function branchStartDates(commits: ReadonlyMap<string, CommitHeader>, lin
   return out;
 }
 
+export interface GitPullRequests {
+  readonly pulls: GitPrCandidate[];
+  /** PR commits of the window whose first parent is not in the clone (a shallow clone's edge). */
+  readonly withoutBase: number[];
+}
+
 /**
  * The pull requests merged into the branch at `tip` with merged_at in the window, newest first;
  * a number seen twice (a revert and a reland) keeps its most recent commit.
  */
-export function findGitPullRequests(graph: readonly CommitHeader[], tip: string, window: Window): GitPrCandidate[] {
+export function findGitPullRequests(graph: readonly CommitHeader[], tip: string, window: Window): GitPullRequests {
   const commits = new Map(graph.map((c) => [c.sha, c]));
   const line = mainline(commits, tip);
   const starts = branchStartDates(commits, line);
   const out: GitPrCandidate[] = [];
+  const withoutBase: number[] = [];
   const numbers = new Set<number>();
   for (const c of line) {
     if (!inWindow(window, c.committerDate)) continue;
     const subject = parsePrSubject(c.message);
+    if (!subject || numbers.has(subject.number)) continue;
     const base = c.parents[0];
-    if (!subject || base === undefined || numbers.has(subject.number)) continue;
+    if (base === undefined || !commits.has(base)) {
+      withoutBase.push(subject.number);
+      continue;
+    }
     numbers.add(subject.number);
     const isMerge = c.parents.length >= 2;
     const start = isMerge ? starts.get(c.sha) : undefined;
@@ -109,7 +120,7 @@ export function findGitPullRequests(graph: readonly CommitHeader[], tip: string,
       createdFromBranch: start !== undefined,
     });
   }
-  return out;
+  return { pulls: out, withoutBase };
 }
 
 /** The PR title a commit message carries: a merge's second paragraph, a squash's subject without `(#N)`. */

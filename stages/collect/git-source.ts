@@ -47,8 +47,15 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   const started = Date.now();
   const graph = await git.graph(path, tip);
   const wanted = new Set(scope.prs);
-  const candidates = findGitPullRequests(graph, tip, scope.window).filter((c) => wanted.size === 0 || wanted.has(c.number));
+  const found = findGitPullRequests(graph, tip, scope.window);
+  const candidates = found.pulls.filter((c) => wanted.size === 0 || wanted.has(c.number));
   ctx.log.info({ stage: 'collect', repo, path, branch: defaultBranch, commits: graph.length, pulls: candidates.length, ms: Date.now() - started }, 'read the clone\'s history');
+  if (found.withoutBase.length > 0) {
+    ctx.log.warn(
+      { stage: 'collect', repo, path, pulls: found.withoutBase, shallow: await git.isShallow(path) },
+      'pull requests whose base commit is not in the clone are left out (a shallow clone? git fetch --unshallow)',
+    );
+  }
   const items = candidates.map((c): WorkItem<GitItemInput> => {
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };

@@ -47,11 +47,17 @@ describe('pull requests in a git history (pure)', () => {
   });
 
   it('lists the window\'s PRs newest first; a number seen twice keeps its latest commit', () => {
-    const prs = findGitPullRequests(graph, 's3', monthWindow('2025-04'));
+    const { pulls: prs, withoutBase } = findGitPullRequests(graph, 's3', monthWindow('2025-04'));
+    expect(withoutBase).toEqual([]);
     expect(prs.map((p) => [p.number, p.kind, p.mergeSha, p.baseSha, p.headSha, p.createdAt.slice(0, 10), p.mergedAt.slice(0, 10), p.createdFromBranch])).toEqual([
       [1, 'squash', 's2', 'm2', null, '2025-04-19', '2025-04-20', false],
       [3, 'merge', 'm2', 'x', 'd2', '2025-04-03', '2025-04-09', true],
       [2, 'merge', 'm1', 's1', 'b2', '2025-03-20', '2025-04-05', true],
     ]);
+  });
+
+  it('leaves out (and names) PR commits whose base is not in a shallow clone', () => {
+    const shallow = [c('t', ['gone'], 'Tip (#9)', '2025-04-10'), c('u', [], 'Grafted root (#8)', '2025-04-09')];
+    expect(findGitPullRequests(shallow, 't', monthWindow('2025-04'))).toEqual({ pulls: [], withoutBase: [9] });
   });
 });
