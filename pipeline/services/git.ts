@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import type PQueue from 'p-queue';
-import { OutsideServiceError } from '../errors.js';
+import { ConfigError, OutsideServiceError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   ASV_CONFIG_RE,
@@ -375,4 +375,22 @@ export function repoNameFromRemote(url: string | null, directory: string): strin
   }
   const dir = basename(directory.replace(/\/+$/, '')).replace(/\.git$/, '') || 'repo';
   return `local/${dir.replace(/[^A-Za-z0-9_.-]/g, '-')}`;
+}
+
+/** The `owner/name` of a clone: `--repo` when given (one), else its origin remote, else `local/<dir>`. */
+export async function localRepositoryName(git: GitService, path: string, repos: readonly string[]): Promise<string> {
+  if (repos.length > 1) {
+    throw new ConfigError(`--repo: --source git:PATH reads one clone; got ${repos.length} repositories (${repos.join(', ')})`, {
+      reason: 'invalid-flags',
+      fix: 'pass at most one --repo with --source git:PATH (it names the clone)',
+    });
+  }
+  if (repos.length === 1) return repos[0]!;
+  return repoNameFromRemote(await git.remoteUrl(path), path);
+}
+
+export async function requireRepository(git: GitService, path: string): Promise<void> {
+  if (!(await git.isRepository(path))) {
+    throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
+  }
 }

@@ -331,7 +331,8 @@ export function mapGitHubError(error: unknown, what: string): PerfmineError {
   const e = error as { message?: string; name?: string; response?: { headers?: Record<string, string | undefined> } };
   const message = (e.message ?? String(error)).slice(0, 500);
   const headers = e.response?.headers ?? {};
-  if (e.name === 'AbortError' || e.name === 'TimeoutError') {
+  const causeName = (error as { cause?: { name?: string } }).cause?.name;
+  if (e.name === 'AbortError' || e.name === 'TimeoutError' || causeName === 'TimeoutError' || causeName === 'AbortError') {
     return new OutsideServiceError('github', 'github-timeout', `${what}: GitHub did not answer in time`, { retryable: true, cause: error });
   }
   if (status === 401) {

@@ -9,30 +9,12 @@ import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
-import { repoNameFromRemote, type GitService } from '../../pipeline/services/git.js';
+import { localRepositoryName, requireRepository, type GitService } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
 import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, findGitPullRequests, pullUrl } from './git-pulls.js';
 import type { CollectInput, GitItemInput } from './input.js';
 import { prKey, pullRequestSchema, type PullRequest } from './pull-request.js';
-
-/** The `owner/name` of a clone: `--repo` when given (one), else its origin remote, else `local/<dir>`. */
-export async function localRepositoryName(git: GitService, path: string, repos: readonly string[]): Promise<string> {
-  if (repos.length > 1) {
-    throw new ConfigError(`--repo: --source git:PATH reads one clone; got ${repos.length} repositories (${repos.join(', ')})`, {
-      reason: 'invalid-flags',
-      fix: 'pass at most one --repo with --source git:PATH (it names the clone)',
-    });
-  }
-  if (repos.length === 1) return repos[0]!;
-  return repoNameFromRemote(await git.remoteUrl(path), path);
-}
-
-export async function requireRepository(git: GitService, path: string): Promise<void> {
-  if (!(await git.isRepository(path))) {
-    throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
-  }
-}
 
 export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkItem<CollectInput>[]> {
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');

@@ -2,7 +2,7 @@ import { saveRepository, type RepositoryRecord } from '../../cache/repositories.
 import { missingCredential } from '../../pipeline/credentials.js';
 import { ConfigError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
-import { localRepositoryName, requireRepository } from '../collect/git-source.js';
+import { localRepositoryName, requireRepository } from '../../pipeline/services/git.js';
 import { describeClone, enrichFromGitHub } from './enrich.js';
 import type { DiscoverInput } from './input.js';
 import { listCandidates } from './sources.js';

@@ -312,6 +312,14 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
     expect(gh.requests((r) => r.path === '/repos/acme/elsewhere/issues/7')).toHaveLength(1); // a 404 is never retried
   });
 
+  it('a request that never answers fails the item with github-timeout after the configured timeout', async () => {
+    gh = await FakeGitHub.start({ repos: [repository([linkedPull])] });
+    gh.inject({ path: `/repos/${REPO}/pulls/101`, fault: { kind: 'hang' } });
+    const t = setup(gh, { github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 300, retries: 0 } });
+    const report = await runStage(t.ctx, collectStage, testScope({ repos: [REPO], prs: [101] }));
+    expect(report.failed).toEqual({ 'github-timeout': 1 });
+  });
+
   it('without a token, the stage stops before any item and names the variable', async () => {
     gh = await FakeGitHub.start({ repos: [repository()] });
     const t = setup(gh, {}, []);

@@ -6,7 +6,8 @@
  * pull request's file list, the 1,000-result cap of search, and the 406 of a diff too large.
  *
  * Faults are injected per request (`inject`): a secondary rate limit (403/429 + retry-after), a
- * primary rate limit, any status (429, 502 ...), a connection reset, a truncated JSON body.
+ * primary rate limit, any status (429, 502 ...), a connection reset, a truncated JSON body, no
+ * answer at all.
  * Every request is logged (method, path, conditional or not, status, token) so that tests can
  * count them.
  *
@@ -106,7 +107,9 @@ export type Fault =
   | { readonly kind: 'rate-limit' }
   | { readonly kind: 'status'; readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'reset' }
-  | { readonly kind: 'truncate' };
+  | { readonly kind: 'truncate' }
+  /** Never answers (until the server closes): for client timeouts. */
+  | { readonly kind: 'hang' };
 
 export interface FaultRule {
   readonly fault: Fault;
@@ -366,6 +369,9 @@ export class FakeGitHub {
       case 'reset':
         log(0, fault.kind);
         res.socket?.destroy();
+        return;
+      case 'hang':
+        log(0, fault.kind);
         return;
       case 'truncate': {
         // Half a JSON document, cleanly ended: what a proxy that gives up half-way leaves.
