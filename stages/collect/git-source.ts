@@ -1,8 +1,8 @@
 /**
  * Collect from a local clone with git, no API. The plan walks the history once without diffs;
- * the items' commits are then read in a few `git log -p --numstat` processes (batches of
- * `collect.gitBatchSize`, in plan order, the next batch read ahead), and their asv configs in
- * three processes whatever their number.
+ * the items' commits are then read in a few `git log -p` processes (batches of
+ * `collect.gitBatchSize`, in plan order, the next batch read ahead; line counts come from the
+ * patches), and the asv configs of their base commits in three processes whatever their number.
  */
 import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
