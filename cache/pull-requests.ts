@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { hashOf } from '../pipeline/hash.js';
 import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
 import type { Db } from './store.js';
@@ -7,23 +8,27 @@ export function pullRequestHash(pr: PullRequest): string {
   return hashOf(pr);
 }
 
+const saveStatements = new WeakMap<Db, Statement<unknown[]>>();
+
 /**
  * Stores a collected pull request. Idempotent: an identical record writes nothing. Returns
- * whether a row was written.
+ * whether a row was written. `contentHash`, when the caller has it, must be `pullRequestHash(pr)`.
  */
-export function savePullRequest(db: Db, pr: PullRequest): boolean {
-  const contentHash = pullRequestHash(pr);
+export function savePullRequest(db: Db, pr: PullRequest, contentHash: string = pullRequestHash(pr)): boolean {
   const { diff, ...rest } = pr;
-  const info = db
-    .prepare(
+  let statement = saveStatements.get(db);
+  if (!statement) {
+    statement = db.prepare<unknown[]>(
       `INSERT INTO pull_requests (repo, number, merged_at, base_sha, merge_sha, content_hash, record, diff)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (repo, number) DO UPDATE SET
          merged_at = excluded.merged_at, base_sha = excluded.base_sha, merge_sha = excluded.merge_sha,
          content_hash = excluded.content_hash, record = excluded.record, diff = excluded.diff
        WHERE pull_requests.content_hash <> excluded.content_hash`,
-    )
-    .run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, contentHash, JSON.stringify(rest), diff);
+    );
+    saveStatements.set(db, statement);
+  }
+  const info = statement.run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, contentHash, JSON.stringify(rest), diff);
   return info.changes > 0;
 }
 

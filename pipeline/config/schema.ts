@@ -31,6 +31,19 @@ const githubSection = z
     concurrency: positiveInt.default(4),
     /** Per-request timeout. */
     timeoutMs: positiveInt.default(30_000),
+    /** Retries of a failed request (5xx, connection reset, truncated body), with growing waits. */
+    retries: z.number().int().nonnegative().default(3),
+    /**
+     * Milliseconds per second of every retry wait (`retry-after`, rate-limit resets, backoff
+     * steps 1, 4, 9 ...). Tests set 1 so that a `retry-after: 1` costs a millisecond.
+     */
+    retryUnitMs: positiveInt.default(1000),
+    /** Longest wait for a spent primary rate limit (every token) to reset before the item fails. */
+    maxRateLimitWaitSeconds: nonNegative.default(900),
+    /** Retries after a secondary rate limit (each waits `retry-after`). */
+    secondaryRateLimitRetries: z.number().int().nonnegative().default(3),
+    /** Responses larger than this are not kept in the ETag cache. */
+    maxCachedBodyBytes: positiveInt.default(8 * 1024 * 1024),
   })
   .strict();
 

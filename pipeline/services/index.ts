@@ -4,10 +4,13 @@ import type { Credentials } from '../credentials.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import type { Queues } from '../queues.js';
+import { BigQueryService } from './bigquery.js';
 import { DockerService } from './docker.js';
 import { OpenAiLlmService } from './llm.js';
 import { resolveLlmApiKey } from './llm-key.js';
 import type { LlmService } from './llm-port.js';
+import { GitService } from './git.js';
+import { GitHubService } from './github.js';
 
 /** What adapters are built from. */
 export interface ServiceDeps {
@@ -17,7 +20,7 @@ export interface ServiceDeps {
   readonly metrics: Metrics;
   readonly queues: Queues;
   readonly runId: number | null;
-  /** The store (the LLM adapter caches answers and accounts requests in it). */
+  /** The store: the LLM adapter caches answers in it, the GitHub adapter its ETags. */
   readonly db: Db;
 }
 
@@ -26,16 +29,45 @@ export interface Services {
   readonly docker: DockerService;
   /** Throws a ConfigError under `--llm none`, or when OPENAI_API_KEY is missing for a remote server. */
   readonly llm: LlmService;
+  readonly github: GitHubService;
+  readonly git: GitService;
+  readonly bigquery: BigQueryService;
 }
 
 export interface ServiceOverrides {
   readonly docker?: DockerService;
   readonly llm?: LlmService;
+  readonly github?: GitHubService;
+  readonly git?: GitService;
+  readonly bigquery?: BigQueryService;
+}
+
+/** The GitHub adapter as the configuration says (tests call it with a loopback baseUrl). */
+export function createGitHubService(deps: ServiceDeps): GitHubService {
+  const gh = deps.config.github;
+  return new GitHubService({
+    baseUrl: gh.baseUrl,
+    tokens: deps.credentials.githubTokens,
+    queue: deps.queues.github,
+    timeoutMs: gh.timeoutMs,
+    metrics: deps.metrics,
+    log: deps.log.child({ service: 'github' }),
+    db: deps.db ?? null,
+    retries: gh.retries,
+    retryUnitMs: gh.retryUnitMs,
+    maxRateLimitWaitSeconds: gh.maxRateLimitWaitSeconds,
+    secondaryRateLimitRetries: gh.secondaryRateLimitRetries,
+    searchIntervalMs: deps.config.discover.codeSearch.intervalMs,
+    maxCachedBodyBytes: gh.maxCachedBodyBytes,
+  });
 }
 
 export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = {}): Services {
   let docker = overrides.docker;
   let llm = overrides.llm;
+  let github = overrides.github;
+  let git = overrides.git;
+  let bigquery = overrides.bigquery;
   return {
     get docker() {
       return (docker ??= new DockerService({ runLabel: String(deps.runId ?? 1) }));
@@ -54,6 +86,21 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
         runId: deps.runId,
       });
       return llm;
+    },
+    get github() {
+      return (github ??= createGitHubService(deps));
+    },
+    get git() {
+      return (git ??= new GitService({ queue: deps.queues.git, timeoutMs: deps.config.collect.gitTimeoutMs, log: deps.log.child({ service: 'git' }) }));
+    },
+    get bigquery() {
+      return (bigquery ??= new BigQueryService({
+        projectId: deps.credentials.bigqueryProject,
+        location: deps.config.discover.bigquery.location,
+        queue: deps.queues.bigquery,
+        timeoutMs: deps.config.discover.bigquery.timeoutMs,
+        log: deps.log.child({ service: 'bigquery' }),
+      }));
     },
   };
 }

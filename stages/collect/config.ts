@@ -1,4 +1,18 @@
 import { z } from 'zod';
 
 /** Configuration of the collect stage (the `collect` key of perfmine.config.json). */
-export const collectConfig = z.object({}).strict();
+export const collectConfig = z
+  .object({
+    /** Linked issues fetched per pull request (in order of appearance; closing keywords first). */
+    maxLinkedIssues: z.number().int().nonnegative().default(10),
+    /** Page size of the pull request list (GitHub's maximum is 100). */
+    listPerPage: z.number().int().min(1).max(100).default(100),
+    /** Fetch conversation and review comments. */
+    comments: z.boolean().default(true),
+    /** Longest a single git process may run (the git source reads whole histories). */
+    gitTimeoutMs: z.number().int().positive().default(600_000),
+    /** Commits read per git process by the git source (bounds memory; each batch is one `git log`). */
+    gitBatchSize: z.number().int().positive().default(500),
+  })
+  .strict();
+export type CollectConfig = z.infer<typeof collectConfig>;

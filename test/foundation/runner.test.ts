@@ -189,7 +189,7 @@ describe('runner through the CLI in a child process', () => {
     expect(second.stderr).toMatch(/fix: wait for it to finish, or point --db at another file/);
     first.kill('SIGKILL');
     await firstDone;
-    const third = await runCli(['run', '--db', db, '--month', '2025-04']);
+    const third = await collect(spawnNode(TEST_CLI, ['stage', 'collect', '--db', db, ...window], { env: { COUNT: '5' } }));
     expect(third.stderr).not.toMatch(/another perfmine/);
     expect(third.code).toBe(0);
   });

@@ -1,0 +1,51 @@
+import type { Db } from './store.js';
+import { nowIso } from './store.js';
+
+export interface AsvConfigFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+/**
+ * The asv config found at a commit, per (repo, sha) (table `asv_configs`). A commit's tree never
+ * changes, so an entry is final. `undefined`: never looked up; `null`: looked up, there is none.
+ */
+export function loadAsvConfig(db: Db, repo: string, sha: string): AsvConfigFile | null | undefined {
+  const row = statements(db).load.get(repo, sha);
+  if (!row) return undefined;
+  return row.path === null || row.text === null ? null : { path: row.path, text: row.text };
+}
+
+export function saveAsvConfig(db: Db, repo: string, sha: string, config: AsvConfigFile | null): void {
+  statements(db).save.run(repo, sha, config?.path ?? null, config?.text ?? null, nowIso());
+}
+
+/** Many lookups of one repository in one transaction. */
+export function saveAsvConfigs(db: Db, repo: string, configs: ReadonlyMap<string, AsvConfigFile | null>): void {
+  const save = statements(db).save;
+  const now = nowIso();
+  db.transaction(() => {
+    for (const [sha, config] of configs) save.run(repo, sha, config?.path ?? null, config?.text ?? null, now);
+  })();
+}
+
+function makeStatements(db: Db) {
+  return {
+    load: db.prepare<[string, string], { path: string | null; text: string | null }>('SELECT path, text FROM asv_configs WHERE repo = ? AND sha = ?'),
+    save: db.prepare<[string, string, string | null, string | null, string]>(
+      `INSERT INTO asv_configs (repo, sha, path, text, checked_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (repo, sha) DO UPDATE SET path = excluded.path, text = excluded.text, checked_at = excluded.checked_at`,
+    ),
+  };
+}
+
+const prepared = new WeakMap<Db, ReturnType<typeof makeStatements>>();
+
+function statements(db: Db): ReturnType<typeof makeStatements> {
+  let s = prepared.get(db);
+  if (!s) {
+    s = makeStatements(db);
+    prepared.set(db, s);
+  }
+  return s;
+}

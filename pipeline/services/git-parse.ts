@@ -1,0 +1,439 @@
+/**
+ * Parsers for git's output (pure: text in, data out). The git adapter asks git for records laid
+ * out as `\0<header fields separated by \x1f>\0<numstat lines>\n<patch>`, so that one process
+ * gives many commits with their file statistics and diffs.
+ */
+import type { FileChange } from '../../stages/collect/pull-request.js';
+
+/** The `--format` that `parseCommitHeader` reads. `%B` (the raw message) is last: it may hold anything but NUL. */
+export const LOG_FORMAT = '%x00%H%x1f%P%x1f%at%x1f%ct%x1f%an%x1f%ae%x1f%B%x00';
+/** A lighter format without the message body, for walking the graph. */
+export const GRAPH_FORMAT = '%x00%H%x1f%P%x1f%at%x1f%ct%x1f%s%x00';
+
+export interface CommitHeader {
+  readonly sha: string;
+  readonly parents: readonly string[];
+  /** ISO 8601 UTC. */
+  readonly authorDate: string;
+  readonly committerDate: string;
+  readonly authorName: string;
+  readonly authorEmail: string;
+  /** The whole message (GRAPH_FORMAT: the subject only). */
+  readonly message: string;
+}
+
+export interface NumstatEntry {
+  readonly additions: number;
+  readonly deletions: number;
+  readonly binary: boolean;
+  /** As git printed it, unquoted; a rename reads `old => new` or `dir/{old => new}/x`. */
+  readonly path: string;
+}
+
+export interface PatchSection {
+  readonly path: string;
+  readonly previousPath: string | null;
+  readonly status: FileChange['status'];
+  readonly binary: boolean;
+  /** The section's text, from `diff --git` to the next one. */
+  readonly text: string;
+}
+
+export interface LogCommit extends CommitHeader {
+  readonly files: readonly FileChange[];
+  /** The commit's patch against its first parent (empty unless asked for). */
+  readonly patch: string;
+}
+
+function isoFromEpoch(text: string): string {
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds)) throw new SyntaxError(`git: not a timestamp: "${text}"`);
+  return new Date(seconds * 1000).toISOString();
+}
+
+/** Reads a header written with LOG_FORMAT (7 fields) or GRAPH_FORMAT (5 fields). */
+export function parseCommitHeader(text: string): CommitHeader {
+  const parts = text.split('\x1f');
+  if (parts.length === 5) {
+    const [sha, parents, at, ct, subject] = parts as [string, string, string, string, string];
+    return {
+      sha,
+      parents: parents ? parents.split(' ') : [],
+      authorDate: isoFromEpoch(at),
+      committerDate: isoFromEpoch(ct),
+      authorName: '',
+      authorEmail: '',
+      message: subject,
+    };
+  }
+  if (parts.length < 7) throw new SyntaxError(`git: malformed commit header (${parts.length} fields)`);
+  const [sha, parents, at, ct, name, email] = parts as [string, string, string, string, string, string];
+  const message = parts.slice(6).join('\x1f').replace(/\n+$/, '');
+  return {
+    sha,
+    parents: parents ? parents.split(' ') : [],
+    authorDate: isoFromEpoch(at),
+    committerDate: isoFromEpoch(ct),
+    authorName: name,
+    authorEmail: email,
+    message,
+  };
+}
+
+/**
+ * Splits a stream of bytes on NUL. Feed chunks; complete pieces come out in order. Decoding is
+ * done per piece, so a multi-byte character split between chunks is never broken.
+ */
+export class NulSplitter {
+  #pending: Buffer[] = [];
+
+  push(chunk: Buffer): string[] {
+    const out: string[] = [];
+    let start = 0;
+    for (;;) {
+      const at = chunk.indexOf(0, start);
+      if (at < 0) break;
+      this.#pending.push(chunk.subarray(start, at));
+      out.push(Buffer.concat(this.#pending).toString('utf8'));
+      this.#pending = [];
+      start = at + 1;
+    }
+    if (start < chunk.length) this.#pending.push(chunk.subarray(start));
+    return out;
+  }
+
+  /** What is left after the last NUL. */
+  end(): string {
+    const rest = Buffer.concat(this.#pending).toString('utf8');
+    this.#pending = [];
+    return rest;
+  }
+}
+
+/**
+ * Turns the NUL-separated pieces of `git log --format=LOG_FORMAT [--numstat] [-p]` back into
+ * commits. Pieces alternate: '' (before the first record), header, body, header, body, ...
+ */
+export class LogRecordReader {
+  #header: CommitHeader | null = null;
+  #first = true;
+
+  /** Feeds one piece; returns a commit when a header and its body are complete. */
+  piece(text: string): LogCommit | null {
+    if (this.#first) {
+      this.#first = false;
+      if (text.trim() === '') return null;
+    }
+    if (this.#header === null) {
+      this.#header = parseCommitHeader(text);
+      return null;
+    }
+    const header = this.#header;
+    this.#header = null;
+    return { ...header, ...parseCommitBody(text) };
+  }
+
+  /** Feeds the text after the last NUL (the body of the last commit). */
+  end(rest: string): LogCommit | null {
+    if (this.#header === null) {
+      if (rest.trim() !== '') throw new SyntaxError('git: output after the last commit');
+      return null;
+    }
+    const header = this.#header;
+    this.#header = null;
+    return { ...header, ...parseCommitBody(rest) };
+  }
+}
+
+/** Parses every commit of a complete `git log --format=LOG_FORMAT` output. */
+export function parseLog(output: string): LogCommit[] {
+  const reader = new LogRecordReader();
+  const pieces = output.split('\0');
+  const last = pieces.pop() ?? '';
+  const commits: LogCommit[] = [];
+  for (const piece of pieces) {
+    const c = reader.piece(piece);
+    if (c) commits.push(c);
+  }
+  const c = reader.end(last);
+  if (c) commits.push(c);
+  return commits;
+}
+
+const NUMSTAT_RE = /^(\d+|-)\t(\d+|-)\t(.*)$/;
+
+/** The part of a record after its header: numstat lines, then the patch (if any). */
+export function parseCommitBody(text: string): { files: FileChange[]; patch: string } {
+  const diffAt = text.startsWith('diff --git ') ? 0 : text.indexOf('\ndiff --git ');
+  const head = diffAt < 0 ? text : text.slice(0, diffAt);
+  const patch = diffAt < 0 ? '' : text.slice(diffAt === 0 ? 0 : diffAt + 1);
+  const numstat: NumstatEntry[] = [];
+  for (const line of head.split('\n')) {
+    if (line === '') continue;
+    const entry = parseNumstatLine(line);
+    if (!entry) throw new SyntaxError(`git: unexpected line in numstat output: ${JSON.stringify(line.slice(0, 200))}`);
+    numstat.push(entry);
+  }
+  const sections = patch === '' ? [] : parsePatch(patch);
+  return { files: mergeFileStats(numstat, sections), patch };
+}
+
+export function parseNumstatLine(line: string): NumstatEntry | null {
+  const m = NUMSTAT_RE.exec(line);
+  if (!m) return null;
+  const binary = m[1] === '-' || m[2] === '-';
+  return {
+    additions: binary ? 0 : Number(m[1]),
+    deletions: binary ? 0 : Number(m[2]),
+    binary,
+    path: unquoteGitPath(m[3]!),
+  };
+}
+
+/** `a/{old => new}/c` → { from: 'a/old/c', to: 'a/new/c' }; `old => new` likewise; else null. */
+export function expandRenamePath(path: string): { from: string; to: string } | null {
+  const braced = /^(.*)\{(.*) => (.*)\}(.*)$/.exec(path);
+  if (braced) {
+    const [, pre, from, to, post] = braced as unknown as [string, string, string, string, string];
+    const join = (mid: string) => `${pre}${mid}${post}`.replace(/\/\//g, '/');
+    return { from: join(from), to: join(to) };
+  }
+  const plain = /^(.*) => (.*)$/.exec(path);
+  return plain ? { from: plain[1]!, to: plain[2]! } : null;
+}
+
+/**
+ * Files from numstat (counts) and/or the patch sections (status, exact paths), which git prints
+ * in the same order. With a patch alone, counts come from the hunks (what numstat counts); with
+ * numstat alone, statuses are inferred from the numstat text.
+ */
+export function mergeFileStats(numstat: readonly NumstatEntry[], sections: readonly PatchSection[]): FileChange[] {
+  if (sections.length === 0) {
+    return numstat.map((n) => {
+      const rename = expandRenamePath(n.path);
+      return {
+        path: rename ? rename.to : n.path,
+        previousPath: rename ? rename.from : null,
+        status: rename ? 'renamed' : 'modified',
+        additions: n.additions,
+        deletions: n.deletions,
+        binary: n.binary,
+      };
+    });
+  }
+  if (numstat.length === 0) {
+    return sections.map((s) => {
+      const counts = countHunkLines(s.text);
+      return { path: s.path, previousPath: s.previousPath, status: s.status, additions: counts.additions, deletions: counts.deletions, binary: s.binary };
+    });
+  }
+  if (sections.length !== numstat.length) {
+    throw new SyntaxError(`git: ${numstat.length} numstat lines but ${sections.length} patch sections`);
+  }
+  return sections.map((s, i) => {
+    const n = numstat[i]!;
+    return { path: s.path, previousPath: s.previousPath, status: s.status, additions: n.additions, deletions: n.deletions, binary: s.binary || n.binary };
+  });
+}
+
+/** Added and removed lines of one file section (every line after its first `@@` is a hunk line). */
+export function countHunkLines(section: string): { additions: number; deletions: number } {
+  let additions = 0;
+  let deletions = 0;
+  const first = section.indexOf('\n@@');
+  if (first < 0) return { additions, deletions };
+  let at = first + 1;
+  while (at < section.length) {
+    const end = section.indexOf('\n', at);
+    const c = section.charCodeAt(at);
+    if (c === 43) additions += 1; // '+'
+    else if (c === 45) deletions += 1; // '-'
+    if (end < 0) break;
+    at = end + 1;
+  }
+  return { additions, deletions };
+}
+
+/** Splits a unified git diff into its file sections. */
+export function parsePatch(patch: string): PatchSection[] {
+  const sections: PatchSection[] = [];
+  let start = patch.indexOf('diff --git ');
+  while (start >= 0) {
+    const next = patch.indexOf('\ndiff --git ', start + 1);
+    const end = next < 0 ? patch.length : next + 1;
+    sections.push(parseSection(patch.slice(start, end)));
+    start = next < 0 ? -1 : next + 1;
+  }
+  return sections;
+}
+
+function parseSection(text: string): PatchSection {
+  const lines = text.split('\n');
+  let status: FileChange['status'] = 'modified';
+  let from: string | null = null;
+  let to: string | null = null;
+  let renameFrom: string | null = null;
+  let renameTo: string | null = null;
+  let binary = false;
+  let modeChange = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith('@@')) break;
+    if (line.startsWith('new file mode')) status = 'added';
+    else if (line.startsWith('deleted file mode')) status = 'removed';
+    else if (line.startsWith('rename from ')) renameFrom = unquoteGitPath(line.slice(12));
+    else if (line.startsWith('rename to ')) renameTo = unquoteGitPath(line.slice(10));
+    else if (line.startsWith('copy from ')) {
+      renameFrom = unquoteGitPath(line.slice(10));
+      status = 'copied';
+    } else if (line.startsWith('copy to ')) renameTo = unquoteGitPath(line.slice(8));
+    else if (line.startsWith('old mode ')) modeChange = true;
+    else if (line.startsWith('--- ')) from = diffSidePath(line.slice(4), 'a/');
+    else if (line.startsWith('+++ ')) to = diffSidePath(line.slice(4), 'b/');
+    else if (line.startsWith('Binary files ') || line === 'GIT binary patch') binary = true;
+  }
+  if (renameFrom !== null && renameTo !== null) {
+    return { path: renameTo, previousPath: renameFrom, status: status === 'copied' ? 'copied' : 'renamed', binary, text };
+  }
+  let path = to ?? from;
+  if (path === null) {
+    const fromBinary = binary ? binaryLinePaths(lines) : null;
+    path = fromBinary ?? headerPath(lines[0]!);
+  }
+  if (status === 'modified' && modeChange && from === null && to === null && !binary) status = 'changed';
+  return { path, previousPath: null, status, binary, text };
+}
+
+/** `a/path`, `"a/p\303\251"` or `/dev/null` (→ null); a trailing TAB (names with spaces) is dropped. */
+function diffSidePath(raw: string, prefix: string): string | null {
+  const value = raw.endsWith('\t') ? raw.slice(0, -1) : raw;
+  if (value === '/dev/null') return null;
+  const path = unquoteGitPath(value);
+  return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+}
+
+function binaryLinePaths(lines: readonly string[]): string | null {
+  const line = lines.find((l) => l.startsWith('Binary files '));
+  if (!line) return null;
+  const m = /^Binary files (.*) and (.*) differ$/.exec(line);
+  if (!m) return null;
+  return diffSidePath(m[2]!, 'b/') ?? diffSidePath(m[1]!, 'a/');
+}
+
+/** The path of `diff --git a/P b/P` when both sides are equal (quoted or not). */
+export function headerPath(line: string): string {
+  const rest = line.slice('diff --git '.length);
+  if (rest.startsWith('"')) {
+    const end = closingQuote(rest, 0);
+    return diffSidePath(rest.slice(0, end + 1), 'a/') ?? '';
+  }
+  // `a/P b/P`: both halves have the same length.
+  const half = (rest.length - 1) / 2;
+  if (Number.isInteger(half)) return rest.slice(2, half);
+  return rest.slice(2, rest.indexOf(' b/'));
+}
+
+function closingQuote(text: string, open: number): number {
+  for (let i = open + 1; i < text.length; i++) {
+    if (text[i] === '\\') i += 1;
+    else if (text[i] === '"') return i;
+  }
+  return text.length - 1;
+}
+
+const ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/** Undoes git's C-style quoting of a path (`"\303\251.txt"` → `é.txt`); unquoted text is returned as is. */
+export function unquoteGitPath(text: string): string {
+  if (!(text.startsWith('"') && text.endsWith('"') && text.length >= 2)) return text;
+  const body = text.slice(1, -1);
+  const bytes: number[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const next = body[i + 1] ?? '';
+    if (/[0-7]/.test(next)) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(ESCAPES[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** One entry of `git ls-tree -z` (`<mode> <type> <oid>\t<path>`), or `-l` with the size. */
+export interface TreeEntry {
+  readonly mode: string;
+  readonly type: 'blob' | 'tree' | 'commit';
+  readonly oid: string;
+  readonly size: number | null;
+  readonly path: string;
+}
+
+export function parseLsTree(output: string): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  for (const record of output.split('\0')) {
+    if (record === '') continue;
+    const tab = record.indexOf('\t');
+    if (tab < 0) throw new SyntaxError(`git: malformed ls-tree entry: ${JSON.stringify(record.slice(0, 200))}`);
+    const fields = record.slice(0, tab).trim().split(/\s+/);
+    const [mode, type, oid, size] = fields as [string, string, string, string | undefined];
+    if (type !== 'blob' && type !== 'tree' && type !== 'commit') throw new SyntaxError(`git: unknown object type ${type}`);
+    entries.push({ mode, type, oid, size: size === undefined || size === '-' ? null : Number(size), path: record.slice(tab + 1) });
+  }
+  return entries;
+}
+
+/** The file name of an asv config, as asv itself accepts it. */
+export const ASV_CONFIG_RE = /(^|\/)asv\.conf\.jsonc?$/;
+
+/**
+ * The asv config among a tree's paths: the shallowest one (the repository root first, then
+ * `benchmarks/` and the like), `.json` before `.jsonc`, then by name. Null when there is none.
+ */
+export function pickAsvConfigPath(paths: Iterable<string>): string | null {
+  const found = [...paths].filter((p) => ASV_CONFIG_RE.test(p));
+  if (found.length === 0) return null;
+  found.sort((a, b) => depth(a) - depth(b) || a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  return found[0]!;
+}
+
+function depth(path: string): number {
+  return path.split('/').length;
+}
+
+/** One `git cat-file --batch` answer: the header line tells how many bytes follow. */
+export interface CatFileObject {
+  readonly request: string;
+  readonly oid: string | null;
+  readonly type: string | null;
+  /** Null when the object is missing. */
+  readonly content: Buffer | null;
+}
+
+/** Parses the complete output of `git cat-file --batch` for the given requests (in order). */
+export function parseCatFileBatch(output: Buffer, requests: readonly string[]): CatFileObject[] {
+  const out: CatFileObject[] = [];
+  let at = 0;
+  for (const request of requests) {
+    const nl = output.indexOf(10, at);
+    if (nl < 0) throw new SyntaxError('git: cat-file output ended early');
+    const header = output.subarray(at, nl).toString('utf8');
+    at = nl + 1;
+    if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
+      out.push({ request, oid: null, type: null, content: null });
+      continue;
+    }
+    const [oid, type, size] = header.split(' ') as [string, string, string];
+    const n = Number(size);
+    if (!Number.isInteger(n)) throw new SyntaxError(`git: malformed cat-file header ${JSON.stringify(header)}`);
+    out.push({ request, oid, type, content: output.subarray(at, at + n) });
+    at += n + 1;
+  }
+  return out;
+}

@@ -1,0 +1,165 @@
+/**
+ * Collect from a local clone with git, no API. The plan walks the history once without diffs;
+ * the items' commits are then read in a few `git log -p` processes (batches of
+ * `collect.gitBatchSize`, in plan order, the next batch read ahead; line counts come from the
+ * patches), and the asv configs of their base commits in three processes whatever their number.
+ */
+import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
+import type { Db } from '../../cache/store.js';
+import type { Ledger } from '../../cache/ledger.js';
+import { ConfigError, ItemError } from '../../pipeline/errors.js';
+import type { LogCommit } from '../../pipeline/services/git-parse.js';
+import { localRepositoryName, requireRepository, type GitService } from '../../pipeline/services/git.js';
+import type { Scope } from '../../pipeline/scope.js';
+import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
+import { buildGitPullRequest, findGitPullRequests, pullUrl } from './git-pulls.js';
+import type { CollectInput, GitItemInput } from './input.js';
+import { prKey, pullRequestSchema, type PullRequest } from './pull-request.js';
+
+export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkItem<CollectInput>[]> {
+  if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
+  const git = ctx.services.git;
+  const path = scope.source.path;
+  await requireRepository(git, path);
+  const repo = await localRepositoryName(git, path, scope.repos);
+  const defaultBranch = await git.defaultBranch(path);
+  const tip = await git.revParse(path, defaultBranch);
+  if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
+  const remote = await git.remoteUrl(path);
+  const started = Date.now();
+  const graph = await git.graph(path, tip);
+  const wanted = new Set(scope.prs);
+  const found = findGitPullRequests(graph, tip, scope.window);
+  const candidates = found.pulls.filter((c) => wanted.size === 0 || wanted.has(c.number));
+  ctx.log.info({ stage: 'collect', repo, path, branch: defaultBranch, commits: graph.length, pulls: candidates.length, ms: Date.now() - started }, 'read the clone\'s history');
+  if (found.withoutBase.length > 0) {
+    ctx.log.warn(
+      { stage: 'collect', repo, path, pulls: found.withoutBase, shallow: await git.isShallow(path) },
+      'pull requests whose base commit is not in the clone are left out (a shallow clone? git fetch --unshallow)',
+    );
+  }
+  const items = candidates.map((c): WorkItem<GitItemInput> => {
+    const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
+    return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
+  });
+  sessions.set(ctx.ledger, new GitSession({ git, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
+  return items;
+}
+
+export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Promise<PullRequest> {
+  let session = sessions.get(ctx.ledger);
+  if (!session || session.path !== input.path) {
+    // Run without this process's plan (another caller): read just this commit.
+    session = new GitSession({ git: ctx.services.git, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
+  }
+  const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
+  const record = buildGitPullRequest({
+    repo: input.repo,
+    defaultBranch: input.defaultBranch,
+    candidate: input,
+    commit,
+    asvConfig,
+    url: pullUrl(input.remote, input.repo, input.number),
+  });
+  return pullRequestSchema.parse(record);
+}
+
+/** The git reads of one plan, shared by its items (keyed by the run's ledger). */
+const sessions = new WeakMap<Ledger, GitSession>();
+
+interface SessionOptions {
+  readonly git: GitService;
+  readonly db: Db;
+  readonly ledger: Ledger;
+  readonly path: string;
+  readonly repo: string;
+  readonly defaultBranch: string;
+  readonly items: readonly WorkItem<GitItemInput>[];
+  readonly batchSize: number;
+}
+
+class GitSession {
+  readonly path: string;
+  readonly #o: SessionOptions;
+  /** Commits to read, in plan order, cut into batches; decided at the first request. */
+  #batches: string[][] | null = null;
+  readonly #batchOf = new Map<string, number>();
+  readonly #loading = new Map<number, Promise<Map<string, LogCommit>>>();
+  #asv: Promise<Map<string, AsvConfigFile | null>> | null = null;
+
+  constructor(options: SessionOptions) {
+    this.#o = options;
+    this.path = options.path;
+  }
+
+  /** A commit with its files and patch against its first parent. */
+  async commit(sha: string): Promise<LogCommit> {
+    this.#batches ??= this.#plan(sha);
+    const index = this.#batchOf.get(sha);
+    if (index === undefined) return this.#single(sha);
+    const batch = await this.#load(index);
+    if (index + 1 < this.#batches.length) void this.#load(index + 1).catch(() => undefined);
+    const commit = batch.get(sha);
+    if (!commit) throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
+    batch.delete(sha);
+    if (batch.size === 0) this.#loading.delete(index);
+    return commit;
+  }
+
+  /** The asv config at a base commit: the store first, then one batched git read for all bases of the plan. */
+  async asvConfig(baseSha: string): Promise<AsvConfigFile | null> {
+    const stored = loadAsvConfig(this.#o.db, this.#o.repo, baseSha);
+    if (stored !== undefined) return stored;
+    this.#asv ??= this.#readAsvConfigs(baseSha);
+    const found = await this.#asv;
+    if (found.has(baseSha)) return found.get(baseSha)!;
+    const one = await this.#o.git.findAsvConfig(this.path, baseSha);
+    saveAsvConfig(this.#o.db, this.#o.repo, baseSha, one);
+    return one;
+  }
+
+  async #readAsvConfigs(first: string): Promise<Map<string, AsvConfigFile | null>> {
+    const bases = new Set<string>([first]);
+    for (const item of this.#o.items) {
+      if (loadAsvConfig(this.#o.db, this.#o.repo, item.input.baseSha) === undefined) bases.add(item.input.baseSha);
+    }
+    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.defaultBranch, [...bases]);
+    saveAsvConfigs(this.#o.db, this.#o.repo, found);
+    return found;
+  }
+
+  /**
+   * Which commits to read: the items the runner will run. By the first run the runner has put
+   * every item whose input or version changed back to pending, so those are the items not done
+   * or dropped. If the first request is for an item that is done (a forced run), every item.
+   */
+  #plan(firstSha: string): string[][] {
+    const { items, ledger } = this.#o;
+    const pending = items.filter((item) => {
+      const status = ledger.get('collect', item.key)?.status;
+      return status !== 'done' && status !== 'dropped';
+    });
+    const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
+    const shas = chosen.map((i) => i.input.mergeSha);
+    const batches: string[][] = [];
+    for (let i = 0; i < shas.length; i += this.#o.batchSize) batches.push(shas.slice(i, i + this.#o.batchSize));
+    batches.forEach((batch, index) => batch.forEach((sha) => this.#batchOf.set(sha, index)));
+    return batches;
+  }
+
+  #load(index: number): Promise<Map<string, LogCommit>> {
+    let loading = this.#loading.get(index);
+    if (!loading) {
+      const shas = this.#batches![index]!;
+      loading = this.#o.git.commits(this.path, shas, { patch: true }).then((list) => new Map(list.map((c) => [c.sha, c])));
+      this.#loading.set(index, loading);
+    }
+    return loading;
+  }
+
+  async #single(sha: string): Promise<LogCommit> {
+    const [commit] = await this.#o.git.commits(this.path, [sha], { patch: true });
+    if (!commit) throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
+    return commit;
+  }
+}

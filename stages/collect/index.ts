@@ -1,0 +1,56 @@
+import { pullRequestHash, savePullRequest } from '../../cache/pull-requests.js';
+import { missingCredential } from '../../pipeline/credentials.js';
+import { defineStage, type Outcome } from '../../pipeline/stage.js';
+import { collectFromGit, planGit } from './git-source.js';
+import { collectFromGitHub, planGitHub, runProblem, type Collected } from './github-source.js';
+import type { CollectInput } from './input.js';
+import type { CollectOutput, PullRequest } from './pull-request.js';
+
+const VERSION = 1;
+
+/** Records made by `run`, handed to `persist` with their outcome (never kept in the ledger). */
+const records = new WeakMap<object, PullRequest>();
+
+/**
+ * collect: every pull request merged into a repository's default branch in the window, with
+ * what later stages need (texts, dates, SHAs, files, diff, comments, linked issues, asv config),
+ * from the GitHub API or from a local clone (`--source git:PATH`).
+ */
+export const collectStage = defineStage<CollectInput, CollectOutput>({
+  name: 'collect',
+  version: VERSION,
+  description: 'merged pull requests of the window, from GitHub or a local clone',
+  system: 'github',
+
+  preflight(ctx, scope) {
+    if (scope.source.kind === 'github' && ctx.credentials.githubTokens.length === 0) {
+      throw missingCredential('GITHUB_TOKEN', 'collect from the GitHub API', 'collect --source git:PATH reads pull requests from a local clone without any API; set GITHUB_TOKEN (or GITHUB_TOKENS=a,b,c) for the API');
+    }
+  },
+
+  plan(ctx, scope) {
+    return scope.source.kind === 'git' ? planGit(ctx, scope) : planGitHub(ctx, scope);
+  },
+
+  async run(ctx, item) {
+    const input = item.input;
+    let collected: Collected;
+    if (input.source === 'problem') collected = runProblem(input);
+    else if (input.source === 'git') collected = { record: await collectFromGit(ctx, input) };
+    else collected = await collectFromGitHub(ctx, input);
+    if ('dropped' in collected) return { status: 'dropped', reason: collected.dropped, detail: collected.detail };
+    const record = collected.record;
+    const outcome: Outcome<CollectOutput> = {
+      status: 'done',
+      output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: pullRequestHash(record) },
+      ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
+    };
+    records.set(outcome, record);
+    return outcome;
+  },
+
+  persist(db, _item, outcome) {
+    const record = records.get(outcome);
+    if (record && outcome.status === 'done') savePullRequest(db, record, outcome.output.contentHash);
+  },
+});

@@ -1,0 +1,70 @@
+import { saveRepository, type RepositoryRecord } from '../../cache/repositories.js';
+import { missingCredential } from '../../pipeline/credentials.js';
+import { ConfigError } from '../../pipeline/errors.js';
+import { defineStage, type WorkItem } from '../../pipeline/stage.js';
+import { localRepositoryName, requireRepository } from '../../pipeline/services/git.js';
+import { describeClone, enrichFromGitHub } from './enrich.js';
+import type { DiscoverInput } from './input.js';
+import { listCandidates } from './sources.js';
+
+/**
+ * discover: the repositories to mine. Candidates come from BigQuery, GitHub code search, a
+ * list file or `--repo`; each is enriched through the GitHub API and filtered (stars, fork,
+ * archived, activity, Python version, asv config), every rejection recorded with its reason.
+ * With `--source git:PATH` the local clone is the one repository.
+ */
+export const discoverStage = defineStage<DiscoverInput, RepositoryRecord>({
+  name: 'discover',
+  version: 1,
+  description: 'repositories with asv benchmarks, enriched and filtered',
+  system: 'github',
+
+  preflight(ctx, scope) {
+    if (scope.source.kind === 'git') return;
+    if (scope.repos.length === 0 && ctx.config.discover.source === 'bigquery') ctx.services.bigquery.checkConfigured();
+    if (ctx.credentials.githubTokens.length === 0) {
+      throw missingCredential(
+        'GITHUB_TOKEN',
+        'discover (code search and enrichment through the GitHub API)',
+        'discover --source git:PATH records a local clone without any API; set GITHUB_TOKEN (or GITHUB_TOKENS=a,b,c) for the API',
+      );
+    }
+  },
+
+  async plan(ctx, scope) {
+    if (scope.source.kind === 'git') {
+      const git = ctx.services.git;
+      const path = scope.source.path;
+      await requireRepository(git, path);
+      const name = await localRepositoryName(git, path, scope.repos);
+      const defaultBranch = await git.defaultBranch(path);
+      const tip = await git.revParse(path, defaultBranch);
+      if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
+      return [{ key: name, repo: name, at: null, input: { via: 'git', name, path, defaultBranch, tip } }];
+    }
+    const rules = ctx.config.discover;
+    const candidates = await listCandidates(ctx, scope);
+    return candidates.map(
+      (c): WorkItem<DiscoverInput> => ({
+        key: c.name,
+        repo: c.name,
+        at: null,
+        input: {
+          via: c.via,
+          name: c.name,
+          asvConfigPath: c.asvConfigPath,
+          asOf: scope.window.end,
+          rules: { minStars: rules.minStars, maxInactiveYears: rules.maxInactiveYears, minPython: rules.minPython, requireAsvConfig: rules.requireAsvConfig },
+        },
+      }),
+    );
+  },
+
+  run(ctx, item) {
+    return item.input.via === 'git' ? describeClone(ctx, item.input) : enrichFromGitHub(ctx, item.input);
+  },
+
+  persist(db, _item, outcome) {
+    if (outcome.output) saveRepository(db, outcome.output);
+  },
+});

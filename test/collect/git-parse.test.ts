@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import {
+  expandRenamePath,
+  headerPath,
+  LogRecordReader,
+  NulSplitter,
+  parseCatFileBatch,
+  parseCommitBody,
+  parseLog,
+  parseLsTree,
+  parseNumstatLine,
+  parsePatch,
+  pickAsvConfigPath,
+  unquoteGitPath,
+} from '../../pipeline/services/git-parse.js';
+
+const HEADER = (sha: string, parents: string, message: string) => `${sha}\x1f${parents}\x1f1743494400\x1f1743498000\x1fAda\x1fada@example.com\x1f${message}\n`;
+
+describe('git output parsers', () => {
+  it('unquotes C-style quoted paths, octal UTF-8 included', () => {
+    expect(unquoteGitPath('"\\303\\251t\\303\\251.txt"')).toBe('été.txt');
+    expect(unquoteGitPath('"a\\tb\\"c\\\\d"')).toBe('a\tb"c\\d');
+    expect(unquoteGitPath('plain name.py')).toBe('plain name.py');
+  });
+
+  it('reads numstat lines, binary ones and rename forms', () => {
+    expect(parseNumstatLine('3\t1\tpkg/a.py')).toEqual({ additions: 3, deletions: 1, binary: false, path: 'pkg/a.py' });
+    expect(parseNumstatLine('-\t-\tdata.bin')).toEqual({ additions: 0, deletions: 0, binary: true, path: 'data.bin' });
+    expect(parseNumstatLine('not numstat')).toBeNull();
+    expect(expandRenamePath('src/{old => new}/x.py')).toEqual({ from: 'src/old/x.py', to: 'src/new/x.py' });
+    expect(expandRenamePath('src/{ => sub}/x.py')).toEqual({ from: 'src/x.py', to: 'src/sub/x.py' });
+    expect(expandRenamePath('a.txt => b.txt')).toEqual({ from: 'a.txt', to: 'b.txt' });
+    expect(expandRenamePath('plain.py')).toBeNull();
+  });
+
+  it('splits a patch into file sections with status, paths and binary flag', () => {
+    const patch = [
+      'diff --git a/a.txt b/d/a b.txt',
+      'similarity index 37%',
+      'rename from a.txt',
+      'rename to d/a b.txt',
+      '--- a/a.txt',
+      '+++ b/d/a b.txt\t',
+      '@@ -1 +1,2 @@',
+      ' hi',
+      '+more',
+      'diff --git "a/\\303\\251.txt" "b/\\303\\251.txt"',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ "b/\\303\\251.txt"',
+      '@@ -0,0 +1 @@',
+      '+new',
+      'diff --git a/gone.py b/gone.py',
+      'deleted file mode 100644',
+      '--- a/gone.py',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-x',
+      'diff --git a/bin.dat b/bin.dat',
+      'new file mode 100644',
+      'Binary files /dev/null and b/bin.dat differ',
+      'diff --git a/run.sh b/run.sh',
+      'old mode 100644',
+      'new mode 100755',
+      'diff --git a/empty file b/empty file',
+      'new file mode 100644',
+      '',
+    ].join('\n');
+    const sections = parsePatch(patch);
+    expect(sections.map((s) => [s.path, s.previousPath, s.status, s.binary])).toEqual([
+      ['d/a b.txt', 'a.txt', 'renamed', false],
+      ['é.txt', null, 'added', false],
+      ['gone.py', null, 'removed', false],
+      ['bin.dat', null, 'added', true],
+      ['run.sh', null, 'changed', false],
+      ['empty file', null, 'added', false],
+    ]);
+    expect(sections.map((s) => s.text).join('')).toBe(patch);
+  });
+
+  it('reads `diff --git` header paths when nothing else names the file', () => {
+    expect(headerPath('diff --git a/x y.py b/x y.py')).toBe('x y.py');
+    expect(headerPath('diff --git "a/\\303\\251" "b/\\303\\251"')).toBe('é');
+  });
+
+  it('zips numstat counts with patch sections', () => {
+    const body = '\n\n2\t1\tpkg/a.py\n-\t-\timg.png\n\ndiff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1,2 @@\n-a\n+b\n+c\ndiff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n';
+    const { files, patch } = parseCommitBody(body);
+    expect(files).toEqual([
+      { path: 'pkg/a.py', previousPath: null, status: 'modified', additions: 2, deletions: 1, binary: false },
+      { path: 'img.png', previousPath: null, status: 'modified', additions: 0, deletions: 0, binary: true },
+    ]);
+    expect(patch.startsWith('diff --git a/pkg/a.py')).toBe(true);
+    expect(() => parseCommitBody('\n\n1\t1\ta.py\n2\t0\tb.py\n\ndiff --git a/a.py b/a.py\n')).toThrow(/2 numstat lines but 1 patch sections/);
+  });
+
+  it('reads whole log outputs, and the same output fed in arbitrary chunks', () => {
+    const sha1 = 'a'.repeat(40);
+    const sha2 = 'b'.repeat(40);
+    const out = `\0${HEADER(sha1, `${sha2} ${'c'.repeat(40)}`, 'Merge pull request #5 from u/x\n\nTitle é')}\0\n\n1\t0\tx.py\n\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+é\n\0${HEADER(sha2, '', 'root')}\0\n\n1\t0\tx.py\n`;
+    const commits = parseLog(out);
+    expect(commits.map((c) => [c.sha, c.parents.length, c.message, c.files.length])).toEqual([
+      [sha1, 2, 'Merge pull request #5 from u/x\n\nTitle é', 1],
+      [sha2, 0, 'root', 1],
+    ]);
+    expect(commits[0]!.authorDate).toBe('2025-04-01T08:00:00.000Z');
+    expect(commits[0]!.committerDate).toBe('2025-04-01T09:00:00.000Z');
+
+    const bytes = Buffer.from(out, 'utf8');
+    const splitter = new NulSplitter();
+    const reader = new LogRecordReader();
+    const streamed = [];
+    for (let i = 0; i < bytes.length; i += 7) for (const piece of splitter.push(bytes.subarray(i, i + 7))) {
+      const c = reader.piece(piece);
+      if (c) streamed.push(c);
+    }
+    const last = reader.end(splitter.end());
+    if (last) streamed.push(last);
+    expect(streamed).toEqual(commits);
+  });
+
+  it('reads ls-tree -z (with sizes) and cat-file --batch output', () => {
+    const tree = parseLsTree(`100644 blob ${'1'.repeat(40)}      42\tasv.conf.json\u0000040000 tree ${'2'.repeat(40)}       -\tpkg\0`);
+    expect(tree).toEqual([
+      { mode: '100644', type: 'blob', oid: '1'.repeat(40), size: 42, path: 'asv.conf.json' },
+      { mode: '040000', type: 'tree', oid: '2'.repeat(40), size: null, path: 'pkg' },
+    ]);
+    const batch = Buffer.concat([Buffer.from(`${'3'.repeat(40)} blob 3\n`), Buffer.from([0, 10, 255]), Buffer.from('\nHEAD:nope missing\n')]);
+    const objects = parseCatFileBatch(batch, ['HEAD:bin', 'HEAD:nope']);
+    expect(objects[0]!.content).toEqual(Buffer.from([0, 10, 255]));
+    expect(objects[1]).toEqual({ request: 'HEAD:nope', oid: null, type: null, content: null });
+  });
+
+  it('picks the shallowest asv config, .json before .jsonc', () => {
+    expect(pickAsvConfigPath(['a/b/asv.conf.json', 'bench/asv.conf.jsonc', 'bench/asv.conf.json', 'README.md'])).toBe('bench/asv.conf.json');
+    expect(pickAsvConfigPath(['asv.conf.jsonc', 'x/asv.conf.json'])).toBe('asv.conf.jsonc');
+    expect(pickAsvConfigPath(['notasv.conf.json.bak', 'myasv.conf.json'])).toBeNull();
+  });
+});

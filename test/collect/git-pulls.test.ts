@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { CommitHeader } from '../../pipeline/services/git-parse.js';
+import { monthWindow } from '../../pipeline/window.js';
+import { branchStartDates, findGitPullRequests, mainline, parsePrSubject, pullUrl, titleFromMessage } from '../../stages/collect/git-pulls.js';
+
+function c(sha: string, parents: string[], subject: string, authored: string, committed = authored): CommitHeader {
+  return { sha, parents, message: subject, authorDate: `${authored}T00:00:00.000Z`, committerDate: `${committed}T00:00:00.000Z`, authorName: '', authorEmail: '' };
+}
+
+describe('pull requests in a git history (pure)', () => {
+  it('reads merge and squash subjects', () => {
+    expect(parsePrSubject('Merge pull request #42 from alice/fast-path')).toEqual({ kind: 'merge', number: 42, from: 'alice/fast-path' });
+    expect(parsePrSubject('PERF: faster groupby (#61234)\n\nbody')).toEqual({ kind: 'squash', number: 61234, title: 'PERF: faster groupby' });
+    expect(parsePrSubject('Revert "PERF: faster groupby (#61234)"')).toBeNull();
+    expect(parsePrSubject('Revert "X (#1)" (#2)')).toEqual({ kind: 'squash', number: 2, title: 'Revert "X (#1)"' });
+    expect(parsePrSubject('Merge branch main into dev')).toBeNull();
+    expect(titleFromMessage('Merge pull request #4 from u/b\n\nMake it fast\n')).toBe('Make it fast');
+    expect(titleFromMessage('Merge pull request #4 from u/branch-name')).toBe('branch-name');
+    expect(pullUrl('https://github.com/o/r.git', 'o/r', 3)).toBe('https://github.com/o/r/pull/3');
+    expect(pullUrl('/srv/mirror/r.git', 'o/r', 3)).toBeNull();
+  });
+
+  // main: r - s1(#1 squash, Apr 2) - m1(merge #2, Apr 5; branch b1 b2 from r) - x(direct) - m2(merge #3, Apr 9; branch
+  // d1 from s1, plus a merge of main (m1) into the branch) - s2 (#1 again: a reland, Apr 20) - s3 (#4, May 1)
+  const graph = [
+    c('s3', ['s2'], 'Boundary (#4)', '2025-04-30', '2025-05-01'),
+    c('s2', ['m2'], 'Reland (#1)', '2025-04-19', '2025-04-20'),
+    c('m2', ['x', 'd2'], 'Merge pull request #3 from bob/d', '2025-04-09'),
+    c('d2', ['d1', 'm1'], 'Merge branch main into d', '2025-04-07'),
+    c('d1', ['s1'], 'work', '2025-04-03'),
+    c('x', ['m1'], 'Direct', '2025-04-06'),
+    c('m1', ['s1', 'b2'], 'Merge pull request #2 from alice/b', '2025-04-05'),
+    c('b2', ['b1'], 'b2', '2025-03-29'),
+    c('b1', ['r'], 'b1', '2025-03-20'),
+    c('s1', ['r'], 'First (#1)', '2025-04-01', '2025-04-02'),
+    c('r', [], 'root', '2025-01-01'),
+  ];
+
+  it('walks the first-parent line and dates each merge by its branch\'s first commit', () => {
+    const commits = new Map(graph.map((x) => [x.sha, x]));
+    const line = mainline(commits, 's3');
+    expect(line.map((x) => x.sha)).toEqual(['s3', 's2', 'm2', 'x', 'm1', 's1', 'r']);
+    const starts = branchStartDates(commits, line);
+    expect(starts.get('m1')).toBe('2025-03-20T00:00:00.000Z');
+    // m2 brought d1 and d2 only: m1's branch commits came in with m1.
+    expect(starts.get('m2')).toBe('2025-04-03T00:00:00.000Z');
+  });
+
+  it('lists the window\'s PRs newest first; a number seen twice keeps its latest commit', () => {
+    const { pulls: prs, withoutBase } = findGitPullRequests(graph, 's3', monthWindow('2025-04'));
+    expect(withoutBase).toEqual([]);
+    expect(prs.map((p) => [p.number, p.kind, p.mergeSha, p.baseSha, p.headSha, p.createdAt.slice(0, 10), p.mergedAt.slice(0, 10), p.createdFromBranch])).toEqual([
+      [1, 'squash', 's2', 'm2', null, '2025-04-19', '2025-04-20', false],
+      [3, 'merge', 'm2', 'x', 'd2', '2025-04-03', '2025-04-09', true],
+      [2, 'merge', 'm1', 's1', 'b2', '2025-03-20', '2025-04-05', true],
+    ]);
+  });
+
+  it('leaves out (and names) PR commits whose base is not in a shallow clone', () => {
+    const shallow = [c('t', ['gone'], 'Tip (#9)', '2025-04-10'), c('u', [], 'Grafted root (#8)', '2025-04-09')];
+    expect(findGitPullRequests(shallow, 't', monthWindow('2025-04'))).toEqual({ pulls: [], withoutBase: [9] });
+  });
+});
