@@ -1,11 +1,12 @@
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
+import { synthesizeStage } from '../stages/synthesize/index.js';
 
 /**
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
-const STAGES: readonly AnyStage[] = [];
+const STAGES: readonly AnyStage[] = [synthesizeStage];
 
 export const registry: ReadonlyMap<StageName, AnyStage> = new Map(STAGES.map((s) => [s.name, s]));
 
