@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
+import { registerCache } from './commands/cache.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
@@ -28,6 +29,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
     );
   registerRun(program);
   registerStatus(program);
+  registerCache(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;
