@@ -349,15 +349,17 @@ export class DockerService {
    * Removes what a crashed perfmine process left behind: every labelled container whose owner
    * process is provably gone, and images of unfinished attempts (only transient tags) of such
    * owners. Objects of live processes, other hosts or other PID namespaces are never touched.
+   * `labelValue` restricts it to one run label (tests).
    */
-  async removeLeftovers(): Promise<{ containers: string[]; images: string[] }> {
+  async removeLeftovers(options: { readonly labelValue?: string } = {}): Promise<{ containers: string[]; images: string[] }> {
     const removedContainers: string[] = [];
     const removedImages: string[] = [];
     let containers: Docker.ContainerInfo[];
     let images: Docker.ImageInfo[];
+    const label = [OWNER_LABEL, ...(options.labelValue === undefined ? [] : [`${PERFMINE_LABEL}=${options.labelValue}`])];
     try {
-      containers = await this.docker.listContainers({ all: true, filters: { label: [OWNER_LABEL] } });
-      images = await this.docker.listImages({ all: false, filters: { label: [OWNER_LABEL] } });
+      containers = await this.docker.listContainers({ all: true, filters: { label } });
+      images = await this.docker.listImages({ all: false, filters: { label } });
     } catch (error) {
       throw wrap(error, 'docker-list-failed');
     }
