@@ -23,13 +23,13 @@ export function parseAsvJson(text: string): unknown {
     }
     const rest = text.slice(i, i + 9);
     if (rest.startsWith('NaN')) {
-      out += '"\u0000NaN"';
+      out += '"\\u0000NaN"';
       i += 2;
     } else if (rest.startsWith('-Infinity')) {
-      out += '"\u0000-Infinity"';
+      out += '"\\u0000-Infinity"';
       i += 8;
     } else if (rest.startsWith('Infinity')) {
-      out += '"\u0000Infinity"';
+      out += '"\\u0000Infinity"';
       i += 7;
     } else out += c;
   }
