@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { OutsideServiceError } from '../errors.js';
+import { InternalError, OutsideServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { currentOwner, formatOwner, ownerIsGone } from './owner.js';
 import { TailBuffer } from './tail.js';
@@ -7,10 +7,18 @@ import { packEntries, unpackToMap, type TarEntry } from './tar.js';
 
 /** Every container and image perfmine creates carries this label (value: the run id or `1`). */
 export const PERFMINE_LABEL = 'org.perfmine';
-/** Who created it (`host/pidns:pid:starttime`): how leftovers of a crashed run are recognised. */
+/**
+ * Who created a container (`host/pidns:pid:starttime`): how leftovers of a crashed run are
+ * recognised. Images carry it empty (containers inherit their image's labels, and a container
+ * someone else starts from a perfmine image must not look like this process's leftover); an
+ * image's creator is IMAGE_OWNER_LABEL instead.
+ */
 export const OWNER_LABEL = 'org.perfmine.owner';
+export const IMAGE_OWNER_LABEL = 'org.perfmine.image-owner';
 /** Tags of images that are not (yet) results end with this suffix and a number. */
 export const TRANSIENT_TAG_RE = /-attempt-\d+$/;
+/** Environment variable names that never enter a container (credentials, and the engine itself). */
+export const FORBIDDEN_ENV_RE = /TOKEN|SECRET|PASSWORD|API_KEY|CREDENTIAL|^DOCKER_|^GOOGLE_APPLICATION/i;
 
 export interface ContainerLimits {
   readonly cpus: number;
@@ -107,9 +115,14 @@ export class DockerService {
     this.#metrics = options.metrics;
   }
 
-  /** The labels every object this service creates carries. */
+  /** The labels of every container this service creates. */
   labels(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
     return { ...extra, [PERFMINE_LABEL]: this.runLabel, [OWNER_LABEL]: this.#owner };
+  }
+
+  /** The labels of every image this service builds or commits. */
+  imageLabels(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    return { ...extra, [PERFMINE_LABEL]: this.runLabel, [IMAGE_OWNER_LABEL]: this.#owner, [OWNER_LABEL]: '' };
   }
 
   /** The engine's version, or an OutsideServiceError that says how to start one. */
@@ -184,7 +197,7 @@ export class DockerService {
     try {
       const stream = await this.docker.buildImage(packEntries(spec.context) as unknown as NodeJS.ReadableStream, {
         t: spec.tag,
-        labels: this.labels(spec.labels),
+        labels: this.imageLabels(spec.labels),
         buildargs: { ...spec.buildArgs },
         networkmode: spec.network ?? 'none',
         rm: true,
@@ -237,6 +250,8 @@ export class DockerService {
    */
   async run(spec: RunSpec, signal?: AbortSignal): Promise<RunResult> {
     const started = Date.now();
+    const forbidden = Object.keys(spec.env ?? {}).filter((k) => FORBIDDEN_ENV_RE.test(k));
+    if (forbidden.length > 0) throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
     const tail = spec.tailChars ?? 8_000;
     const stdout = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stdout', text)));
     const stderr = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stderr', text)));
@@ -313,7 +328,7 @@ export class DockerService {
         const committed = (await container.commit({
           repo: spec.commit.repo,
           tag: spec.commit.tag,
-          changes: [...(spec.commit.changes ?? [])],
+          changes: [...(spec.commit.changes ?? []), ...Object.entries(this.imageLabels()).map(([k, v]) => `LABEL ${k}=${v}`)],
         })) as { Id?: string; id?: string };
         imageId = committed.Id ?? committed.id ?? null;
         this.#metrics?.add('docker.builds');
@@ -359,7 +374,7 @@ export class DockerService {
     const label = [OWNER_LABEL, ...(options.labelValue === undefined ? [] : [`${PERFMINE_LABEL}=${options.labelValue}`])];
     try {
       containers = await this.docker.listContainers({ all: true, filters: { label } });
-      images = await this.docker.listImages({ all: false, filters: { label } });
+      images = await this.docker.listImages({ all: false, filters: { label: [IMAGE_OWNER_LABEL, ...label.slice(1)] } });
     } catch (error) {
       throw wrap(error, 'docker-list-failed');
     }
@@ -373,7 +388,7 @@ export class DockerService {
         .catch(() => undefined);
     }
     for (const image of images) {
-      const owner = image.Labels?.[OWNER_LABEL];
+      const owner = image.Labels?.[IMAGE_OWNER_LABEL];
       if (!owner || !ownerIsGone(owner)) continue;
       const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
       if (tags.length === 0 || !tags.every((t) => TRANSIENT_TAG_RE.test(t))) continue;

@@ -194,7 +194,11 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
       importName: facts.importName,
       cloneSource: input.cloneSource,
     };
-    return { status: 'done', output, detail: `verified a ${a.source} script (${a.sourceDetail ?? ''}) after ${result.attempts} attempt(s)` };
+    return {
+      status: 'done',
+      output,
+      detail: `verified a ${a.source} script (${a.sourceDetail ?? ''}) after ${result.attempts} attempt(s); python ${python.version}: ${python.reason}`,
+    };
   },
 });
 

@@ -6,7 +6,7 @@ import { BuildScripts } from '../../cache/build-scripts.js';
 import { Ledger } from '../../cache/ledger.js';
 import { openStore, type Db } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
-import { DockerService, OWNER_LABEL, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
+import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, formatOwner } from '../../pipeline/services/owner.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
 import { scriptHash } from '../../stages/synthesize/script-check.js';
@@ -127,7 +127,9 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
     const exited = spawnSync('true');
     const deadOwner = formatOwner({ ...currentOwner(), pid: exited.pid!, startTime: '1' });
     const dead = await docker.docker.createContainer({ Image: ASV_FAKE_IMAGE, Cmd: ['sleep', '600'], Labels: { [PERFMINE_LABEL]: label, [OWNER_LABEL]: deadOwner } });
-    const deadImage = await dead.commit({ repo: 'perfmine/env-fixture-failures', tag: 'crashed-attempt-1' });
+    const deadImage = await dead.commit({ repo: 'perfmine/env-fixture-failures', tag: 'crashed-attempt-1', changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`] });
+    // A finished environment of the same dead owner is a result, not a leftover.
+    const kept = await dead.commit({ repo: 'perfmine/env-fixture-failures', tag: 'kept', changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`] });
     const alive = await docker.docker.createContainer({ Image: ASV_FAKE_IMAGE, Cmd: ['sleep', '600'], Labels: docker.labels() });
     try {
       const removed = await docker.removeLeftovers({ labelValue: label });
@@ -135,6 +137,7 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
       expect(removed.images).toEqual([(deadImage as { Id: string }).Id]);
       expect((await docker.containers(label)).map((c) => c.Id)).toEqual([alive.id]);
       expect(await docker.imageExists('perfmine/env-fixture-failures:crashed-attempt-1')).toBe(false);
+      expect((await docker.inspectImage('perfmine/env-fixture-failures:kept'))?.id).toBe((kept as { Id: string }).Id);
     } finally {
       await alive.remove({ force: true });
     }
