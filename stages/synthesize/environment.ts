@@ -205,6 +205,7 @@ export class Environments {
         signal,
       );
       if (!built.ok) throw new OutsideServiceError('git', 'clone-failed', `cloning ${clone.url} failed: ${built.error}`, { retryable: true });
+      await this.pruneRepoImages(repo, tag);
       return tag;
     }
     const refs = await git(clone.path, ['show-ref', '--head']);
@@ -233,6 +234,7 @@ export class Environments {
       );
       if (!built.ok) throw new ItemError('repo-image-failed', `building the repository image of ${repo} failed: ${built.error}\n${built.log.slice(-2000)}`);
       this.#log.info({ repo, image: tag, durationMs: built.durationMs }, 'repository image built');
+      await this.pruneRepoImages(repo, tag);
       return tag;
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -377,7 +379,10 @@ export class Environments {
     await this.docker.removeImage(tag);
   }
 
-  /** Untags older repository images of a repository (their layers stay while children use them). */
+  /**
+   * Untags older repository images of a repository (their layers stay while environments built
+   * on them exist), so that one clone per repository is kept.
+   */
   async pruneRepoImages(repo: string, keep: string): Promise<void> {
     const prefix = `perfmine/repo-${imageSlug(repo)}:`;
     for (const image of await this.docker.images()) {
