@@ -6,14 +6,11 @@ import type { LlmService } from '../../pipeline/services/llm-port.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../classify/output.js';
-import { buildSettings, cloneSourceOf, Environments, formatCloneSource, parseCloneSource } from './environment.js';
-import { ImageGitTree, LocalGitTree, type GitTree } from './git-tree.js';
+import { buildSettings, cloneSourceOf, Environments, formatCloneSource } from './environment.js';
 import type { SynthesizeOutput } from './output.js';
 import { commitKey, groupCandidates } from './plan.js';
-import { choosePython } from './python-version.js';
-import { extractFacts, FACT_FILES } from './repo-facts.js';
 import { synthesizeCommit } from './synthesis.js';
-import { benchmarkDirOf } from './verification.js';
+import { prepareTarget } from './target.js';
 
 /** What a commit's environment depends on (its hash decides whether a done item runs again). */
 export const synthesizeInputSchema = z.object({
@@ -119,45 +116,13 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
 
   async run(ctx: ItemContext, item: WorkItem<SynthesizeInput>) {
     const input = synthesizeInputSchema.parse(item.input);
-    const clone = parseCloneSource(input.cloneSource);
     const envs = new Environments(ctx.services.docker, buildSettings(ctx.config), ctx.log);
-    const toolchain = await envs.ensureToolchain(input.baseImage, input.wheelhouse, ctx.signal);
-    const repoImage = await envs.ensureRepoImage(input.repo, clone, toolchain.image, ctx.signal);
-    const tree: GitTree =
-      clone.kind === 'git'
-        ? new LocalGitTree(clone.path)
-        : new ImageGitTree(ctx.services.docker, repoImage, { limits: envs.settings.limits, timeoutMs: envs.settings.timeoutsMs.tool, network: 'bridge' });
-
-    const commitDate = await tree.commitDate(input.sha);
-    const paths = await tree.listFiles(input.sha);
-    const texts = new Map<string, string>();
-    for (const f of FACT_FILES) {
-      if (!paths.includes(f)) continue;
-      const text = await tree.readFile(input.sha, f);
-      if (text !== null) texts.set(f, text);
-    }
-    const facts = extractFacts(paths, texts);
-    const asvConfigPath = input.asvConfigPath && paths.includes(input.asvConfigPath) ? input.asvConfigPath : facts.asvConfigPath;
-    if (!asvConfigPath) return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
-    const benchmarkDir = benchmarkDirOf(asvConfigPath, await tree.readFile(input.sha, asvConfigPath));
-    const python = choosePython(facts.python, input.pythonVersions);
-    ctx.log.info({ commitDate, importName: facts.importName, backend: facts.buildBackend, python: python.version, pythonReason: python.reason }, 'synthesizing');
+    const target = await prepareTarget(envs, ctx.services.docker, input, ctx.log, ctx.signal);
+    if (!target) return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
+    const { python } = target;
 
     const result = await synthesizeCommit(
-      {
-        repo: input.repo,
-        sha: input.sha,
-        commitDate,
-        clone,
-        baseImage: input.baseImage,
-        toolchainImage: toolchain.image,
-        repoImage,
-        facts,
-        asvConfigPath,
-        benchmarkDir,
-        python,
-        tree,
-      },
+      target,
       {
         envs,
         store: new BuildScripts(ctx.db),
@@ -181,17 +146,17 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
     const output: SynthesizeOutput = {
       repo: input.repo,
       sha: input.sha,
-      commitDate,
+      commitDate: target.commitDate,
       imageTag: a.imageTag!,
       script: a.script,
       scriptSource: a.source,
       attemptId: a.id,
       pythonVersion: python.version,
-      repoImageTag: repoImage,
+      repoImageTag: target.repoImage,
       baseImage: input.baseImage,
-      toolchainImage: toolchain.image,
-      asvConfigPath,
-      importName: facts.importName,
+      toolchainImage: target.toolchainImage,
+      asvConfigPath: target.asvConfigPath,
+      importName: target.facts.importName,
       cloneSource: input.cloneSource,
     };
     return {
