@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
+import { registerCache } from './commands/cache.js';
 import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -41,6 +42,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerDemo(program, registry);
   registerCompare(program);
   registerDoctor(program);
+  registerCache(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

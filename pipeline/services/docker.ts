@@ -1,9 +1,24 @@
 import Docker from 'dockerode';
-import { OutsideServiceError } from '../errors.js';
+import { InternalError, OutsideServiceError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { currentOwner, formatOwner, ownerIsGone } from './owner.js';
 import { TailBuffer } from './tail.js';
+import { packEntries, unpackToMap, type TarEntry } from './tar.js';
 
 /** Every container and image perfmine creates carries this label (value: the run id or `1`). */
 export const PERFMINE_LABEL = 'org.perfmine';
+/**
+ * Who created a container (`host/pidns:pid:starttime`): how leftovers of a crashed run are
+ * recognised. Images carry it empty (containers inherit their image's labels, and a container
+ * someone else starts from a perfmine image must not look like this process's leftover); an
+ * image's creator is IMAGE_OWNER_LABEL instead.
+ */
+export const OWNER_LABEL = 'org.perfmine.owner';
+export const IMAGE_OWNER_LABEL = 'org.perfmine.image-owner';
+/** Tags of images that are not (yet) results end with this suffix and a number. */
+export const TRANSIENT_TAG_RE = /-attempt-\d+$/;
+/** Environment variable names that never enter a container (credentials, and the engine itself). */
+export const FORBIDDEN_ENV_RE = /TOKEN|SECRET|PASSWORD|API_KEY|CREDENTIAL|^DOCKER_|^GOOGLE_APPLICATION/i;
 
 export interface ContainerLimits {
   readonly cpus: number;
@@ -23,6 +38,14 @@ export interface RunSpec {
   /** Characters of stdout and stderr kept (default 8,000 each). */
   readonly tailChars?: number;
   readonly labels?: Readonly<Record<string, string>>;
+  /** Files written into the container before it starts (paths relative to `/`). */
+  readonly files?: readonly TarEntry[];
+  /** Paths (files or directories) read out of the container after it stops, before it is removed. */
+  readonly collect?: readonly string[];
+  /** Commit the stopped container to this image when it exited 0 within its time. */
+  readonly commit?: { readonly repo: string; readonly tag: string; readonly changes?: readonly string[] };
+  /** Live output, for logs at debug level. */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 export interface RunResult {
@@ -32,17 +55,74 @@ export interface RunResult {
   readonly stdout: string;
   readonly stderr: string;
   readonly durationMs: number;
+  /** The committed image (`RunSpec.commit`), or null when nothing was committed. */
+  readonly imageId: string | null;
+  /** Collected files by archive path (a collected directory `d` gives `d/...` entries). */
+  readonly files: ReadonlyMap<string, Buffer>;
+}
+
+export interface BuildSpec {
+  /** The build context: must hold a `Dockerfile`. */
+  readonly context: readonly TarEntry[];
+  /** `name:tag`. */
+  readonly tag: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly buildArgs?: Readonly<Record<string, string>>;
+  /** Network of the build's RUN steps: `none` (default) or `default` (e.g. a clone from GitHub). */
+  readonly network?: 'none' | 'default';
+  readonly timeoutMs: number;
+  readonly limits?: ContainerLimits;
+  readonly tailChars?: number;
+}
+
+export interface BuildResult {
+  readonly ok: boolean;
+  readonly imageId: string | null;
+  readonly timedOut: boolean;
+  /** Tail of the build output. */
+  readonly log: string;
+  /** The engine's error message, when the build failed. */
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export interface ImageFacts {
+  readonly id: string;
+  readonly tags: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly created: string;
+}
+
+export interface DockerServiceOptions {
+  readonly docker?: Docker;
+  /** Value of the `org.perfmine` label on everything this service creates. */
+  readonly runLabel?: string;
+  readonly metrics?: Metrics;
 }
 
 /** The container adapter: everything perfmine does with the Docker engine goes through here. */
 export class DockerService {
   readonly docker: Docker;
-  readonly #runLabel: string;
+  readonly runLabel: string;
+  readonly #owner: string;
+  readonly #metrics: Metrics | undefined;
 
-  constructor(options: { docker?: Docker; runLabel?: string } = {}) {
+  constructor(options: DockerServiceOptions = {}) {
     // dockerode reads DOCKER_HOST (and DOCKER_TLS_VERIFY / DOCKER_CERT_PATH) itself.
     this.docker = options.docker ?? new Docker();
-    this.#runLabel = options.runLabel ?? '1';
+    this.runLabel = options.runLabel ?? '1';
+    this.#owner = formatOwner(currentOwner());
+    this.#metrics = options.metrics;
+  }
+
+  /** The labels of every container this service creates. */
+  labels(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    return { ...extra, [PERFMINE_LABEL]: this.runLabel, [OWNER_LABEL]: this.#owner };
+  }
+
+  /** The labels of every image this service builds or commits. */
+  imageLabels(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    return { ...extra, [PERFMINE_LABEL]: this.runLabel, [IMAGE_OWNER_LABEL]: this.#owner, [OWNER_LABEL]: '' };
   }
 
   /** The engine's version, or an OutsideServiceError that says how to start one. */
@@ -59,24 +139,122 @@ export class DockerService {
   }
 
   async imageExists(tag: string): Promise<boolean> {
+    return (await this.inspectImage(tag)) !== null;
+  }
+
+  /** Id, tags and labels of an image, or null when there is none. */
+  async inspectImage(tag: string): Promise<ImageFacts | null> {
     try {
-      await this.docker.getImage(tag).inspect();
-      return true;
+      const info = await this.docker.getImage(tag).inspect();
+      return { id: info.Id, tags: info.RepoTags ?? [], labels: info.Config?.Labels ?? {}, created: info.Created };
     } catch (error) {
-      if ((error as { statusCode?: number }).statusCode === 404) return false;
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
       throw wrap(error, 'docker-inspect-failed');
     }
   }
 
+  /** Adds a tag (`name:tag`) to an image. */
+  async tagImage(image: string, target: string): Promise<void> {
+    const { repo, tag } = splitTag(target);
+    try {
+      await this.docker.getImage(image).tag({ repo, tag });
+    } catch (error) {
+      throw wrap(error, 'docker-tag-failed');
+    }
+  }
+
+  /** Removes a tag (the image goes when its last tag does). Missing images are fine. */
+  async removeImage(tag: string): Promise<void> {
+    try {
+      await this.docker.getImage(tag).remove({ noprune: false });
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 404) return;
+      if (status === 409) return; // still used by a container or another tag's children: keep it
+      throw wrap(error, 'docker-remove-failed');
+    }
+  }
+
+  /**
+   * Builds an image from a generated context (a tar stream). The build is cancelled at its
+   * timeout (the request is aborted, and the engine stops the build and removes its containers).
+   * A failed build is a result, not an error: only an engine that does not answer throws.
+   */
+  async buildImage(spec: BuildSpec, signal?: AbortSignal): Promise<BuildResult> {
+    const started = Date.now();
+    const log = new TailBuffer(spec.tailChars ?? 8_000);
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, spec.timeoutMs);
+    const onAbort = () => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const limits = spec.limits;
+    let imageId: string | null = null;
+    let error: string | null = null;
+    try {
+      const stream = await this.docker.buildImage(packEntries(spec.context) as unknown as NodeJS.ReadableStream, {
+        t: spec.tag,
+        labels: this.imageLabels(spec.labels),
+        buildargs: { ...spec.buildArgs },
+        networkmode: spec.network ?? 'none',
+        rm: true,
+        forcerm: true,
+        ...(limits
+          ? { memory: limits.memoryMb * 1024 * 1024, memswap: limits.memoryMb * 1024 * 1024, cpuperiod: 100_000, cpuquota: Math.round(limits.cpus * 100_000) }
+          : {}),
+        abortSignal: controller.signal,
+      });
+      await new Promise<void>((resolve) => {
+        this.docker.modem.followProgress(
+          stream,
+          (err: Error | null) => {
+            if (err && !error) error = err.message;
+            resolve();
+          },
+          (event: { stream?: string; error?: string; aux?: { ID?: string } }) => {
+            if (event.stream) log.write(event.stream);
+            if (event.error) {
+              error = event.error;
+              log.write(`${event.error}\n`);
+            }
+            if (event.aux?.ID) imageId = event.aux.ID;
+          },
+        );
+      });
+    } catch (e) {
+      if (!timedOut && !signal?.aborted) {
+        const status = (e as { statusCode?: number }).statusCode;
+        // A 4xx/5xx from /build with a message is the build's own failure (e.g. a bad Dockerfile).
+        if (status === undefined) throw wrap(e, 'docker-build-failed');
+      }
+      error = (e as Error).message;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (timedOut) error = `build timed out after ${spec.timeoutMs} ms`;
+    const durationMs = Date.now() - started;
+    this.#metrics?.add('docker.builds');
+    this.#metrics?.add('docker.buildMs', durationMs);
+    const ok = !timedOut && error === null && imageId !== null;
+    return { ok, imageId: ok ? imageId : null, timedOut, log: log.text(), error, durationMs };
+  }
+
   /**
    * Runs a command in a fresh container with limits, never privileged, with no network unless
-   * asked, and kills it at its timeout. The container is removed afterwards in every case.
+   * asked, and kills it at its timeout. Optionally puts files in before it starts, reads files
+   * out and commits it to an image after it stops. The container is removed in every case.
    */
   async run(spec: RunSpec, signal?: AbortSignal): Promise<RunResult> {
     const started = Date.now();
+    const forbidden = Object.keys(spec.env ?? {}).filter((k) => FORBIDDEN_ENV_RE.test(k));
+    if (forbidden.length > 0) throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
     const tail = spec.tailChars ?? 8_000;
-    const stdout = new TailBuffer(tail);
-    const stderr = new TailBuffer(tail);
+    const stdout = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stdout', text)));
+    const stderr = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stderr', text)));
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -87,7 +265,7 @@ export class DockerService {
         Tty: false,
         AttachStdout: true,
         AttachStderr: true,
-        Labels: { [PERFMINE_LABEL]: this.#runLabel, ...spec.labels },
+        Labels: this.labels(spec.labels),
         NetworkDisabled: (spec.network ?? 'none') === 'none',
         HostConfig: {
           NetworkMode: spec.network ?? 'none',
@@ -96,8 +274,10 @@ export class DockerService {
           MemorySwap: spec.limits.memoryMb * 1024 * 1024,
           PidsLimit: spec.limits.pidsLimit,
           Privileged: false,
+          CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
           SecurityOpt: ['no-new-privileges'],
           AutoRemove: false,
+          Binds: [],
         },
       });
     } catch (error) {
@@ -106,6 +286,9 @@ export class DockerService {
     let timedOut = false;
     const kill = () => container.kill().catch(() => undefined);
     try {
+      if (spec.files && spec.files.length > 0) {
+        await container.putArchive(packEntries(spec.files) as unknown as NodeJS.ReadableStream, { path: '/' });
+      }
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
       const ended = new Promise<void>((resolve) => {
         stream.on('end', resolve);
@@ -113,7 +296,7 @@ export class DockerService {
         stream.on('error', () => resolve());
       });
       this.docker.modem.demuxStream(stream, stdout, stderr);
-      // `next-exit`: a wait registered before start must not return for the not-yet-started container.
+      // `next-exit`: the default (`not-running`) may answer at once for a container not started yet.
       const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
       await container.start();
       const timer = setTimeout(() => {
@@ -130,19 +313,143 @@ export class DockerService {
         signal?.removeEventListener('abort', onAbort);
       }
       await ended;
-      return {
-        exitCode: timedOut ? null : status.StatusCode,
-        timedOut,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-        durationMs: Date.now() - started,
-      };
+      const exitCode = timedOut ? null : status.StatusCode;
+      const files = new Map<string, Buffer>();
+      for (const path of spec.collect ?? []) {
+        try {
+          const archive = await container.getArchive({ path });
+          for (const [name, data] of await unpackToMap(archive)) files.set(name, data);
+        } catch (error) {
+          if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+        }
+      }
+      let imageId: string | null = null;
+      if (spec.commit && exitCode === 0) {
+        const committed = (await container.commit({
+          repo: spec.commit.repo,
+          tag: spec.commit.tag,
+          changes: [...(spec.commit.changes ?? []), ...Object.entries(this.imageLabels()).map(([k, v]) => `LABEL ${k}=${v}`)],
+        })) as { Id?: string; id?: string };
+        imageId = committed.Id ?? committed.id ?? null;
+        this.#metrics?.add('docker.builds');
+        this.#metrics?.add('docker.buildMs', Date.now() - started);
+      }
+      return { exitCode, timedOut, stdout: stdout.text(), stderr: stderr.text(), durationMs: Date.now() - started, imageId, files };
     } catch (error) {
       throw wrap(error, 'docker-run-failed');
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
     }
   }
+
+  /** Containers carrying the perfmine label (with this value, when given). */
+  async containers(labelValue?: string): Promise<Docker.ContainerInfo[]> {
+    try {
+      return await this.docker.listContainers({ all: true, filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] } });
+    } catch (error) {
+      throw wrap(error, 'docker-list-failed');
+    }
+  }
+
+  /** Images carrying the perfmine label (with this value, when given). */
+  async images(labelValue?: string): Promise<Docker.ImageInfo[]> {
+    try {
+      return await this.docker.listImages({ all: false, filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] } });
+    } catch (error) {
+      throw wrap(error, 'docker-list-failed');
+    }
+  }
+
+  /**
+   * Removes what a crashed perfmine process left behind: every labelled container whose owner
+   * process is provably gone, and images of unfinished attempts (only transient tags) of such
+   * owners. Objects of live processes, other hosts or other PID namespaces are never touched.
+   * `labelValue` restricts it to one run label (tests).
+   */
+  async removeLeftovers(options: { readonly labelValue?: string } = {}): Promise<{ containers: string[]; images: string[] }> {
+    const removedContainers: string[] = [];
+    const removedImages: string[] = [];
+    let containers: Docker.ContainerInfo[];
+    let images: Docker.ImageInfo[];
+    const label = [OWNER_LABEL, ...(options.labelValue === undefined ? [] : [`${PERFMINE_LABEL}=${options.labelValue}`])];
+    try {
+      containers = await this.docker.listContainers({ all: true, filters: { label } });
+      images = await this.docker.listImages({ all: false, filters: { label: [IMAGE_OWNER_LABEL, ...label.slice(1)] } });
+    } catch (error) {
+      throw wrap(error, 'docker-list-failed');
+    }
+    for (const c of containers) {
+      const owner = c.Labels?.[OWNER_LABEL];
+      if (!owner || !ownerIsGone(owner)) continue;
+      await this.docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .then(() => removedContainers.push(c.Id))
+        .catch(() => undefined);
+    }
+    for (const image of images) {
+      const owner = image.Labels?.[IMAGE_OWNER_LABEL];
+      if (!owner || !ownerIsGone(owner)) continue;
+      const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+      if (tags.length === 0 || !tags.every((t) => TRANSIENT_TAG_RE.test(t))) continue;
+      for (const tag of tags) {
+        await this.removeImage(tag).catch(() => undefined);
+      }
+      removedImages.push(image.Id);
+    }
+    return { containers: removedContainers, images: removedImages };
+  }
+
+  /** Removes every image and container carrying `org.perfmine=<labelValue>` (tests; `--clean`). */
+  async removeLabelled(labelValue: string): Promise<{ containers: number; images: number }> {
+    let containers = 0;
+    let images = 0;
+    for (const c of await this.containers(labelValue)) {
+      await this.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+      containers += 1;
+    }
+    // Children must go before their parents: retry the ones that still have children while
+    // each pass removes something.
+    let pending = await this.images(labelValue);
+    while (pending.length > 0) {
+      const blocked: Docker.ImageInfo[] = [];
+      for (const image of pending) {
+        try {
+          await this.docker.getImage(image.Id).remove({ force: true });
+          images += 1;
+        } catch (error) {
+          const status = (error as { statusCode?: number }).statusCode;
+          if (status === 409) blocked.push(image);
+          else if (status !== 404) throw wrap(error, 'docker-remove-failed');
+        }
+      }
+      if (blocked.length === pending.length) break;
+      pending = blocked;
+    }
+    return { containers, images };
+  }
+}
+
+/** A tail buffer that also hands every chunk to a listener (live logs). */
+class ForwardingTail extends TailBuffer {
+  readonly #listener: ((text: string) => void) | undefined;
+
+  constructor(limit: number, listener: ((text: string) => void) | undefined) {
+    super(limit);
+    this.#listener = listener;
+  }
+
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.#listener?.(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    super._write(chunk, encoding, callback);
+  }
+}
+
+export function splitTag(ref: string): { repo: string; tag: string } {
+  const slash = ref.lastIndexOf('/');
+  const colon = ref.lastIndexOf(':');
+  if (colon > slash) return { repo: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  return { repo: ref, tag: 'latest' };
 }
 
 function wrap(error: unknown, reason: string): OutsideServiceError {

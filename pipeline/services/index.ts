@@ -70,7 +70,7 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
   let bigquery = overrides.bigquery;
   return {
     get docker() {
-      return (docker ??= new DockerService({ runLabel: String(deps.runId ?? 1) }));
+      return (docker ??= new DockerService({ runLabel: String(deps.runId ?? 1), metrics: deps.metrics }));
     },
     get llm() {
       if (llm) return llm;

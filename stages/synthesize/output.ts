@@ -3,6 +3,9 @@ import { z } from 'zod';
 /**
  * What synthesize hands on for a commit (`owner/name@sha`, the base commit of candidates): a
  * verified environment. Validate builds the expert side from the same script.
+ *
+ * The image: the repository at /repo checked out at `sha` (git clean), `docker_build.sh` run in
+ * it, `PERFMINE_PYTHON` set to the chosen interpreter, asv (or the test stand-in) on the PATH.
  */
 export const synthesizeOutputSchema = z.object({
   repo: z.string(),
@@ -16,5 +19,17 @@ export const synthesizeOutputSchema = z.object({
   /** Row id of the verified attempt in the build-script store. */
   attemptId: z.number().int(),
   pythonVersion: z.string().nullable(),
+  // ---- added by the synthesize stage (issue 6) ----
+  /** The repository tier (clone at /repo, no checkout): build the expert side from it. */
+  repoImageTag: z.string(),
+  /** The configured base image and the image builds start from (base, or base + asv wheelhouse). */
+  baseImage: z.string(),
+  toolchainImage: z.string(),
+  /** asv configuration, relative to /repo. */
+  asvConfigPath: z.string(),
+  /** The package verification imported. */
+  importName: z.string().nullable(),
+  /** Where the clone came from: `git:PATH` or `https://github.com/owner/name.git`. */
+  cloneSource: z.string(),
 });
 export type SynthesizeOutput = z.infer<typeof synthesizeOutputSchema>;

@@ -10,22 +10,6 @@ export function notImplemented(what: string, arrivesWith: string): never {
 }
 
 export function registerPending(program: Command): void {
-  const cache = program.command('cache').description('inspect the build-script cache');
-  cache
-    .command('scripts')
-    .description('list build-script attempts')
-    .option('--repo <owner/name>', 'only this repository')
-    .action(() => notImplemented('cache scripts', 'the synthesize stage'));
-  cache
-    .command('show')
-    .argument('<owner/name@sha>')
-    .description("print a commit's build script and its last failure")
-    .action(() => notImplemented('cache show', 'the synthesize stage'));
-  cache
-    .command('stats')
-    .description('per-repository success rate, reuse rate and LLM calls')
-    .action(() => notImplemented('cache stats', 'the synthesize stage'));
-
   program
     .command('tasks')
     .description('list the emitted tasks')

@@ -1,0 +1,205 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats } from '../../../cache/build-scripts.js';
+import { openStore, type Db } from '../../../cache/store.js';
+import { parseCommitKey } from '../../../stages/synthesize/plan.js';
+import { rebuildEnvironment } from '../../../stages/synthesize/rebuild.js';
+import { ConfigError, EXIT } from '../../errors.js';
+import { DockerService } from '../../services/docker.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+/** One line per attempt (newest first), for `perfmine cache scripts`. Pure. */
+export function attemptSummary(a: Attempt) {
+  return {
+    id: a.id,
+    key: `${a.repo}@${a.sha}`,
+    commitDate: a.commitDate,
+    source: a.source,
+    sourceDetail: a.sourceDetail,
+    outcome: a.outcome,
+    failingStep: a.failingStep,
+    failureKind: a.failureKind,
+    failure: a.failure,
+    durationMs: a.durationMs,
+    llmCalls: a.llmCalls,
+    tokens: a.promptTokens + a.completionTokens,
+    imageTag: a.imageTag,
+    createdAt: a.createdAt,
+  };
+}
+
+/** Everything `perfmine cache show` prints for a commit. Pure (over the attempts). */
+export function commitReport(attempts: readonly Attempt[]) {
+  const verified = [...attempts].reverse().find((a) => a.outcome === 'verified') ?? null;
+  const lastFailure = [...attempts].reverse().find((a) => a.outcome !== 'verified') ?? null;
+  const basis = verified ?? attempts.at(-1) ?? null;
+  const rebuild: (RebuildSpec & { readonly command: string }) | null = basis
+    ? {
+        repo: basis.repo,
+        sha: basis.sha,
+        script: basis.script,
+        baseImage: basis.baseImage,
+        toolchainImage: basis.toolchainImage,
+        repoImage: basis.repoImage,
+        cloneSource: basis.cloneSource,
+        asvConfigPath: basis.asvConfigPath,
+        importName: basis.importName,
+        pythonVersion: basis.pythonVersion,
+        command: `perfmine cache rebuild ${basis.repo}@${basis.sha}`,
+      }
+    : null;
+  return {
+    key: basis ? `${basis.repo}@${basis.sha}` : null,
+    commitDate: basis?.commitDate ?? null,
+    status: verified ? 'verified' : attempts.length > 0 ? 'no verified script' : 'never built',
+    imageTag: verified?.imageTag ?? null,
+    verified: verified ? { attemptId: verified.id, source: verified.source, sourceDetail: verified.sourceDetail, script: verified.script } : null,
+    lastFailure: lastFailure
+      ? {
+          attemptId: lastFailure.id,
+          source: lastFailure.source,
+          sourceDetail: lastFailure.sourceDetail,
+          failingStep: lastFailure.failingStep,
+          failureKind: lastFailure.failureKind,
+          failure: lastFailure.failure,
+          script: lastFailure.script,
+          stdoutTail: lastFailure.stdoutTail,
+          stderrTail: lastFailure.stderrTail,
+        }
+      : null,
+    attempts: attempts.map(attemptSummary),
+    rebuild,
+  };
+}
+
+export function formatStats(stats: readonly RepoStats[]): string {
+  if (stats.length === 0) return 'no build attempts yet';
+  const header = ['repository', 'commits', 'verified', 'success', 'reuse', 'attempts', 'LLM calls', 'tokens'];
+  const rows = stats.map((s) => [
+    s.repo,
+    String(s.commits),
+    String(s.verifiedCommits),
+    `${(100 * s.successRate).toFixed(0)}%`,
+    `${(100 * s.reuseRate).toFixed(0)}%`,
+    String(s.attempts),
+    String(s.llmCalls),
+    String(s.promptTokens + s.completionTokens),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+function openReadonly(path: string): Db | null {
+  if (path !== ':memory:' && !existsSync(path)) return null;
+  return openStore(path, { readonly: true });
+}
+
+function parseKey(key: string): { repo: string; sha: string } {
+  const parsed = parseCommitKey(key);
+  if (!parsed) throw new ConfigError(`cache: expected owner/name@sha, got "${key}"`, { reason: 'invalid-flags' });
+  return parsed;
+}
+
+export function registerCache(program: Command): void {
+  const cache = program.command('cache').description('inspect the build-script cache (every build attempt of the synthesize stage)');
+
+  cache
+    .command('scripts')
+    .description('list build-script attempts, newest first')
+    .option('--repo <owner/name>', 'only this repository')
+    .option('--limit <n>', 'at most this many attempts', '200')
+    .action((flags: { repo?: string; limit: string }, command: Command) => {
+      const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      const db = openReadonly(session.config.db);
+      const list = db ? new BuildScripts(db).list({ ...(flags.repo ? { repo: flags.repo } : {}), limit: Number(flags.limit) || 200 }).map(attemptSummary) : [];
+      db?.close();
+      if (session.json) return printJson({ attempts: list });
+      if (list.length === 0) return print('no build attempts');
+      for (const a of list) {
+        const what = a.outcome === 'verified' ? `verified -> ${a.imageTag}` : `${a.outcome} at ${a.failingStep}: ${a.failure}`;
+        print(`#${a.id} ${a.key.replace(/@(.{12}).*/, '@$1')} ${a.source}${a.sourceDetail ? ` (${a.sourceDetail})` : ''} ${what} [${(a.durationMs / 1000).toFixed(1)} s${a.llmCalls ? `, ${a.tokens} tokens` : ''}]`);
+      }
+    });
+
+  cache
+    .command('show')
+    .argument('<owner/name@sha>')
+    .description("print a commit's verified build script, its last failure, and what is needed to rebuild it")
+    .action((key: string, _flags: unknown, command: Command) => {
+      const { repo, sha } = parseKey(key);
+      const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      const db = openReadonly(session.config.db);
+      const attempts = db ? new BuildScripts(db).list({ repo, sha }).reverse() : [];
+      db?.close();
+      const shas = new Set(attempts.map((a) => a.sha));
+      if (shas.size > 1) throw new ConfigError(`cache show: ${sha} is ambiguous in ${repo} (${[...shas].join(', ')})`, { reason: 'ambiguous-sha' });
+      const report = commitReport(attempts);
+      if (session.json) {
+        printJson(report);
+        return;
+      }
+      if (!report.key) {
+        print(`${key}: never built`);
+        process.exitCode = EXIT.itemsFailed;
+        return;
+      }
+      const lines = [`${report.key} (committed ${report.commitDate}): ${report.status}${report.imageTag ? `, image ${report.imageTag}` : ''}`];
+      if (report.verified) lines.push('', `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`, report.verified.script.trimEnd());
+      if (report.lastFailure) {
+        const f = report.lastFailure;
+        lines.push('', `last failure (attempt #${f.attemptId}, ${f.source}${f.sourceDetail ? `: ${f.sourceDetail}` : ''}) at step ${f.failingStep}: ${f.failure}`, 'script:', f.script.trimEnd());
+        if (f.stderrTail.trim()) lines.push('stderr (tail):', f.stderrTail.trimEnd());
+        if (f.stdoutTail.trim()) lines.push('stdout (tail):', f.stdoutTail.trimEnd());
+      }
+      if (report.rebuild) {
+        const r = report.rebuild;
+        lines.push(
+          '',
+          'to rebuild:',
+          `  base image:      ${r.baseImage}${r.toolchainImage !== r.baseImage ? ` (toolchain ${r.toolchainImage})` : ''}`,
+          `  clone:           ${r.cloneSource} (repository image ${r.repoImage})`,
+          `  commit:          ${r.sha}`,
+          `  python:          ${r.pythonVersion ?? 'python3'}`,
+          `  asv config:      ${r.asvConfigPath ?? '(none)'}; import: ${r.importName ?? '(unknown)'}`,
+          `  command:         ${r.command}`,
+        );
+      }
+      print(lines.join('\n'));
+    });
+
+  cache
+    .command('stats')
+    .description('per repository: success rate, reuse rate (cached or neighbouring scripts), LLM calls and tokens')
+    .option('--repo <owner/name>', 'only this repository')
+    .action((flags: { repo?: string }, command: Command) => {
+      const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      const db = openReadonly(session.config.db);
+      const stats = db ? new BuildScripts(db).stats(flags.repo ? { repo: flags.repo } : {}) : [];
+      db?.close();
+      if (session.json) printJson({ repositories: stats });
+      else print(formatStats(stats));
+    });
+
+  cache
+    .command('rebuild')
+    .argument('<owner/name@sha>')
+    .description("rebuild a commit's environment from its stored verified script, verify it, and record the attempt")
+    .action(async (key: string, _flags: unknown, command: Command) => {
+      const { repo, sha } = parseKey(key);
+      const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      const db = openStore(session.config.db);
+      try {
+        const store = new BuildScripts(db);
+        const attempts = store.list({ repo, sha }).reverse();
+        const report = commitReport(attempts);
+        if (!report.rebuild || !report.verified) throw new ConfigError(`cache rebuild: ${key} has no verified script`, { reason: 'nothing-to-rebuild', fix: 'run perfmine stage synthesize first' });
+        const docker = new DockerService({ runLabel: 'rebuild' });
+        const result = await rebuildEnvironment(docker, session.config, report.rebuild, { log: session.log, store, commitDate: report.commitDate ?? new Date(0).toISOString() });
+        if (session.json) printJson(result);
+        else print(result.verified ? `${key}: verified again as ${result.imageTag} (attempt #${result.attemptId})` : `${key}: rebuild failed: ${result.failure}`);
+        process.exitCode = result.verified ? EXIT.ok : EXIT.itemsFailed;
+      } finally {
+        db.close();
+      }
+    });
+}

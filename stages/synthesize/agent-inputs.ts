@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { describeFailure, type Failure } from './failure.js';
+import { formatFacts, type RepoFacts } from './repo-facts.js';
+
+/** The agent's answer (validated at the boundary). */
+export const buildAgentAnswerSchema = z.object({
+  reasoning: z.string(),
+  script: z.string().min(1),
+});
+export type BuildAgentAnswer = z.infer<typeof buildAgentAnswerSchema>;
+
+/** A failed attempt as the agent is told about it. */
+export interface AttemptNote {
+  readonly source: string;
+  readonly detail: string | null;
+  readonly failure: Failure | null;
+}
+
+export interface AgentSituation {
+  readonly repo: string;
+  readonly sha: string;
+  readonly pythonVersion: string;
+  readonly offline: boolean;
+  readonly buildNetwork: 'bridge' | 'none';
+  readonly facts: RepoFacts;
+  readonly lastScript: string | null;
+  readonly lastFailure: Failure | null;
+  readonly stdoutTail: string;
+  readonly stderrTail: string;
+  readonly history: readonly AttemptNote[];
+}
+
+/** Keeps the end of a log: the end is where builds say what went wrong. */
+export function tailOf(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  return `[... ${text.length - chars} earlier characters cut]\n${text.slice(-chars)}`;
+}
+
+/** The prompt inputs of prompts/build-agent.md. Pure. */
+export function agentInputs(s: AgentSituation, tailChars = 8000): Record<string, string> {
+  const history =
+    s.history.length === 0
+      ? '(none)'
+      : s.history
+          .map((h, i) => `${i + 1}. ${h.source}${h.detail ? ` (${h.detail})` : ''}: ${h.failure ? describeFailure(h.failure) : 'not built'}`)
+          .join('\n');
+  return {
+    repository: s.repo,
+    commit: s.sha,
+    python_version: s.pythonVersion,
+    network: s.buildNetwork === 'none' ? 'none (no PyPI: use only what the image has)' : s.offline ? 'available, but PyPI is not (install with --no-build-isolation --no-deps)' : 'available (PyPI reachable)',
+    repo_facts: formatFacts(s.facts),
+    failure_stage: s.lastFailure ? `${s.lastFailure.step}` : 'none',
+    failure_summary: s.lastFailure ? describeFailure(s.lastFailure) : 'no script has been tried yet',
+    stderr_tail: tailOf(s.stderrTail, tailChars) || '(empty)',
+    stdout_tail: tailOf(s.stdoutTail, tailChars) || '(empty)',
+    last_script: s.lastScript ?? '(none)',
+    attempt_history: history,
+  };
+}

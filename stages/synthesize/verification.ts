@@ -1,0 +1,140 @@
+import type { Step } from './failure.js';
+
+/**
+ * The commands of a build and of its verification, as data (the environment runs them). Pure.
+ *
+ * Images: the repository is at /repo; perfmine's files are under /perfmine (the build script
+ * `docker_build.sh`, the checkout preparation, an optional patch).
+ */
+export const REPO_DIR = '/repo';
+export const SCRIPT_PATH = '/perfmine/docker_build.sh';
+export const CHECKOUT_MARKER = '/perfmine/checkout-ok';
+export const TAMPER_MARKER = 'perfmine-tampered:';
+
+/** Checks out the commit (fetching it when the clone predates it), cleans, applies the patch. */
+export const PREPARE_SCRIPT = `set -euo pipefail
+cd ${REPO_DIR}
+if ! git cat-file -e "$PERFMINE_SHA^{commit}" 2>/dev/null; then git fetch -q origin "$PERFMINE_SHA"; fi
+git checkout -qf "$PERFMINE_SHA"
+git clean -qfdx
+if [ -s /perfmine/patch.diff ]; then git apply --whitespace=nowarn /perfmine/patch.diff; fi
+: > ${CHECKOUT_MARKER}
+`;
+
+/** The build container's command: prepare, then the script from the repository root. */
+export const BUILD_COMMAND = ['bash', '-c', `bash /perfmine/prepare.sh && cd ${REPO_DIR} && exec bash ${SCRIPT_PATH}`] as const;
+
+export interface VerifySpec {
+  readonly sha: string;
+  readonly importName: string | null;
+  readonly asvConfigPath: string | null;
+  readonly asvDiscover: 'check' | 'just-discover';
+  /** Whether the build applied a patch (then /perfmine-verify/patch.diff is provided). */
+  readonly patched: boolean;
+}
+
+export interface VerifyCommand {
+  readonly step: Exclude<Step, 'script' | 'checkout' | 'build'>;
+  readonly cmd: readonly string[];
+  readonly workingDir: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Exit codes that count as success (pytest's 5: no tests collected). */
+  readonly okExitCodes: readonly number[];
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The tamper check: HEAD is still the commit, and the tracked files differ from it exactly as the
+ * patch says (not at all without one). Prints the changed paths after a marker.
+ */
+function tamperScript(patched: boolean): string {
+  return `set -uo pipefail
+cd ${REPO_DIR}
+head=$(git rev-parse HEAD)
+if [ "$head" != "$PERFMINE_SHA" ]; then echo "HEAD moved to $head (expected $PERFMINE_SHA)" >&2; exit 3; fi
+git diff HEAD --binary > /tmp/actual.diff
+git diff HEAD --name-only > /tmp/actual.names
+${patched ? 'git checkout -qf HEAD -- . && git apply --whitespace=nowarn /perfmine-verify/patch.diff && git diff HEAD --binary > /tmp/expected.diff' : ': > /tmp/expected.diff'}
+if ! cmp -s /tmp/actual.diff /tmp/expected.diff; then
+  echo "${TAMPER_MARKER}"
+  cat /tmp/actual.names
+  exit 4
+fi
+echo "tracked files as expected at $head"
+`;
+}
+
+export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
+  const env = { PERFMINE_SHA: spec.sha };
+  const py = '"${PERFMINE_PYTHON:-python3}"';
+  const commands: VerifyCommand[] = [{ step: 'tamper', cmd: ['bash', '-c', tamperScript(spec.patched)], workingDir: REPO_DIR, env, okExitCodes: [0] }];
+  const importName = spec.importName;
+  commands.push({
+    step: 'import',
+    cmd: importName
+      ? ['bash', '-c', `${py} -c 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print("imported", m.__name__, "from", getattr(m, "__file__", None))' ${shellQuote(importName)}`]
+      : ['bash', '-c', 'echo "the package import name is unknown (no package directory and no distribution name found)" >&2; exit 2'],
+    workingDir: '/',
+    env,
+    okExitCodes: [0],
+  });
+  if (spec.asvConfigPath) {
+    const slash = spec.asvConfigPath.lastIndexOf('/');
+    const dir = slash < 0 ? REPO_DIR : `${REPO_DIR}/${spec.asvConfigPath.slice(0, slash)}`;
+    const file = spec.asvConfigPath.slice(slash + 1);
+    const config = file === 'asv.conf.json' ? '' : ` --config ${shellQuote(file)}`;
+    const command =
+      spec.asvDiscover === 'check'
+        ? `asv check --python=same${config}`
+        : `asv machine --yes --machine perfmine-verify >/dev/null && asv run --python=same --bench just-discover --machine perfmine-verify${config}`;
+    commands.push({ step: 'asv', cmd: ['bash', '-c', command], workingDir: dir, env, okExitCodes: [0] });
+  } else {
+    commands.push({ step: 'asv', cmd: ['bash', '-c', 'echo "no asv configuration (asv.conf.json) in the repository at this commit" >&2; exit 2'], workingDir: REPO_DIR, env, okExitCodes: [0] });
+  }
+  commands.push({
+    step: 'pytest',
+    cmd: ['bash', '-c', `${py} -m pytest --collect-only -q -p no:cacheprovider`],
+    workingDir: REPO_DIR,
+    env,
+    okExitCodes: [0, 5],
+  });
+  return commands;
+}
+
+/** The paths a tamper check printed after its marker. */
+export function tamperedPaths(stdout: string): string[] {
+  const at = stdout.indexOf(TAMPER_MARKER);
+  if (at < 0) return [];
+  return stdout
+    .slice(at + TAMPER_MARKER.length)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+export type ChangedKind = 'benchmark' | 'test' | 'asv-config' | 'other';
+
+/** What each changed path is: a benchmark, a test, the asv configuration, or something else. */
+export function categorizeChanged(
+  paths: readonly string[],
+  where: { readonly asvConfigPath: string | null; readonly benchmarkDir: string | null; readonly testDirs: readonly string[] },
+): { path: string; kind: ChangedKind }[] {
+  return paths.map((path) => {
+    if (where.asvConfigPath && path === where.asvConfigPath) return { path, kind: 'asv-config' };
+    if (where.benchmarkDir && (path === where.benchmarkDir || path.startsWith(`${where.benchmarkDir}/`))) return { path, kind: 'benchmark' };
+    if (where.testDirs.some((d) => path.startsWith(`${d}/`)) || /(^|\/)(test_[^/]*|[^/]*_test)\.py$|(^|\/)conftest\.py$/.test(path)) return { path, kind: 'test' };
+    return { path, kind: 'other' };
+  });
+}
+
+/** `benchmark_dir` of an asv configuration (JSON with comments), relative to the repository root. */
+export function benchmarkDirOf(asvConfigPath: string | null, asvConfigText: string | null): string | null {
+  if (!asvConfigPath) return null;
+  const base = asvConfigPath.includes('/') ? asvConfigPath.slice(0, asvConfigPath.lastIndexOf('/')) : '';
+  const m = asvConfigText ? /"benchmark_dir"\s*:\s*"([^"]*)"/.exec(asvConfigText) : null;
+  const dir = (m?.[1] ?? 'benchmarks').replace(/^\.\/+/, '').replace(/\/+$/, '');
+  return base ? `${base}/${dir}` : dir;
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ledger } from '../../cache/ledger.js';
+import { savePullRequest } from '../../cache/pull-requests.js';
+import type { Db } from '../../cache/store.js';
+import { loadConfig } from '../../pipeline/config/load.js';
+import type { Config } from '../../pipeline/config/schema.js';
+import { createContext } from '../../pipeline/context.js';
+import { readCredentials } from '../../pipeline/credentials.js';
+import { hashOf } from '../../pipeline/hash.js';
+import { createLogger, type Logger } from '../../pipeline/logging.js';
+import type { Scope } from '../../pipeline/scope.js';
+import { DockerService } from '../../pipeline/services/docker.js';
+import type { LlmService } from '../../pipeline/services/llm-port.js';
+import type { PipelineContext } from '../../pipeline/stage.js';
+import { monthWindow } from '../../pipeline/window.js';
+import type { ClassifyOutput } from '../../stages/classify/output.js';
+import type { PullRequest } from '../../stages/collect/pull-request.js';
+import type { FixtureCommit } from '../fixtures/python-repo.js';
+import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
+
+/** A label value unique to this test run: everything the run creates carries it. */
+export function testLabel(name: string): string {
+  return `test-${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+export function tempDir(name: string): string {
+  return mkdtempSync(join(tmpdir(), `perfmine-${name}-`));
+}
+
+/** Log lines kept in memory (printed by a test when it needs them). */
+export function memoryLogger(level: 'info' | 'debug' | 'warn' = 'info'): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log = createLogger({ level, format: 'json', destination: { write: (line) => void lines.push(line) } });
+  return { log, lines };
+}
+
+/** Configuration for Docker tests: the stand-in asv image, one CPU, offline templates, no build network. */
+export function testConfig(db: string, overrides: Record<string, unknown> = {}): Config {
+  const layer: Record<string, unknown> = {
+    db,
+    docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 },
+    llm: { mode: 'openai', model: 'scripted-primary', fallbackModel: 'scripted-fallback' },
+    synthesize: {
+      offline: true,
+      buildNetwork: 'none',
+      timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
+      agent: { roundsPerModel: 2, tokenBudget: 100_000 },
+    },
+    ...overrides,
+  };
+  return loadConfig({ flags: layer, env: {}, cwd: tmpdir() }).config;
+}
+
+export function testContext(options: { db: Db; config: Config; docker: DockerService; llm?: LlmService; log: Logger }): PipelineContext {
+  return createContext({
+    config: options.config,
+    credentials: readCredentials({}),
+    db: options.db,
+    log: options.log,
+    services: { docker: options.docker, ...(options.llm ? { llm: options.llm } : {}) },
+  });
+}
+
+export function gitScope(path: string, month = '2024-01', prs: number[] = []): Scope {
+  return { window: monthWindow(month), repos: [], prs, source: { kind: 'git', path } };
+}
+
+/**
+ * Candidates as collect and classify would leave them: pull request N+1 merges commit N+1 onto
+ * base commit N, for each base index given.
+ */
+export function seedCandidates(db: Db, repo: string, commits: readonly FixtureCommit[], bases: readonly number[]): ClassifyOutput[] {
+  const ledger = new Ledger(db);
+  const out: ClassifyOutput[] = [];
+  for (const i of bases) {
+    const base = commits[i]!;
+    const merge = commits[i + 1]!;
+    const number = i + 1;
+    const pr: PullRequest = {
+      repo,
+      number,
+      url: null,
+      title: `Speed up revision ${number}`,
+      body: '',
+      labels: [],
+      author: null,
+      authorAssociation: null,
+      createdAt: base.date,
+      mergedAt: merge.date,
+      baseRef: 'main',
+      defaultBranch: 'main',
+      mergedIntoDefault: true,
+      baseSha: base.sha,
+      mergeSha: merge.sha,
+      headSha: null,
+      files: [],
+      additions: 0,
+      deletions: 0,
+      changedFiles: 0,
+      diff: '',
+      comments: [],
+      linkedIssues: [],
+      asvConfig: { path: 'asv.conf.json', text: '{}' },
+      source: 'git',
+      missing: ['body', 'labels', 'comments', 'linkedIssues'],
+    };
+    savePullRequest(db, pr);
+    const output: ClassifyOutput = {
+      repo,
+      number,
+      baseSha: base.sha,
+      mergeSha: merge.sha,
+      mergedAt: merge.date,
+      contentHash: hashOf(pr),
+      classifier: 'heuristic',
+      reasoning: 'fixture',
+      category: null,
+      difficulty: null,
+      problemStatement: '',
+    };
+    ledger.complete('classify', 1, { key: `${repo}#${number}`, repo, at: merge.date, inputHash: hashOf(output) }, { status: 'done', reason: null, detail: null, output }, null);
+    out.push(output);
+  }
+  return out;
+}
