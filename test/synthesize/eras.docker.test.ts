@@ -12,7 +12,7 @@ import { envImageTag } from '../../stages/synthesize/image-names.js';
 import { synthesizeOutputSchema } from '../../stages/synthesize/output.js';
 import { rebuildEnvironment } from '../../stages/synthesize/rebuild.js';
 import { ensureAsvFakeImage } from '../fakes/asv-image.js';
-import { ScriptedLlm } from '../fakes/scripted-llm.js';
+import { serveRulesOverHttp, type RulesServer } from '../fakes/rules-over-http.js';
 import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
 import { ERA_RULES } from './era-agent.js';
 import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from './harness.js';
@@ -22,8 +22,11 @@ const label = testLabel('eras');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('eras');
 const dbPath = join(dir, 'perfmine.db');
-const config = testConfig(dbPath);
-const llm = new ScriptedLlm(ERA_RULES);
+// The build agent is the real OpenAI-compatible adapter and the real `openai` client, talking over
+// HTTP to the loopback server, which answers by the era rules (what a model would write when shown
+// a given failure).
+let llm: RulesServer;
+let config: ReturnType<typeof testConfig>;
 const { log, lines } = memoryLogger('info');
 let fixture: PythonRepo;
 let db: Db;
@@ -37,6 +40,8 @@ const llmCallsFor = (sha: string) => llm.calls.filter((c) => c.inputs.commit ===
 
 describe('synthesize over a history with three build eras (real Docker engine)', () => {
   beforeAll(async () => {
+    llm = await serveRulesOverHttp(ERA_RULES);
+    config = testConfig(dbPath, { llm: { mode: 'openai', baseUrl: llm.url, model: 'scripted-primary', fallbackModel: 'scripted-fallback', timeoutMs: 60_000 } });
     await ensureAsvFakeImage();
     // 8 commits: pure setup.py x3, pyproject + C extension x2, src/ layout + build helper x3.
     // Commits 0..6 are the bases of pull requests 1..7 (PR n merges commit n).
@@ -50,12 +55,13 @@ describe('synthesize over a history with three build eras (real Docker engine)',
     });
     db = openStore(dbPath);
     seedCandidates(db, REPO, fixture.commits, [0, 1, 2, 3, 4, 5, 6]);
-    const ctx = testContext({ db, config, docker, llm, log });
+    const ctx = testContext({ db, config, docker, log });
     await synthesizeStage.preflight!(ctx, gitScope(fixture.path));
     first = await runStage(ctx, synthesizeStage, gitScope(fixture.path));
   }, 900_000);
 
   afterAll(async () => {
+    await llm?.close();
     db?.close();
     await docker.removeLabelled(label);
     rmSync(dir, { recursive: true, force: true });
@@ -99,6 +105,9 @@ describe('synthesize over a history with three build eras (real Docker engine)',
     expect(llmCallsFor(c[5]!.sha).map((x) => x.rule)).toEqual(['missing-build-helper', 'missing-header-after-helper']);
     expect(llm.calls).toHaveLength(3);
     expect(llm.calls.every((x) => x.model === 'scripted-primary')).toBe(true);
+    // Over HTTP: commit 3 = 2 tool turns + the answer; commit 5 = 3 tool turns + an answer, then one answer.
+    expect(llm.server.count()).toBe(8);
+    expect(llm.server.requests.every((r) => r.hasTools && r.hasResponseFormat && r.schemaName !== null)).toBe(true);
     // Agent attempts carry their tokens; the neighbour of commit 4 is commit 3's agent script.
     const agentAttempts = store.list({ repo: REPO }).filter((a) => a.source === 'agent');
     expect(agentAttempts.every((a) => a.llmCalls === 1 && a.promptTokens > 0 && a.model === 'scripted-primary')).toBe(true);
@@ -146,7 +155,7 @@ describe('synthesize over a history with three build eras (real Docker engine)',
   });
 
   it('runs nothing again for done items, and a forced item verifies its cached script first', async () => {
-    const ctx = testContext({ db, config, docker, llm, log });
+    const ctx = testContext({ db, config, docker, log });
     const again = await runStage(ctx, synthesizeStage, gitScope(fixture.path));
     expect(again).toMatchObject({ planned: 7, reused: 7, ran: 0, done: 7 });
     const forced = await runStage(ctx, synthesizeStage, gitScope(fixture.path, '2024-01', [5]), { force: true });
