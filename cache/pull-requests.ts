@@ -1,11 +1,15 @@
 import type { Statement } from 'better-sqlite3';
-import { hashOf } from '../pipeline/hash.js';
+import { hashOf, sha256 } from '../pipeline/hash.js';
 import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
 import type { Db } from './store.js';
 
-/** Content hash of a pull request record (diff included); downstream inputs depend on it. */
+/**
+ * Content hash of a pull request record, diff included; downstream inputs depend on it. The diff
+ * (often most of the record) is hashed as raw text rather than escaped into the JSON.
+ */
 export function pullRequestHash(pr: PullRequest): string {
-  return hashOf(pr);
+  const { diff, ...rest } = pr;
+  return hashOf({ ...rest, diff: sha256(diff) });
 }
 
 const saveStatements = new WeakMap<Db, Statement<unknown[]>>();

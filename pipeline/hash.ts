@@ -2,27 +2,39 @@ import { createHash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted at every level, so that equal data always gives equal text.
- * `undefined` members are left out (as JSON.stringify does); non-finite numbers become strings
- * so that they survive a round trip and never collide with `null`.
+ * `undefined` members are left out (as JSON.stringify does; in arrays they become null);
+ * non-finite numbers become strings so that they survive a round trip and never collide with
+ * `null`. Written directly, without building normalized copies: it hashes large records (diffs).
  */
 export function stableStringify(value: unknown): string {
-  return JSON.stringify(normalize(value));
+  return write(value) ?? 'null';
 }
 
-function normalize(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
-    if (typeof value === 'bigint') return value.toString();
-    return value;
+function write(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : JSON.stringify(String(value));
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return JSON.stringify(value.toString());
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
   }
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : normalize(v)));
-  if (value instanceof Date) return value.toISOString();
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = normalize(v);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => write(v) ?? 'null').join(',')}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const v = write(record[key]);
+    if (v !== undefined) parts.push(`${JSON.stringify(key)}:${v}`);
   }
-  return out;
+  return `{${parts.join(',')}}`;
 }
 
 export function sha256(text: string | Uint8Array): string {

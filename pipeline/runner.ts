@@ -4,6 +4,7 @@ import { ConfigError, InternalError, summarize, type ErrorKind } from './errors.
 import type { Emitter } from './events.js';
 import { hashOf } from './hash.js';
 import { availableParallelism } from 'node:os';
+import { GroupCommit } from './group-commit.js';
 import { queueSizes } from './queues.js';
 import type { Scope } from './scope.js';
 import type { AnyStage, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
@@ -64,9 +65,10 @@ export function needsRun(existing: LedgerRow | undefined, inputHash: string, ver
 
 /**
  * Runs one stage over its planned items. Each item's result (its rows and its ledger entry) is
- * committed in one transaction, so a crash loses at most the items in flight, which run again
- * next time. A failing item is recorded and the others go on; a configuration error stops the
- * stage after the items in flight.
+ * committed atomically, together with the results of items that finished at the same time, so a
+ * crash loses at most the items in flight or not yet committed, which run again next time. A
+ * failing item is recorded and the others go on; a configuration error stops the stage after
+ * the items in flight.
  */
 export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Scope, options: RunStageOptions = {}): Promise<StageReport> {
   const started = Date.now();
@@ -125,6 +127,41 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   let notStarted = 0;
   let configError: ConfigError | undefined;
 
+  const recordFailure = (itemCtx: ItemContext, entry: PlannedItem, error: unknown, t0: number) => {
+    const summary = summarize(error);
+    ctx.ledger.fail(stage.name, stage.version, entry, summary, ctx.runId);
+    bump(failed, summary.reason);
+    failedKinds[summary.kind] = (failedKinds[summary.kind] ?? 0) + 1;
+    itemCtx.log.warn({ kind: summary.kind, reason: summary.reason, err: summary.message }, 'item failed');
+    if (error instanceof ConfigError && !configError) configError = error;
+    options.events?.emit('item-end', { stage: stage.name, key: itemCtx.key, status: 'failed', reason: summary.reason, durationMs: Date.now() - t0 });
+  };
+
+  interface Finished {
+    readonly itemCtx: ItemContext;
+    readonly item: WorkItem<unknown>;
+    readonly entry: PlannedItem;
+    readonly outcome: Outcome<unknown>;
+    readonly t0: number;
+  }
+  // Results of items that finish together are committed together (their rows and ledger entries).
+  const committer = new GroupCommit<Finished>(
+    ctx.db,
+    ({ item, entry, outcome }) => record(ctx, stage, item, entry, outcome),
+    ({ itemCtx, entry, outcome, t0 }, error) => {
+      if (error !== undefined) return recordFailure(itemCtx, entry, error, t0);
+      if (outcome.status === 'done') done.count += 1;
+      else bump(dropped, outcome.reason);
+      options.events?.emit('item-end', {
+        stage: stage.name,
+        key: itemCtx.key,
+        status: outcome.status,
+        reason: outcome.status === 'dropped' ? outcome.reason : null,
+        durationMs: Date.now() - t0,
+      });
+    },
+  );
+
   const runOne = async ({ item, entry }: (typeof planned)[number]) => {
     if (options.drain?.aborted || configError || ctx.signal.aborted) {
       notStarted += 1;
@@ -133,43 +170,21 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     ran += 1;
     const t0 = Date.now();
     const itemCtx: ItemContext = { ...ctx, stage: stage.name, key: item.key, log: ctx.log.child({ stage: stage.name, item: item.key }) };
-    let outcome: Outcome<unknown> | undefined;
-    let error: unknown;
+    let outcome: Outcome<unknown>;
     try {
       outcome = await stage.run(itemCtx, item);
-    } catch (e) {
-      error = e;
-    }
-    if (outcome) {
-      try {
-        commit(ctx, stage, item, entry, outcome);
-      } catch (e) {
-        outcome = undefined;
-        error = e;
-      }
-    }
-    if (outcome) {
-      if (outcome.status === 'done') done.count += 1;
-      else bump(dropped, outcome.reason);
-      options.events?.emit('item-end', {
-        stage: stage.name,
-        key: item.key,
-        status: outcome.status,
-        reason: outcome.status === 'dropped' ? outcome.reason : null,
-        durationMs: Date.now() - t0,
-      });
+    } catch (error) {
+      recordFailure(itemCtx, entry, error, t0);
       return;
     }
-    const summary = summarize(error);
-    ctx.ledger.fail(stage.name, stage.version, entry, summary, ctx.runId);
-    bump(failed, summary.reason);
-    failedKinds[summary.kind] = (failedKinds[summary.kind] ?? 0) + 1;
-    itemCtx.log.warn({ kind: summary.kind, reason: summary.reason, err: summary.message }, 'item failed');
-    if (error instanceof ConfigError && !configError) configError = error;
-    options.events?.emit('item-end', { stage: stage.name, key: item.key, status: 'failed', reason: summary.reason, durationMs: Date.now() - t0 });
+    committer.add({ itemCtx, item, entry, outcome, t0 });
   };
 
-  await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
+  try {
+    await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
+  } finally {
+    committer.flush();
+  }
   if (configError) throw configError;
 
   if (stage.finish && !options.drain?.aborted && !ctx.signal.aborted) await stage.finish(ctx, scope);
@@ -191,23 +206,21 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   return report;
 }
 
-function commit(ctx: PipelineContext, stage: AnyStage, item: WorkItem<unknown>, entry: PlannedItem, outcome: Outcome<unknown>): void {
-  const tx = ctx.db.transaction(() => {
-    stage.persist?.(ctx.db, item, outcome);
-    ctx.ledger.complete(
-      stage.name,
-      stage.version,
-      entry,
-      {
-        status: outcome.status,
-        reason: outcome.status === 'dropped' ? outcome.reason : null,
-        detail: outcome.detail ?? null,
-        output: outcome.output,
-      },
-      ctx.runId,
-    );
-  });
-  tx.immediate();
+/** An item's rows and its ledger entry; called inside the group commit's transaction. */
+function record(ctx: PipelineContext, stage: AnyStage, item: WorkItem<unknown>, entry: PlannedItem, outcome: Outcome<unknown>): void {
+  stage.persist?.(ctx.db, item, outcome);
+  ctx.ledger.complete(
+    stage.name,
+    stage.version,
+    entry,
+    {
+      status: outcome.status,
+      reason: outcome.status === 'dropped' ? outcome.reason : null,
+      detail: outcome.detail ?? null,
+      output: outcome.output,
+    },
+    ctx.runId,
+  );
 }
 
 function toPlanned(item: WorkItem<unknown>): PlannedItem {
