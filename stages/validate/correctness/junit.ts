@@ -36,8 +36,8 @@ export class JunitError extends Error {
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
-  // every element an array, so that one test case and many read alike
-  isArray: () => true,
+  // every element an array, so that one test case and many read alike (attributes stay strings)
+  isArray: (_name: string, _path: unknown, _leaf: boolean, isAttribute: boolean) => !isAttribute,
   parseAttributeValue: false,
   parseTagValue: false,
   processEntities: true,

@@ -2,10 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseTolerantJson } from '../../../stages/validate/asv/index.js';
-import { median } from '../../../stages/validate/paired/index.js';
 import { runCli } from '../../helpers/cli.js';
 import { readReference, RICH_DIR } from '../asv/reference.js';
+import { invocationFile } from '../invocation-files.js';
 
 /**
  * `perfmine compare` on directories of per-invocation results files, as the validate stage keeps
@@ -17,23 +16,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const R2 = `${RICH_DIR}r2x2/`;
 const file = (run: string, commit: string) => `${R2}${run}/${commit}-existing-py_usr_bin_python3.json`;
-
-/** One invocation's results file cut out of an --append-samples file. */
-function invocationFile(text: string, i: number, per: number): string {
-  const data = parseTolerantJson(text) as { result_columns: string[]; results: Record<string, unknown[]> };
-  const col = (name: string) => data.result_columns.indexOf(name);
-  for (const [key, row] of Object.entries(data.results)) {
-    const r = [...row];
-    while (r.length < data.result_columns.length) r.push(null);
-    const samples = (r[col('samples')] as number[][]).map((s) => s.slice(i * per, (i + 1) * per));
-    r[col('result')] = samples.map((s) => median(s));
-    r[col('samples')] = samples;
-    for (const stat of ['stats_ci_99_a', 'stats_ci_99_b', 'stats_q_25', 'stats_q_75', 'stats_number', 'stats_repeat']) r[col(stat)] = null;
-    r[col('started_at')] = (r[col('started_at')] as number) + i * 60_000;
-    data.results[key] = r;
-  }
-  return JSON.stringify(data);
-}
 
 /**
  * A directory of invocations named so that name order is the reverse of time order: the command
