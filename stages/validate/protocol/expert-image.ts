@@ -1,5 +1,3 @@
-import { shellQuote } from './shell.js';
-
 /**
  * The expert image: the candidate's verified base image with the expert patch applied (and
  * committed, so that asv can label results with the checkout's HEAD) and the build script rerun,
@@ -14,6 +12,12 @@ export interface ExpertImageSpec {
   readonly repoDir: string;
 }
 
+/** Prints a mark so that the build log has it only when the step failed (the step's own command line shows the two words apart). */
+function mark(text: string): string {
+  const [head, ...rest] = text.split(' ');
+  return `printf '%s %s\\n' '${head!}' '${rest.join(' ')}'`;
+}
+
 /** Context files: `perfmine/expert.patch`, `perfmine/docker_build.sh`, and optionally `perfmine/snapshot.py`. */
 export function expertDockerfile(spec: ExpertImageSpec): string {
   const git = "git -c safe.directory='*'";
@@ -21,9 +25,9 @@ export function expertDockerfile(spec: ExpertImageSpec): string {
     `FROM ${spec.baseImage}`,
     'COPY perfmine/ /perfmine/',
     `WORKDIR ${spec.repoDir}`,
-    `RUN ${git} apply --index --whitespace=nowarn /perfmine/expert.patch || { echo ${shellQuote(PATCH_MARK)}; exit 97; }`,
+    `RUN ${git} apply --index --whitespace=nowarn /perfmine/expert.patch || { ${mark(PATCH_MARK)}; exit 97; }`,
     `RUN ${git} -c user.name=perfmine -c user.email=perfmine@localhost commit -q --no-verify --allow-empty -m "perfmine: expert patch"`,
-    `RUN bash /perfmine/docker_build.sh || { echo ${shellQuote(BUILD_MARK)}; exit 98; }`,
+    `RUN bash /perfmine/docker_build.sh || { ${mark(BUILD_MARK)}; exit 98; }`,
     '',
   ].join('\n');
 }

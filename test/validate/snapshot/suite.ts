@@ -97,13 +97,24 @@ class Cached:
         return cache["base"] + 2
 `;
 
+const TESTS = `
+import toy
+
+def test_total():
+    assert toy.total(range(3)) == 3
+
+def test_mean():
+    assert abs(toy.mean([1.0, 2.0]) - 1.5) < 1e-9
+`;
+
 export interface ToyOptions {
   readonly expert?: boolean;
   /** Add a benchmark module that cannot be imported. */
   readonly brokenImport?: boolean;
 }
 
-export function writeToyProject(dir: string, options: ToyOptions = {}): void {
+/** The project's files by relative path. */
+export function toyProjectFiles(options: ToyOptions = {}): Record<string, string> {
   const files: Record<string, string> = {
     'asv.conf.json': CONFIG,
     'toy.py': toyModule(options.expert ?? false),
@@ -111,9 +122,14 @@ export function writeToyProject(dir: string, options: ToyOptions = {}): void {
     'bench/funcs.py': BENCH_FUNCS,
     'bench/sub/__init__.py': '',
     'bench/sub/classes.py': BENCH_CLASSES,
+    'tests/test_toy.py': TESTS,
   };
   if (options.brokenImport) files['bench/needs_network.py'] = 'raise ImportError("this suite downloads data at import time")\n';
-  for (const [path, text] of Object.entries(files)) {
+  return files;
+}
+
+export function writeToyProject(dir: string, options: ToyOptions = {}): void {
+  for (const [path, text] of Object.entries(toyProjectFiles(options))) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
