@@ -58,10 +58,36 @@ interface BuildMessage {
   errorDetail?: { message?: string };
 }
 
-/** Builds a derived image; a failing Dockerfile step is a result (ok: false), an unreachable engine an OutsideServiceError. */
+/** The label that marks every layer of one build, so that a failed build's leftovers can be pruned. */
+export const BUILD_LABEL = 'org.perfmine.build';
+
+/** The Dockerfile with a LABEL right after its first FROM: intermediate layers then carry it too. */
+export function labelledDockerfile(dockerfile: string, buildId: string): string {
+  const lines = dockerfile.split('\n');
+  const from = lines.findIndex((l) => /^\s*FROM\s/i.test(l));
+  if (from < 0) return dockerfile;
+  lines.splice(from + 1, 0, `LABEL ${BUILD_LABEL}=${buildId}`);
+  return lines.join('\n');
+}
+
+let builds = 0;
+
+/**
+ * Builds a derived image; a failing Dockerfile step is a result (ok: false), an unreachable
+ * engine an OutsideServiceError. A failed build's dangling intermediate layers are removed.
+ */
 export async function buildImage(service: DockerService, spec: BuildSpec, runLabel: string, signal?: AbortSignal): Promise<BuildResult> {
   const started = Date.now();
-  const tar = await contextTar({ ...spec.files, Dockerfile: spec.dockerfile });
+  const buildId = `${runLabel}-${process.pid}-${++builds}`;
+  const result = await build(service, spec, runLabel, buildId, started, signal);
+  if (!result.ok) {
+    await service.docker.pruneImages({ filters: { dangling: ['true'], label: [`${BUILD_LABEL}=${buildId}`] } }).catch(() => undefined);
+  }
+  return result;
+}
+
+async function build(service: DockerService, spec: BuildSpec, runLabel: string, buildId: string, started: number, signal?: AbortSignal): Promise<BuildResult> {
+  const tar = await contextTar({ ...spec.files, Dockerfile: labelledDockerfile(spec.dockerfile, buildId) });
   const timeout = AbortSignal.timeout(spec.timeoutMs);
   const abort = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const log = new TailBuffer(spec.tailChars ?? 8_000);
