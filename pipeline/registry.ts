@@ -1,5 +1,7 @@
 import { classifyStage } from '../stages/classify/index.js';
+import { emitStage } from '../stages/emit/index.js';
 import { filterStage } from '../stages/filter/index.js';
+import { validateStage } from '../stages/validate/index.js';
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
 
@@ -9,7 +11,7 @@ export type Registry = ReadonlyMap<StageName, AnyStage>;
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
-const STAGES: readonly AnyStage[] = [filterStage, classifyStage];
+const STAGES: readonly AnyStage[] = [filterStage, classifyStage, validateStage, emitStage];
 
 export const registry: Registry = makeRegistry(STAGES);
 

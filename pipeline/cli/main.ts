@@ -6,6 +6,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
+import { registerTasks } from './commands/tasks.js';
 
 /** What the program is built from; tests pass their own stages. */
 export interface ProgramDeps {
@@ -39,6 +40,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerStatus(program, registry);
   registerDemo(program, registry);
   registerCompare(program);
+  registerTasks(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

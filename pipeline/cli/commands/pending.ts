@@ -27,12 +27,6 @@ export function registerPending(program: Command): void {
     .action(() => notImplemented('cache stats', 'the synthesize stage'));
 
   program
-    .command('tasks')
-    .description('list the emitted tasks')
-    .option('--month <YYYY-MM>')
-    .action(() => notImplemented('tasks', 'the emit stage'));
-
-  program
     .command('report')
     .description('write a static HTML report of a month')
     .option('--month <YYYY-MM>')

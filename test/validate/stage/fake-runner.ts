@@ -75,29 +75,38 @@ export class FakeRunner implements MeasurementRunner {
   readonly layouts: AsvLayout[] = [];
   readonly images: string[] = [];
 
-  constructor(readonly script: FakeScript = {}) {}
+  /** `byKey` overrides the script for particular candidates (`owner/name#N`). */
+  constructor(
+    readonly defaults: FakeScript = {},
+    readonly byKey: Readonly<Record<string, FakeScript>> = {},
+  ) {}
+
+  #script(env: CandidateEnvironment): FakeScript {
+    return this.byKey[env.key] ?? this.defaults;
+  }
 
   async buildExpert(env: CandidateEnvironment, patch: string) {
     this.calls.push('build');
-    const kind = this.script.build ?? 'ok';
+    const kind = this.#script(env).build ?? 'ok';
     const log = kind === 'patch-fails' ? `Step 4/6 : RUN git apply\nerror: patch failed: fastlib/core.py:1\n@@perfmine patch-does-not-apply\n` : kind === 'build-fails' ? 'error: gcc failed\n@@perfmine build-failed\n' : `applied ${patch.length} bytes`;
     const reading = readExpertBuild({ ok: kind === 'ok', error: kind === 'ok' ? null : 'The command returned a non-zero code', log, timedOut: false });
     return { reading, image: kind === 'ok' ? `perfmine/expert:${env.key}` : null, durationMs: 1000 };
   }
 
-  async runInvocation(_env: CandidateEnvironment, image: string, invocation: PlannedInvocation, layout: AsvLayout, settings: AsvRunSettings) {
+  async runInvocation(env: CandidateEnvironment, image: string, invocation: PlannedInvocation, layout: AsvLayout, settings: AsvRunSettings) {
+    const script = this.#script(env);
     const n = this.#served.get(invocation.role) ?? 0;
     this.#served.set(invocation.role, n + 1);
     this.calls.push(`asv ${invocation.role} ${invocation.seq}`);
     this.settings.push(settings);
     this.layouts.push(layout);
     this.images.push(image);
-    const durationMs = this.script.invocationMs ?? 40_000;
-    if (this.script.suiteNotImportable) {
+    const durationMs = script.invocationMs ?? 40_000;
+    if (script.suiteNotImportable) {
       const log = Buffer.from(`· Discovering benchmarks\n·· Error running ...\nImportError: no network\n·· ${SUITE_IMPORT_FAILURE}.\n`).toString('base64');
       return { output: readInvocationOutput(`${FRAME} rc 1\n${FRAME} sha ${'a'.repeat(40)}\n${FRAME} file log asv.log ${log}\n`), exitCode: 0, timedOut: false, durationMs };
     }
-    const scale = invocation.role === 'expert' && this.script.expert ? { names: this.script.expert.names, factor: this.script.expert.factor } : {};
+    const scale = invocation.role === 'expert' && script.expert ? { names: script.expert.names, factor: script.expert.factor } : {};
     const text = invocationFile(readReference(SOURCES[invocation.role]), n % 4, 20, scale);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const stdout = [
@@ -111,10 +120,11 @@ export class FakeRunner implements MeasurementRunner {
     return { output: readInvocationOutput(stdout), exitCode: 0, timedOut: false, durationMs };
   }
 
-  async runTests(_env: CandidateEnvironment, image: string) {
+  async runTests(env: CandidateEnvironment, image: string) {
     const side = image.startsWith('perfmine/expert:') ? 'expert' : 'base';
     this.calls.push(`pytest ${side}`);
-    const junit = side === 'base' ? (this.script.tests?.base ?? PASSING_JUNIT) : (this.script.tests?.expert ?? PASSING_JUNIT);
+    const tests = this.#script(env).tests;
+    const junit = side === 'base' ? (tests?.base ?? PASSING_JUNIT) : (tests?.expert ?? PASSING_JUNIT);
     return { exitCode: junit === null ? 4 : 0, timedOut: false, junitXml: junit, log: '', durationMs: 5000 };
   }
 
@@ -123,10 +133,10 @@ export class FakeRunner implements MeasurementRunner {
     return { json: snapshotRecord(RICH_BENCHMARKS), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
   }
 
-  async compareSnapshot(_env: CandidateEnvironment, _image: string, baseline: string) {
+  async compareSnapshot(env: CandidateEnvironment, _image: string, baseline: string) {
     this.calls.push('snapshot compare');
     if (!baseline.includes('"mode":"record"')) throw new Error('compare got no base record');
-    return { json: snapshotComparison(RICH_BENCHMARKS, this.script.snapshot?.mismatched ?? []), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
+    return { json: snapshotComparison(RICH_BENCHMARKS, this.#script(env).snapshot?.mismatched ?? []), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
   }
 
   async release(images: readonly string[]) {
