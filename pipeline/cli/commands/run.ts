@@ -13,6 +13,7 @@ import { installShutdown } from '../../shutdown.js';
 import { formatReports } from '../../summary.js';
 import { resolveScope, resolveStageFlag, type ScopeFlags } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+import { calibrationSummaryLine } from '../../../stages/validate/run-summary.js';
 
 export interface RunFlags extends ScopeFlags {
   readonly untilStage?: string;
@@ -122,6 +123,8 @@ export async function runCommand(
   else {
     const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${dryRun ? ' [dry run: nothing was run or written]' : ''}`;
     const lines = [head, formatReports(result.reports)];
+    const calibration = calibrationSummaryLine(summary.metrics);
+    if (calibration !== null) lines.push(calibration);
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
     print(lines.join('\n'));
