@@ -1,8 +1,10 @@
 import { classifyStage } from '../stages/classify/index.js';
 import { collectStage } from '../stages/collect/index.js';
 import { discoverStage } from '../stages/discover/index.js';
+import { emitStage } from '../stages/emit/index.js';
 import { filterStage } from '../stages/filter/index.js';
 import { synthesizeStage } from '../stages/synthesize/index.js';
+import { validateStage } from '../stages/validate/index.js';
 import { ConfigError } from './errors.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
 
@@ -12,7 +14,7 @@ export type Registry = ReadonlyMap<StageName, AnyStage>;
  * The stages this version implements, in pipeline order. A stage of the design that is not
  * listed here is reported as not implemented, never faked.
  */
-const STAGES: readonly AnyStage[] = [discoverStage, collectStage, filterStage, classifyStage, synthesizeStage];
+const STAGES: readonly AnyStage[] = [discoverStage, collectStage, filterStage, classifyStage, synthesizeStage, validateStage, emitStage];
 
 export const registry: Registry = makeRegistry(STAGES);
 

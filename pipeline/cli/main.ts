@@ -8,6 +8,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerPending } from './commands/pending.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
+import { registerTasks } from './commands/tasks.js';
 
 /** What the program is built from; tests pass their own stages. */
 export interface ProgramDeps {
@@ -43,6 +44,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerCompare(program);
   registerDoctor(program);
   registerCache(program);
+  registerTasks(program);
   registerPending(program);
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -1,4 +1,56 @@
 import { z } from 'zod';
+import { pairedOptionsSchema } from './paired/options.js';
+
+const positiveInt = z.number().int().positive();
+const repoName = z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name');
 
 /** Configuration of the validate stage (the `validate` key of perfmine.config.json). */
-export const validateConfig = z.object({}).strict();
+export const validateConfig = z
+  .object({
+    /** Base/expert invocation pairs per candidate, measured A B B A … */
+    pairs: positiveInt.default(4),
+    /** Base/base calibration pairs, interleaved with the A/B pairs (at least paired.minCalibrationPairs for a calibrated verdict). */
+    calibrationPairs: z.number().int().nonnegative().default(2),
+    /** The machine name asv files results under (`asv machine --yes --machine NAME`). */
+    machine: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('perfmine'),
+    /** `asv run --bench REGEX`: which benchmarks to measure (null: all). */
+    bench: z.string().min(1).nullable().default(null),
+    /** `-a rounds=N` per invocation. */
+    rounds: positiveInt.default(2),
+    /** More `-a key=value` benchmark attribute overrides (repeat, number, warmup_time, timeout ...). */
+    attributes: z.partialRecord(z.enum(['timeout', 'warmup_time', 'repeat', 'number', 'sample_time']), z.union([z.string(), z.number()])).default({}),
+    /** `asv run --cpu-affinity LIST` (e.g. "1" or "0-1"); null: unset. */
+    cpuAffinity: z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/).nullable().default(null),
+    /** Environment of every measurement, test and snapshot container (threads pinned to one). */
+    env: z
+      .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string())
+      .default({ OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', NUMEXPR_NUM_THREADS: '1', VECLIB_MAXIMUM_THREADS: '1' }),
+    /** Repositories whose suites may use the network while measured (some download data at import). */
+    networkRepos: z.array(repoName).default([]),
+    /** Where the verified image holds the checkout (synthesize's layout). */
+    repoDir: z.string().startsWith('/').default('/workspace/repo'),
+    /** The Python that runs pytest and the snapshot helper in the image. */
+    python: z.string().min(1).default('python3'),
+    /** Time limit of one asv invocation (its container is killed after it). */
+    invocationTimeoutSeconds: positiveInt.default(1800),
+    /** Measurement time per candidate: no new pair starts once the invocations so far plus one more pair would pass it. */
+    timeBudgetSeconds: positiveInt.default(4 * 3600),
+    /** Time limit of each pytest run (base and expert). */
+    testTimeoutSeconds: positiveInt.default(1800),
+    /** Extra pytest arguments (paths, -k, -m). */
+    pytestArgs: z.array(z.string()).default([]),
+    /** Time limit of the snapshot helper, and of each benchmark call in it. */
+    snapshotTimeoutSeconds: positiveInt.default(900),
+    snapshotCallSeconds: positiveInt.default(60),
+    /** Time limit of the expert image build (patch + build script). */
+    buildTimeoutSeconds: positiveInt.default(3600),
+    /** Keep each candidate's expert image after validation (default: removed; emit rebuilds from the base image). */
+    keepExpertImages: z.boolean().default(false),
+    /** asv's factor for its own verdict (asv compare's default 1.1). */
+    factor: z.number().gt(1).default(1.1),
+    /** perfmine's paired keep verdict. */
+    paired: pairedOptionsSchema.prefault({}),
+  })
+  .strict();
+
+export type ValidateConfig = z.infer<typeof validateConfig>;

@@ -1,17 +1,23 @@
 import type { Command } from 'commander';
+import { stat } from 'node:fs/promises';
 import {
   compareResultSets,
   findBenchmarksFile,
   formatCompareReport,
   isChanged,
   loadSide,
+  poolInvocations,
   readBenchmarksFile,
+  splitAppendedSamples,
   type BenchmarkInfo,
   type CompareReport,
   type CompareRow,
   type Measurement,
   type ResultSet,
 } from '../../../stages/validate/asv/index.js';
+import { pairedOptionsSchema, type PairedOptions } from '../../../stages/validate/paired/index.js';
+import { twoVerdicts, type TwoVerdictReport, type WorkloadVerdicts } from '../../../stages/validate/two-verdicts.js';
+import { formatTwoVerdicts } from '../../../stages/validate/two-verdicts-format.js';
 import { ConfigError, ItemError } from '../../errors.js';
 import { print, printJson, type GlobalFlags } from '../session.js';
 
@@ -22,26 +28,49 @@ interface CompareFlags {
   readonly split?: boolean;
   /** commander's `--no-stats` */
   readonly stats: boolean;
+  /** Two paths (files or directories): base/base calibration invocations, first and second. */
+  readonly calibration?: string[];
+  /** Split each results file written with --append-samples into invocations of N samples. */
+  readonly splitSamples?: string;
+  readonly minPairs?: string;
+  readonly allowedDisagreeing?: string;
+  readonly safetyFactor?: string;
 }
 
-/** Registers `perfmine compare <base> <head>`: asv compare's table (or JSON) for two results files. */
+/**
+ * Registers `perfmine compare <base> <head>`: asv compare's table (or JSON) for two results files;
+ * for sides of several invocations (directories of per-invocation results files), asv's verdict
+ * on the pooled samples and perfmine's paired verdict beside it.
+ */
 export function registerCompare(program: Command): void {
   program
     .command('compare')
-    .description('compare two asv results files as `asv compare` does (same marks, ratios and table)')
-    .argument('<base>', 'baseline results file (results/<machine>/<hash>-<env>.json)')
-    .argument('<head>', 'patched results file')
+    .description('compare two asv results files as `asv compare` does (same marks, ratios and table); with directories of per-invocation files, also perfmine\'s paired verdict')
+    .argument('<base>', 'baseline results file (results/<machine>/<hash>-<env>.json), or a directory of per-invocation results files')
+    .argument('<head>', 'patched results file, or a directory of per-invocation results files')
     .option('--benchmarks <benchmarks.json>', 'benchmark units and types (default: benchmarks.json beside the results files or one directory up)')
     .option('--factor <F>', 'ratio that counts as a change', '1.1')
     .option('--only-changed', 'only rows marked -, +, ! or * (no titles)')
     .option('--split', 'one table per group: improved, unchanged, worse, not comparable')
     .option('--no-stats', 'decide on the factor alone, without the significance test')
+    .option('--calibration <paths...>', 'two files or directories: base/base calibration invocations (first, second), paired in time order')
+    .option('--split-samples <N>', 'results files hold several invocations appended (--append-samples): N samples each')
+    .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 2)')
+    .option('--allowed-disagreeing <N>', 'paired verdict: pairs that may point the other way (default 0)')
+    .option('--safety-factor <F>', 'paired verdict: multiplier on the calibration spread (default 1.5)')
     .addHelpText(
       'after',
       `
 Marks: - improved, + worse, ! now fails, * now passes, x not comparable (benchmark changed),
 blank unchanged; ~ before the ratio: beyond the factor but not statistically significant.
-With --json: {"benchmarks": [{name, mark, change, before, after, ratio, tilde, ...}], ...}.`,
+With --json: {"benchmarks": [{name, mark, change, before, after, ratio, tilde, ...}], ...}.
+
+Per-invocation sides: when <base> or <head> is a directory (each file one asv invocation, ordered
+by the started_at times inside the files, then by name), or with --calibration / --split-samples,
+asv's table is computed on the pooled samples of each side, and perfmine's paired verdict follows:
+pair i = (i-th base invocation, i-th head invocation), each pair normalized by its machine-speed
+factor, a workload improved only when faster in every pair and beyond the threshold calibrated
+by the base/base pairs of --calibration. --json then adds "paired" to the output and to each row.`,
     )
     .action(async (base: string, head: string, flags: CompareFlags, command: Command) => {
       process.exitCode = await compareCommand(base, head, flags, command.optsWithGlobals<GlobalFlags>());
@@ -75,10 +104,39 @@ async function readInput<T>(load: () => Promise<T>): Promise<T> {
  */
 export async function compareCommand(base: string, head: string, flags: CompareFlags, globals: GlobalFlags): Promise<number> {
   const factor = parseFactor(flags.factor);
-  const baseSets = await readInput(() => loadSide(base));
-  const headSets = await readInput(() => loadSide(head));
-  const benchmarksPath = flags.benchmarks ?? (await findBenchmarksFile([base, head]));
+  const paired = pairedOptions(flags);
+  const calibrationPaths = flags.calibration ?? [];
+  if (flags.calibration !== undefined && calibrationPaths.length !== 2) {
+    throw new ConfigError(`--calibration: expected two paths (first and second base/base side), got ${calibrationPaths.length}`, {
+      reason: 'invalid-flags',
+      fix: 'e.g. --calibration results/aa1 results/aa2',
+    });
+  }
+  const split = flags.splitSamples === undefined ? null : parseCount('--split-samples', flags.splitSamples, 1);
+  const load = async (path: string): Promise<ResultSet[]> => {
+    const sets = await readInput(() => loadSide(path));
+    return split === null ? sets : sets.flatMap((s) => splitAppendedSamples(s, split));
+  };
+  const baseSets = await load(base);
+  const headSets = await load(head);
+  const asDirs = await Promise.all([base, head].map(async (p) => ((await isDirectory(p)) ? `${p.replace(/\/+$/, '')}/` : p)));
+  const benchmarksPath = flags.benchmarks ?? (await findBenchmarksFile(asDirs));
   const benchmarks = benchmarksPath === null ? null : await readInput(() => readBenchmarksFile(benchmarksPath));
+
+  const invocationMode = asDirs.some((p) => p.endsWith('/')) || calibrationPaths.length > 0 || split !== null;
+  if (invocationMode) {
+    const calibration = calibrationPaths.length === 2 ? { first: await load(calibrationPaths[0]!), second: await load(calibrationPaths[1]!) } : null;
+    const two = twoVerdicts({ base: baseSets, expert: headSets, calibration }, { paired, factor, benchmarks });
+    const report = flags.stats ? two.asv : compareResultSets([poolInvocations(baseSets)], [poolInvocations(headSets)], { factor, useStats: false, benchmarks });
+    if (globals.json) {
+      const json = compareJson(report, baseSets, headSets, benchmarksPath, benchmarks, { factor, useStats: flags.stats, onlyChanged: flags.onlyChanged ?? false });
+      printJson(withPaired(json, two, calibration));
+    } else {
+      const table = formatCompareReport(report, { split: flags.split ?? false, onlyChanged: flags.onlyChanged ?? false });
+      print(`${table === '' ? '' : `${table.trimEnd()}\n\n`}${formatTwoVerdicts(two, { onlyChanged: flags.onlyChanged ?? false })}`);
+    }
+    return 0;
+  }
 
   const report = compareResultSets(baseSets, headSets, { factor, useStats: flags.stats, benchmarks });
   if (globals.json) {
@@ -88,6 +146,75 @@ export async function compareCommand(base: string, head: string, flags: CompareF
     if (text !== '') print(text);
   }
   return 0;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function parseCount(flag: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) {
+    throw new ConfigError(`${flag}: expected an integer of at least ${min}, got ${JSON.stringify(text)}`, { reason: 'invalid-flags' });
+  }
+  return n;
+}
+
+function pairedOptions(flags: CompareFlags): PairedOptions {
+  const raw: Record<string, number> = {};
+  if (flags.minPairs !== undefined) raw['minPairs'] = parseCount('--min-pairs', flags.minPairs, 1);
+  if (flags.allowedDisagreeing !== undefined) raw['allowedDisagreeing'] = parseCount('--allowed-disagreeing', flags.allowedDisagreeing, 0);
+  if (flags.safetyFactor !== undefined) raw['safetyFactor'] = parseFactor(flags.safetyFactor);
+  const parsed = pairedOptionsSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `paired verdict: ${i.path.join('.')}: ${i.message}`), { reason: 'invalid-flags' });
+  }
+  return parsed.data;
+}
+
+function pairedRowJson(w: WorkloadVerdicts) {
+  return {
+    change: w.paired.change,
+    reason: w.paired.reason,
+    pairRatios: w.paired.pairRatios,
+    normalizedRatios: w.paired.normalizedRatios,
+    normalizedMedian: w.paired.normalizedMedian,
+    usablePairs: w.paired.usablePairs,
+    fasterPairs: w.paired.fasterPairs,
+    slowerPairs: w.paired.slowerPairs,
+    pValue: w.asv.pValue,
+  };
+}
+
+function withPaired(json: ReturnType<typeof compareJson>, two: TwoVerdictReport, calibration: { first: ResultSet[]; second: ResultSet[] } | null) {
+  const byName = new Map(two.workloads.map((w) => [w.name, w]));
+  const p = two.paired;
+  return {
+    ...json,
+    pooled: true,
+    paired: {
+      pairs: p.pairs,
+      unpaired: p.unpaired,
+      machineFactors: p.machineFactors,
+      normalized: p.normalized,
+      threshold: p.threshold,
+      options: p.options,
+      counts: p.counts,
+      calibration: {
+        ...p.calibration,
+        files: calibration ? { first: calibration.first.map((s) => s.source), second: calibration.second.map((s) => s.source) } : null,
+        asvPooled: two.asvOnCalibration,
+      },
+    },
+    benchmarks: json.benchmarks.map((row) => {
+      const w = byName.get(row.name);
+      return { ...row, paired: w ? pairedRowJson(w) : null };
+    }),
+  };
 }
 
 type Status = 'ok' | 'failed' | 'skipped' | 'missing';

@@ -11,12 +11,6 @@ export function notImplemented(what: string, arrivesWith: string): never {
 
 export function registerPending(program: Command): void {
   program
-    .command('tasks')
-    .description('list the emitted tasks')
-    .option('--month <YYYY-MM>')
-    .action(() => notImplemented('tasks', 'the emit stage'));
-
-  program
     .command('report')
     .description('write a static HTML report of a month')
     .option('--month <YYYY-MM>')

@@ -13,6 +13,7 @@ import { installShutdown } from '../../shutdown.js';
 import { formatMetrics, formatReports } from '../../summary.js';
 import { resolveScope, resolveStageFlag, type ScopeFlags } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+import { calibrationSummaryLine } from '../../../stages/validate/run-summary.js';
 
 export interface RunFlags extends ScopeFlags {
   readonly untilStage?: string;
@@ -124,6 +125,8 @@ export async function runCommand(
     const lines = [head, formatReports(result.reports)];
     const costs = formatMetrics(summary.metrics);
     if (costs) lines.push(costs);
+    const calibration = calibrationSummaryLine(summary.metrics);
+    if (calibration !== null) lines.push(calibration);
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
     print(lines.join('\n'));

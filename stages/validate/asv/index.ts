@@ -79,4 +79,14 @@ export {
   type StratumAdvantage,
   type StratifiedAdvantage,
 } from './metrics.js';
-export { readResultsFile, readBenchmarksFile, loadSide, benchmarksFileCandidates, findBenchmarksFile } from './load.js';
+export {
+  readResultsFile,
+  readBenchmarksFile,
+  readResultsDirectory,
+  loadSide,
+  invocationStart,
+  orderInvocations,
+  benchmarksFileCandidates,
+  findBenchmarksFile,
+} from './load.js';
+export { splitAppendedSamples, poolInvocations } from './invocations.js';

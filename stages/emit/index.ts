@@ -1,0 +1,140 @@
+import { readFileSync } from 'node:fs';
+import { loadValidation, loadWorkloadVerdicts, type StoredValidation, type StoredWorkloadVerdict } from '../../cache/measurements.js';
+import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
+import { nowIso } from '../../cache/store.js';
+import { ItemError } from '../../pipeline/errors.js';
+import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
+import type { Scope } from '../../pipeline/scope.js';
+import { monthsOf, monthWindow } from '../../pipeline/window.js';
+import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
+import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
+import { baseCommitKey } from '../validate/index.js';
+import { validateOutputSchema, type ValidateOutput } from '../validate/output.js';
+import type { EmitConfig } from './config.js';
+import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
+import { emitOutputSchema, type EmitOutput } from './output.js';
+import { assembleRow, imageNameOf } from './row.js';
+import { taskFiles } from './task-files.js';
+
+export interface EmitInput {
+  readonly validate: ValidateOutput;
+  readonly classify: ClassifyOutput;
+  readonly synthesize: SynthesizeOutput;
+  readonly prContentHash: string;
+  readonly workloads: readonly StoredWorkloadVerdict[];
+  readonly validation: StoredValidation;
+  readonly config: EmitConfig;
+  /** The image every environment starts from (the task Dockerfile's FROM). */
+  readonly baseImage: string;
+}
+
+const PRODUCER = `perfmine ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
+
+/** The kept tasks of one month as emit recorded them: done emit items whose candidate validate still keeps. */
+export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: string): MonthTask[] {
+  const rows = ctx.ledger.list('emit', { window: monthWindow(month), includeTimeless: false, statuses: ['done'] });
+  const tasks: MonthTask[] = [];
+  for (const row of rows) {
+    if (ctx.ledger.get('validate', row.key)?.status !== 'done') continue;
+    const parsed = emitOutputSchema.safeParse(row.output);
+    if (!parsed.success) {
+      ctx.log.warn({ stage: 'emit', item: row.key, issue: parsed.error.issues[0]?.message }, 'emit output unreadable; task left out of the month');
+      continue;
+    }
+    tasks.push(parsed.data);
+  }
+  return tasks;
+}
+
+/** Writes the whole month from every kept task of it (whatever this run's --repo or --pr filter). */
+export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'>, month: string, producedAt: string = nowIso()): MonthManifest {
+  const manifest = writeMonth(ctx.config.out, month, monthTasks(ctx, month), producedAt, PRODUCER);
+  ctx.log.info({ stage: 'emit', month, tasks: manifest.tasks, out: ctx.config.out }, 'month written');
+  return manifest;
+}
+
+/**
+ * emit: one dataset row and task folder per kept candidate; finish writes each month of the
+ * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
+ */
+export const emitStage = defineStage<EmitInput, EmitOutput>({
+  name: 'emit',
+  version: 1,
+  description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
+  system: 'local',
+
+  async plan(ctx, scope) {
+    const rows = ctx.ledger.list('validate', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    const items: WorkItem<EmitInput>[] = [];
+    for (const row of rows) {
+      const validate = validateOutputSchema.safeParse(row.output);
+      const classify = classifyOutputSchema.safeParse(ctx.ledger.get('classify', row.key)?.output);
+      if (!validate.success || !classify.success) {
+        ctx.log.warn({ stage: 'emit', item: row.key }, 'validate or classify output unreadable; item skipped');
+        continue;
+      }
+      if (scope.prs.length > 0 && !scope.prs.includes(validate.data.number)) continue;
+      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', baseCommitKey(validate.data.repo, validate.data.baseSha))?.output);
+      const validation = loadValidation(ctx.db, row.key);
+      const prContentHash = pullRequestContentHash(ctx.db, validate.data.repo, validate.data.number);
+      if (!synthesize.success || !validation || prContentHash === undefined) {
+        ctx.log.warn({ stage: 'emit', item: row.key }, 'synthesize output, measurements or pull request missing; item skipped');
+        continue;
+      }
+      items.push({
+        key: row.key,
+        repo: validate.data.repo,
+        at: validate.data.mergedAt,
+        input: {
+          validate: validate.data,
+          classify: classify.data,
+          synthesize: synthesize.data,
+          prContentHash,
+          workloads: loadWorkloadVerdicts(ctx.db, row.key),
+          validation,
+          config: ctx.config.emit,
+          baseImage: ctx.config.docker.baseImage,
+        },
+      });
+    }
+    return items;
+  },
+
+  async run(ctx, item) {
+    const { validate, classify, synthesize, config } = item.input;
+    const pr = loadPullRequest(ctx.db, validate.repo, validate.number);
+    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`);
+    const row = assembleRow({
+      repo: validate.repo,
+      number: validate.number,
+      baseSha: validate.baseSha,
+      mergeSha: validate.mergeSha,
+      createdAt: pr.createdAt,
+      mergedAt: validate.mergedAt,
+      problemStatement: classify.problemStatement,
+      patch: pr.diff,
+      imageName: imageNameOf(config.imageName, validate.repo, validate.number),
+      buildScript: synthesize.script,
+      workloads: item.input.workloads,
+      category: classify.category,
+      difficulty: classify.difficulty,
+      classifier: classify.classifier,
+    });
+    const files = taskFiles({
+      row,
+      workloads: item.input.workloads,
+      validation: item.input.validation,
+      baseImage: item.input.baseImage,
+      verifiedImage: synthesize.imageTag,
+      scriptSource: synthesize.scriptSource,
+      pythonVersion: synthesize.pythonVersion,
+      repoUrl: config.repoUrl,
+      repoDir: config.repoDir,
+    });
+    return { status: 'done', output: { row, files } };
+  },
+
+  async finish(ctx: PipelineContext, scope: Scope) {
+    for (const month of monthsOf(scope.window)) emitMonth(ctx, month);
+  },
+});

@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tasksParquet } from './parquet.js';
+import { sortRows, toJsonl, type TaskRow } from './row.js';
+
+/**
+ * A month's dataset on disk: `out/YYYY-MM/tasks.jsonl`, `tasks.parquet`, one folder per task, and
+ * `manifest.json` — the only file that carries the production time. Written into a fresh
+ * directory and swapped in, so a task dropped since the last emit leaves no folder behind and a
+ * reader never sees half a month.
+ */
+
+export interface MonthTask {
+  readonly row: TaskRow;
+  readonly files: Readonly<Record<string, string>>;
+}
+
+export interface MonthManifest {
+  readonly month: string;
+  readonly producedAt: string;
+  readonly producer: string;
+  readonly tasks: number;
+  readonly instanceIds: readonly string[];
+  /** sha256 of every file but the manifest, by path in the month's folder. */
+  readonly sha256: Readonly<Record<string, string>>;
+}
+
+function sha256(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Every file of the month but the manifest, by relative path (pure). */
+export function monthFiles(tasks: readonly MonthTask[]): Map<string, string | Uint8Array> {
+  const rows = sortRows(tasks.map((t) => t.row));
+  const out = new Map<string, string | Uint8Array>();
+  out.set('tasks.jsonl', toJsonl(rows));
+  out.set('tasks.parquet', tasksParquet(rows));
+  for (const task of [...tasks].sort((a, b) => (a.row.instance_id < b.row.instance_id ? -1 : 1))) {
+    for (const name of Object.keys(task.files).sort()) out.set(`${task.row.instance_id}/${name}`, task.files[name]!);
+  }
+  return out;
+}
+
+export function writeMonth(outDir: string, month: string, tasks: readonly MonthTask[], producedAt: string, producer: string): MonthManifest {
+  const files = monthFiles(tasks);
+  const final = join(outDir, month);
+  const staging = join(outDir, `.${month}.writing-${process.pid}`);
+  const old = join(outDir, `.${month}.old-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const digests: Record<string, string> = {};
+  for (const [path, content] of files) {
+    mkdirSync(join(staging, path, '..'), { recursive: true });
+    writeFileSync(join(staging, path), content);
+    digests[path] = sha256(content);
+  }
+  const manifest: MonthManifest = {
+    month,
+    producedAt,
+    producer,
+    tasks: tasks.length,
+    instanceIds: sortRows(tasks.map((t) => t.row)).map((r) => r.instance_id),
+    sha256: digests,
+  };
+  writeFileSync(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  rmSync(old, { recursive: true, force: true });
+  try {
+    renameSync(final, old);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  renameSync(staging, final);
+  rmSync(old, { recursive: true, force: true });
+  return manifest;
+}

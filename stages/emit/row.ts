@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { geometricMean } from '../validate/asv/metrics.js';
+import type { StoredWorkloadVerdict } from '../../cache/measurements.js';
+import { normalizeInstant } from '../../pipeline/window.js';
+
+/**
+ * A dataset row, compatible with SWE-bench-style harnesses (instance_id, repo, base_commit,
+ * patch, problem_statement, ...) plus perfmine's performance fields. Pure assembly; the key
+ * order below is the order in tasks.jsonl.
+ */
+export const taskRowSchema = z
+  .object({
+    instance_id: z.string(),
+    repo: z.string(),
+    pull_number: z.number().int().positive(),
+    base_commit: z.string(),
+    merge_commit: z.string(),
+    created_at: z.string(),
+    merged_at: z.string(),
+    problem_statement: z.string(),
+    patch: z.string(),
+    image_name: z.string(),
+    build_script: z.string(),
+    workloads: z.object({ count: z.number().int().nonnegative(), names: z.array(z.string()) }).strict(),
+    /** Geometric mean of per-workload speedups (base / expert): over all workloads, and over the improved ones. */
+    expert_speedup: z.object({ all: z.number().nullable(), improved: z.number().nullable() }).strict(),
+    category: z.string().nullable(),
+    difficulty: z.string().nullable(),
+    /** The LLM model that classified it, or `heuristic`. */
+    classifier: z.string(),
+    month: z.string().regex(/^\d{4}-\d{2}$/),
+  })
+  .strict();
+export type TaskRow = z.infer<typeof taskRowSchema>;
+
+/** `owner__name-N`, SWE-bench's instance id. */
+export function instanceId(repo: string, number: number): string {
+  return `${repo.replace('/', '__')}-${number}`;
+}
+
+/** The task image's name from the configured pattern (Docker wants lowercase). */
+export function imageNameOf(pattern: string, repo: string, number: number): string {
+  const [owner, name] = repo.split('/') as [string, string];
+  return pattern.replaceAll('{owner}', owner).replaceAll('{name}', name).replaceAll('{number}', String(number)).toLowerCase();
+}
+
+export interface RowInput {
+  readonly repo: string;
+  readonly number: number;
+  readonly baseSha: string;
+  readonly mergeSha: string;
+  readonly createdAt: string;
+  readonly mergedAt: string;
+  readonly problemStatement: string;
+  readonly patch: string;
+  readonly imageName: string;
+  readonly buildScript: string;
+  readonly workloads: readonly StoredWorkloadVerdict[];
+  readonly category: string | null;
+  readonly difficulty: string | null;
+  readonly classifier: string;
+}
+
+/** Names sorted by code point (byte order of UTF-8), so rows never depend on locale. */
+function sorted(names: Iterable<string>): string[] {
+  return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export function assembleRow(input: RowInput): TaskRow {
+  const speedups = input.workloads.map((w) => w.speedup).filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
+  const improved = input.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.speedup).filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
+  const mergedAt = normalizeInstant(input.mergedAt);
+  return {
+    instance_id: instanceId(input.repo, input.number),
+    repo: input.repo,
+    pull_number: input.number,
+    base_commit: input.baseSha,
+    merge_commit: input.mergeSha,
+    created_at: normalizeInstant(input.createdAt),
+    merged_at: mergedAt,
+    problem_statement: input.problemStatement,
+    patch: input.patch,
+    image_name: input.imageName,
+    build_script: input.buildScript,
+    workloads: { count: input.workloads.length, names: sorted(input.workloads.map((w) => w.workload)) },
+    expert_speedup: { all: geometricMean(speedups), improved: geometricMean(improved) },
+    category: input.category,
+    difficulty: input.difficulty,
+    classifier: input.classifier,
+    month: mergedAt.slice(0, 7),
+  };
+}
+
+/** Rows in dataset order: by instance_id (code point order). */
+export function sortRows(rows: readonly TaskRow[]): TaskRow[] {
+  return [...rows].sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
+}
+
+/** tasks.jsonl: one row per line, sorted, newline-terminated (empty for no rows). */
+export function toJsonl(rows: readonly TaskRow[]): string {
+  return sortRows(rows)
+    .map((r) => `${JSON.stringify(r)}\n`)
+    .join('');
+}

@@ -1,0 +1,125 @@
+import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
+import type { TaskRow } from './row.js';
+
+/**
+ * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,
+ * expert.patch, docker_build.sh, a Dockerfile that rebuilds the environment from the base image,
+ * workloads.json and metadata.json. Pure; no production time anywhere, so the same task gives the
+ * same bytes.
+ */
+
+export interface TaskFileInput {
+  readonly row: TaskRow;
+  readonly workloads: readonly StoredWorkloadVerdict[];
+  readonly validation: StoredValidation;
+  readonly baseImage: string;
+  readonly verifiedImage: string;
+  readonly scriptSource: string;
+  readonly pythonVersion: string | null;
+  readonly repoUrl: string;
+  readonly repoDir: string;
+}
+
+export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json'] as const;
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function withNewline(text: string): string {
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
+
+export function taskDockerfile(input: { row: TaskRow; baseImage: string; repoUrl: string; repoDir: string }): string {
+  const { row } = input;
+  return [
+    `# ${row.instance_id}: the environment perfmine verified and measured, rebuilt from the base image:`,
+    `# the repository at the base commit, then the verified build script.`,
+    `#   docker build -t ${row.image_name} .`,
+    `FROM ${input.baseImage}`,
+    `ARG REPO_URL=${input.repoUrl.replaceAll('{repo}', row.repo)}`,
+    `RUN git clone --no-checkout "$REPO_URL" ${input.repoDir} && git -C ${input.repoDir} checkout --detach ${row.base_commit}`,
+    `COPY docker_build.sh /workspace/docker_build.sh`,
+    `WORKDIR ${input.repoDir}`,
+    `RUN bash /workspace/docker_build.sh`,
+    '',
+  ].join('\n');
+}
+
+export function workloadsJson(workloads: readonly StoredWorkloadVerdict[]): string {
+  const rows = [...workloads]
+    .sort((a, b) => (a.workload < b.workload ? -1 : a.workload > b.workload ? 1 : 0))
+    .map((w) => ({
+      name: w.workload,
+      benchmark: w.benchmark,
+      module: w.module,
+      class: w.className,
+      function: w.function,
+      params: w.params,
+      unit: w.unit,
+      base_median: w.baseMedian,
+      expert_median: w.expertMedian,
+      speedup: w.speedup,
+      p_value: w.asv.pValue,
+      asv_verdict: { mark: w.asv.mark, change: w.asv.change, ratio: w.asv.ratio, tilde: w.asv.tilde },
+      perfmine_verdict: {
+        change: w.paired.change,
+        reason: w.paired.reason,
+        normalized_median: w.paired.normalizedMedian,
+        threshold: w.paired.threshold,
+        faster_pairs: w.paired.fasterPairs,
+        usable_pairs: w.paired.usablePairs,
+        pair_ratios: w.paired.pairRatios,
+        normalized_ratios: w.paired.normalizedRatios,
+      },
+    }));
+  return json(rows);
+}
+
+export function metadataJson(input: TaskFileInput): string {
+  const { row, validation: v, workloads } = input;
+  return json({
+    instance_id: row.instance_id,
+    repo: row.repo,
+    pull_number: row.pull_number,
+    base_commit: row.base_commit,
+    merge_commit: row.merge_commit,
+    created_at: row.created_at,
+    merged_at: row.merged_at,
+    month: row.month,
+    category: row.category,
+    difficulty: row.difficulty,
+    classifier: row.classifier,
+    image_name: row.image_name,
+    environment: { base_image: input.baseImage, verified_image: input.verifiedImage, build_script_source: input.scriptSource, python_version: input.pythonVersion },
+    expert_speedup: row.expert_speedup,
+    workloads: {
+      count: workloads.length,
+      improved: workloads.filter((w) => w.paired.change === 'improved').map((w) => w.workload).sort(),
+      worsened: workloads.filter((w) => w.paired.change === 'worsened').map((w) => w.workload).sort(),
+      asv_improved: workloads.filter((w) => w.asv.mark === '-').length,
+      asv_worsened: workloads.filter((w) => w.asv.mark === '+').length,
+    },
+    measurement: {
+      pairs: v.pairs,
+      calibration_pairs: v.calibrationPairs,
+      machine_factors: v.machineFactors,
+      calibration_machine_factors: v.calibrationFactors,
+      threshold: v.threshold,
+      false_positive_rate: v.falsePositives.rate,
+      false_positives: { flagged: v.falsePositives.flagged, compared: v.falsePositives.compared },
+      asv_flags_on_calibration: v.asvCalibrationFlags,
+    },
+  });
+}
+
+export function taskFiles(input: TaskFileInput): Record<(typeof TASK_FILES)[number], string> {
+  return {
+    Dockerfile: taskDockerfile(input),
+    'docker_build.sh': withNewline(input.row.build_script),
+    'expert.patch': input.row.patch,
+    'metadata.json': metadataJson(input),
+    'problem_statement.md': withNewline(input.row.problem_statement),
+    'workloads.json': workloadsJson(input.workloads),
+  };
+}

@@ -1,0 +1,169 @@
+import { saveValidation } from '../../cache/measurements.js';
+import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
+import { ConfigError, ItemError } from '../../pipeline/errors.js';
+import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
+import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
+import { parseAsvConfig } from '../filter/asv-config.js';
+import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
+import type { ValidateConfig } from './config.js';
+import { DockerMeasurementRunner } from './docker-runner.js';
+import type { ValidateOutput } from './output.js';
+import { resolveResultsDir } from './protocol/asv-invocation.js';
+import type { MeasurementRunner } from './runner-port.js';
+import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
+
+export interface ValidateInput {
+  readonly classify: ClassifyOutput;
+  readonly synthesize: SynthesizeOutput;
+  /** Hash of the collected record (the expert patch is its diff). */
+  readonly prContentHash: string;
+  readonly config: ValidateConfig;
+  readonly network: boolean;
+  readonly limits: { readonly cpus: number; readonly memoryMb: number; readonly pidsLimit: number };
+}
+
+/** Builds the container seam from the context; tests pass their own. */
+export type RunnerFactory = (ctx: PipelineContext) => MeasurementRunner;
+
+const dockerRunner: RunnerFactory = (ctx) =>
+  new DockerMeasurementRunner({
+    docker: ctx.services.docker,
+    limits: { cpus: ctx.config.docker.cpus, memoryMb: ctx.config.docker.memoryMb, pidsLimit: ctx.config.docker.pidsLimit },
+    runLabel: String(ctx.runId ?? 1),
+  });
+
+/** The synthesize item of a candidate's base commit. */
+export function baseCommitKey(repo: string, sha: string): string {
+  return `${repo}@${sha}`;
+}
+
+/**
+ * validate: measures each candidate in its verified image, base against expert in alternating
+ * fresh containers, decides asv's verdict and perfmine's paired verdict per workload, checks the
+ * tests and the benchmarks' return values, and keeps it (done) or drops it with a named reason.
+ */
+export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner) {
+  /** Rows to persist, handed from run to persist by outcome (they are too big for the ledger's output). */
+  const pending = new WeakMap<object, { validation: CandidateValidation; input: ValidateInput }>();
+  return defineStage<ValidateInput, ValidateOutput>({
+    name: 'validate',
+    version: 1,
+    description: 'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
+    system: 'docker',
+
+    preflight(ctx) {
+      const c = ctx.config.validate;
+      if (c.calibrationPairs < c.paired.minCalibrationPairs) {
+        throw new ConfigError(`validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`, {
+          reason: 'invalid-config',
+          fix: `set validate.calibrationPairs to at least ${c.paired.minCalibrationPairs}`,
+        });
+      }
+      if (c.pairs < c.paired.minPairs) {
+        throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, { reason: 'invalid-config' });
+      }
+    },
+
+    async plan(ctx, scope) {
+      const rows = ctx.ledger.list('classify', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+      const items: WorkItem<ValidateInput>[] = [];
+      for (const row of rows) {
+        const parsed = classifyOutputSchema.safeParse(row.output);
+        if (!parsed.success) {
+          ctx.log.warn({ stage: 'validate', item: row.key, issue: parsed.error.issues[0]?.message }, 'classify output unreadable; item skipped');
+          continue;
+        }
+        const classify = parsed.data;
+        if (scope.prs.length > 0 && !scope.prs.includes(classify.number)) continue;
+        const synth = ctx.ledger.get('synthesize', baseCommitKey(classify.repo, classify.baseSha));
+        if (synth?.status !== 'done') continue;
+        const synthesize = synthesizeOutputSchema.safeParse(synth.output);
+        if (!synthesize.success) {
+          ctx.log.warn({ stage: 'validate', item: row.key, issue: synthesize.error.issues[0]?.message }, 'synthesize output unreadable; item skipped');
+          continue;
+        }
+        const prContentHash = pullRequestContentHash(ctx.db, classify.repo, classify.number);
+        if (prContentHash === undefined) continue;
+        const config = ctx.config.validate;
+        items.push({
+          key: row.key,
+          repo: classify.repo,
+          at: classify.mergedAt,
+          input: {
+            classify,
+            synthesize: synthesize.data,
+            prContentHash,
+            config,
+            network: config.networkRepos.includes(classify.repo),
+            limits: { cpus: ctx.config.docker.cpus, memoryMb: ctx.config.docker.memoryMb, pidsLimit: ctx.config.docker.pidsLimit },
+          },
+        });
+      }
+      return items;
+    },
+
+    async run(ctx: ItemContext, item) {
+      const { classify, synthesize, config } = item.input;
+      const pr = loadPullRequest(ctx.db, classify.repo, classify.number);
+      if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+      if (!pr.asvConfig) throw new ItemError('asv-config-missing', `${item.key}: no asv config at the base commit in the collected record`);
+      const asvConfig = parseAsvConfig(pr.asvConfig.text);
+      if (!asvConfig.ok) throw new ItemError('asv-config-unreadable', `${item.key}: ${pr.asvConfig.path}: ${asvConfig.error}`);
+      const resultsDir = (asvConfig.config as Record<string, unknown>)['results_dir'];
+      const validation = await validateCandidate(
+        {
+          key: item.key,
+          patch: pr.diff,
+          environment: { key: item.key, baseImage: synthesize.imageTag, buildScript: synthesize.script, repoDir: config.repoDir, env: config.env, network: item.input.network },
+          layout: { repoDir: config.repoDir, configPath: pr.asvConfig.path, resultsDir: resolveResultsDir(pr.asvConfig.path, typeof resultsDir === 'string' ? resultsDir : undefined) },
+        },
+        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal },
+      );
+      const calibration = validation.verdicts?.paired.calibration;
+      if (calibration?.calibrated) {
+        ctx.metrics.add('validate.calibrationFlagged', calibration.falsePositives.flagged);
+        ctx.metrics.add('validate.calibrationCompared', calibration.falsePositives.compared);
+        const compared = ctx.metrics.get('validate.calibrationCompared');
+        if (compared > 0) ctx.metrics.set('validate.falsePositiveRate', ctx.metrics.get('validate.calibrationFlagged') / compared);
+      }
+      const output = summarize(item.input, validation);
+      const d = validation.decision;
+      const outcome: Outcome<ValidateOutput> = d.kept ? { status: 'done', output, detail: d.detail } : { status: 'dropped', reason: d.reason, detail: d.detail, output };
+      pending.set(outcome, { validation, input: item.input });
+      return outcome;
+    },
+
+    persist(db, item, outcome) {
+      const entry = pending.get(outcome);
+      if (!entry) return;
+      const { classify, synthesize } = entry.input;
+      saveValidation(db, { key: item.key, repo: classify.repo, number: classify.number, baseSha: classify.baseSha, mergeSha: classify.mergeSha, baseImage: synthesize.imageTag }, entry.validation);
+    },
+  });
+}
+
+function summarize(input: ValidateInput, v: CandidateValidation): ValidateOutput {
+  const p = v.verdicts?.paired;
+  const workloads = v.verdicts?.workloads ?? [];
+  return {
+    repo: input.classify.repo,
+    number: input.classify.number,
+    baseSha: input.classify.baseSha,
+    mergeSha: input.classify.mergeSha,
+    mergedAt: input.classify.mergedAt,
+    baseImage: input.synthesize.imageTag,
+    expertImage: v.expertImage,
+    decision: v.decision.kept ? 'kept' : v.decision.reason,
+    pairs: p?.pairs ?? 0,
+    calibrationPairs: p?.calibration.pairs ?? 0,
+    threshold: p?.calibration.calibrated ? p.threshold : null,
+    falsePositiveRate: p?.calibration.falsePositives.rate ?? null,
+    workloads: workloads.length,
+    improved: workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name),
+    asvImproved: workloads.filter((w) => w.asv.mark === '-').length,
+    asvWorsened: workloads.filter((w) => w.asv.mark === '+').length,
+    pairedWorsened: workloads.filter((w) => w.paired.change === 'worsened').length,
+  };
+}
+
+export const validateStage = createValidateStage();

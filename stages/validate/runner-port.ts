@@ -1,0 +1,86 @@
+import type { AsvLayout, AsvRunSettings, InvocationOutput } from './protocol/asv-invocation.js';
+import type { ExpertBuildReading } from './protocol/expert-image.js';
+import type { PlannedInvocation } from './protocol/schedule.js';
+import type { PytestRun } from './correctness/tests.js';
+
+/**
+ * The one seam where validate uses containers. The stage's logic (validate-candidate.ts) talks
+ * only to this interface; docker-runner.ts implements it against the Docker engine, tests
+ * implement it with canned outputs. Every method runs in fresh containers (or builds an image)
+ * and reports what happened; an engine that does not answer is an OutsideServiceError.
+ */
+
+/** What the candidate's containers are made from. */
+export interface CandidateEnvironment {
+  /** `owner/name#N`, for labels and image tags. */
+  readonly key: string;
+  /** The verified image of the base commit (synthesize's imageTag). */
+  readonly baseImage: string;
+  /** The verified docker_build.sh, rerun on the expert. */
+  readonly buildScript: string;
+  /** Where the image holds the checkout. */
+  readonly repoDir: string;
+  /** Environment variables of every container (threads pinned). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Whether measurement, tests and snapshot may use the network (per-repository config). */
+  readonly network: boolean;
+}
+
+export interface ExpertBuildOutcome {
+  readonly reading: ExpertBuildReading;
+  /** The expert image's tag when it was built. */
+  readonly image: string | null;
+  readonly durationMs: number;
+}
+
+export interface InvocationRun {
+  readonly output: InvocationOutput;
+  /** The container's own exit (null when killed at the time limit). */
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+export interface TestsRun extends PytestRun {
+  readonly durationMs: number;
+}
+
+export interface SnapshotRun {
+  /** The helper's JSON, when it wrote one. */
+  readonly json: string | null;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  readonly log: string;
+  readonly durationMs: number;
+}
+
+export interface SnapshotRequest {
+  readonly configPath: string;
+  readonly bench: string | null;
+  readonly perCallSeconds: number;
+  readonly timeLimitSeconds: number;
+  readonly python: string;
+}
+
+export interface MeasurementRunner {
+  /** Builds the expert image: base image + patch applied and committed + build script rerun. */
+  buildExpert(env: CandidateEnvironment, patch: string, timeoutMs: number, signal?: AbortSignal): Promise<ExpertBuildOutcome>;
+  /** One asv invocation in a fresh container of `image`. */
+  runInvocation(
+    env: CandidateEnvironment,
+    image: string,
+    invocation: PlannedInvocation,
+    layout: AsvLayout,
+    settings: AsvRunSettings,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<InvocationRun>;
+  /** pytest in a fresh container of `image`, under a time limit. */
+  runTests(env: CandidateEnvironment, image: string, options: { python: string; args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
+  /** The snapshot helper's record on `image` (the base). */
+  recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
+  /** The snapshot helper's compare on `image` (the expert) against the base's record. */
+  compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
+  /** Removes images this runner built for the candidate. */
+  release(images: readonly string[]): Promise<void>;
+}

@@ -1,0 +1,129 @@
+import type { BenchmarkInfo } from './asv/benchmarks.js';
+import { DEFAULT_DECIDE_OPTIONS, type Verdict } from './asv/compare.js';
+import { poolInvocations } from './asv/invocations.js';
+import { compareResultSets, type CompareReport, type CompareRow } from './asv/result-set.js';
+import { mannWhitneyU } from './asv/stats.js';
+import { workloadHierarchy } from './asv/workloads.js';
+import { speedup } from './asv/metrics.js';
+import { DEFAULT_PAIRED_OPTIONS, pairedVerdict, type PairedInput, type PairedOptions, type PairedReport, type PairedWorkloadVerdict } from './paired/index.js';
+
+/**
+ * The two verdicts per workload, side by side: asv's own (`asv compare` on the pooled samples of
+ * every invocation of a side, for parity with asv and FormulaCode) and perfmine's paired keep
+ * verdict. Pure.
+ */
+
+export interface AsvPooledVerdict {
+  readonly mark: Verdict['mark'];
+  readonly change: Verdict['change'];
+  /** expert / base of the pooled medians (asv's ratio). */
+  readonly ratio: number | null;
+  readonly tilde: boolean;
+  /** Mann-Whitney U p-value of the pooled samples (asv's test); null without samples on both sides. */
+  readonly pValue: number | null;
+  readonly baseSamples: number;
+  readonly expertSamples: number;
+}
+
+export interface WorkloadVerdicts {
+  readonly name: string;
+  /** The benchmark (asv key) and its place in the suite. */
+  readonly benchmark: string;
+  readonly module: string;
+  readonly className: string | null;
+  readonly function: string;
+  readonly params: string | null;
+  readonly unit: string | null;
+  /** Pooled medians (asv's stored value of the pooled samples). */
+  readonly baseMedian: number | null;
+  readonly expertMedian: number | null;
+  /** FormulaCode's speedup: base / expert of the pooled medians. */
+  readonly speedup: number | null;
+  readonly asv: AsvPooledVerdict;
+  readonly paired: PairedWorkloadVerdict;
+}
+
+export interface CalibrationAsvCounts {
+  /** What asv's pooled rule flags on base/base (first vs second side): all of it noise. */
+  readonly improved: number;
+  readonly worsened: number;
+  readonly compared: number;
+}
+
+export interface TwoVerdictReport {
+  readonly asv: CompareReport;
+  readonly paired: PairedReport;
+  readonly workloads: readonly WorkloadVerdicts[];
+  readonly asvOnCalibration: CalibrationAsvCounts | null;
+}
+
+export interface TwoVerdictOptions {
+  readonly paired?: PairedOptions;
+  readonly factor?: number;
+  readonly benchmarks?: ReadonlyMap<string, BenchmarkInfo> | null;
+}
+
+function finite(v: number | null | undefined): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function pValueOf(row: CompareRow | undefined): number | null {
+  const a = row?.before?.samples?.filter((s) => !Number.isNaN(s));
+  const b = row?.after?.samples?.filter((s) => !Number.isNaN(s));
+  if (!a || !b || a.length === 0 || b.length === 0) return null;
+  return mannWhitneyU(a, b).p;
+}
+
+function countAsv(report: CompareReport): CalibrationAsvCounts {
+  return {
+    improved: report.rows.filter((r) => r.verdict.mark === '-').length,
+    worsened: report.rows.filter((r) => r.verdict.mark === '+').length,
+    compared: report.rows.length,
+  };
+}
+
+export function twoVerdicts(input: PairedInput, options: TwoVerdictOptions = {}): TwoVerdictReport {
+  const factor = options.factor ?? DEFAULT_DECIDE_OPTIONS.factor;
+  const benchmarks = options.benchmarks ?? null;
+  const paired = pairedVerdict(input, options.paired ?? DEFAULT_PAIRED_OPTIONS);
+  const asv = compareResultSets(input.base.length > 0 ? [poolInvocations(input.base)] : [], input.expert.length > 0 ? [poolInvocations(input.expert)] : [], {
+    factor,
+    benchmarks,
+  });
+  const rows = new Map(asv.rows.map((r) => [r.name, r]));
+  const workloads = paired.workloads.map((p): WorkloadVerdicts => {
+    const row = rows.get(p.name);
+    const h = workloadHierarchy(p.name);
+    const baseMedian = finite(row?.before?.value);
+    const expertMedian = finite(row?.after?.value);
+    const benchmark = row?.key ?? p.name.replace(/\(.*$/, '');
+    return {
+      name: p.name,
+      benchmark,
+      module: h.module,
+      className: h.className,
+      function: h.function,
+      params: h.params,
+      unit: row?.unit ?? benchmarks?.get(benchmark)?.unit ?? null,
+      baseMedian,
+      expertMedian,
+      speedup: speedup(baseMedian, expertMedian),
+      asv: {
+        mark: row?.verdict.mark ?? ' ',
+        change: row?.verdict.change ?? 'unchanged',
+        ratio: finite(row?.verdict.ratio),
+        tilde: row?.verdict.tilde ?? false,
+        pValue: pValueOf(row),
+        baseSamples: row?.before?.samples?.length ?? 0,
+        expertSamples: row?.after?.samples?.length ?? 0,
+      },
+      paired: p,
+    };
+  });
+  const cal = input.calibration;
+  const asvOnCalibration =
+    cal && cal.first.length > 0 && cal.second.length > 0
+      ? countAsv(compareResultSets([poolInvocations(cal.first)], [poolInvocations(cal.second)], { factor, benchmarks }))
+      : null;
+  return { asv, paired, workloads, asvOnCalibration };
+}

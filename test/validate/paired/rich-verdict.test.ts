@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { compareResultSets, poolInvocations } from '../../../stages/validate/asv/index.js';
+import { pairedVerdict } from '../../../stages/validate/paired/index.js';
+import { twoVerdicts } from '../../../stages/validate/two-verdicts.js';
+import { richFile, richInput, richInvocations, scaled, RICH_BASE, RICH_EXPERT, RICH_PROTOCOLS, type RichProtocol } from './rich.js';
+
+/**
+ * The negative control: rich #3399 changes only import-time code, so no workload can see it.
+ * asv's pooled-sample rule flags several workloads (README table); perfmine's paired verdict
+ * must flag none, and must still find a genuine large speedup planted in the same real noise.
+ */
+
+const PROTOCOLS = Object.keys(RICH_PROTOCOLS) as RichProtocol[];
+
+/** What the README says asv's pooled rule flagged: [improved, worsened] for A/B and A/A. */
+const ASV_FLAGS: Record<RichProtocol, { ab: [number, number]; aa: [number, number] }> = {
+  r2x2: { ab: [2, 0], aa: [0, 1] },
+  r4x4: { ab: [0, 15], aa: [11, 0] },
+};
+
+function marks(report: ReturnType<typeof compareResultSets>): [number, number] {
+  return [report.rows.filter((r) => r.verdict.mark === '-').length, report.rows.filter((r) => r.verdict.mark === '+').length];
+}
+
+describe.each(PROTOCOLS)('rich #3399 %s split into per-invocation sets', (protocol) => {
+  const invocations = protocol === 'r2x2' ? 2 : 4;
+
+  it('splits each file into its invocations, and pooling them back gives the medians asv stored', () => {
+    for (const run of ['ab', 'aa1', 'aa2'] as const) {
+      const file = richFile(protocol, run, RICH_BASE);
+      const parts = richInvocations(protocol, run, RICH_BASE);
+      expect(parts).toHaveLength(invocations);
+      for (const part of parts) for (const w of part.workloads) expect(w.samples).toHaveLength(RICH_PROTOCOLS[protocol]);
+      const pooled = poolInvocations(parts);
+      expect(pooled.workloads.map((w) => w.name)).toEqual(file.workloads.map((w) => w.name));
+      pooled.workloads.forEach((w, i) => {
+        const stored = file.workloads[i]!;
+        expect(w.value).toBe(stored.value);
+        expect(w.samples).toEqual(stored.samples);
+        // asv stores statistics rounded to 5 significant digits
+        expect(w.stats!.ciLower! / stored.stats!.ciLower!).toBeCloseTo(1, 4);
+        expect(w.stats!.ciUpper! / stored.stats!.ciUpper!).toBeCloseTo(1, 4);
+      });
+    }
+  });
+
+  it("asv's pooled-sample verdict flags what the README says, on base/expert and on base/base", () => {
+    const input = richInput(protocol);
+    expect(marks(compareResultSets([poolInvocations(input.base)], [poolInvocations(input.expert)]))).toEqual(ASV_FLAGS[protocol].ab);
+    expect(marks(compareResultSets([poolInvocations(input.calibration!.first)], [poolInvocations(input.calibration!.second)]))).toEqual(ASV_FLAGS[protocol].aa);
+  });
+
+  it("perfmine's paired verdict flags no workload, while asv's flags several", () => {
+    const report = twoVerdicts(richInput(protocol));
+    expect(report.paired.pairs).toBe(invocations);
+    expect(report.paired.counts).toEqual({ improved: 0, worsened: 0, unchanged: 32, incomparable: 0 });
+    const asvFlagged = report.workloads.filter((w) => w.asv.mark === '-' || w.asv.mark === '+').length;
+    expect(asvFlagged).toBe(ASV_FLAGS[protocol].ab[0] + ASV_FLAGS[protocol].ab[1]);
+    expect(report.asvOnCalibration).toEqual({ improved: ASV_FLAGS[protocol].aa[0], worsened: ASV_FLAGS[protocol].aa[1], compared: 32 });
+    // every asv flag is one the paired rule explains away: each has its p-value and pair ratios stored
+    for (const w of report.workloads.filter((x) => x.asv.mark !== ' ')) {
+      expect(w.asv.pValue).toBeLessThan(0.002);
+      expect(w.paired.pairRatios).toHaveLength(invocations);
+      expect(w.paired.change).toBe('unchanged');
+    }
+  });
+
+  it('is calibrated by the base/base pairs, and its out-of-sample false-positive rate there is 0 of 32', () => {
+    const { calibration, threshold } = pairedVerdict(richInput(protocol));
+    expect(calibration.calibrated).toBe(true);
+    expect(calibration.pairs).toBe(invocations);
+    expect(calibration.values).toBe(32 * invocations);
+    expect(threshold).toBeCloseTo(Math.exp(1.5 * calibration.spreadLog!), 12);
+    // this machine's noise: a pair of identical runs lands up to ~36-37% from 1 (95th percentile)
+    expect(threshold).toBeGreaterThan(1.5);
+    expect(threshold).toBeLessThan(1.7);
+    expect(calibration.falsePositives).toEqual({ compared: 32, flagged: 0, rate: 0, workloads: [] });
+  });
+
+  it('reports the machine-speed factor of each pair (the whole-machine phases of speed_index.txt)', () => {
+    const report = pairedVerdict(richInput(protocol));
+    expect(report.machineFactors).toHaveLength(invocations);
+    expect(report.normalized.every(Boolean)).toBe(true);
+    if (protocol === 'r4x4') {
+      // pair 2: the expert invocation ran in a slow phase (speed index 1.428 vs 0.986)
+      expect(report.machineFactors[1]).toBeGreaterThan(1.4);
+    }
+  });
+
+  it('finds a genuine 2x speedup planted on any single workload in the real noise, and nothing else', () => {
+    const input = richInput(protocol);
+    for (const name of input.base[0]!.workloads.map((w) => w.name)) {
+      const report = pairedVerdict({ ...input, expert: scaled(input.expert, new Set([name]), 0.5) });
+      expect(report.workloads.filter((w) => w.change !== 'unchanged').map((w) => [w.name, w.change])).toEqual([[name, 'improved']]);
+    }
+  });
+
+  it('finds exactly the four workloads sped up 2x together', () => {
+    const input = richInput(protocol);
+    const four = new Set([
+      'benchmarks.ColorSuite.time_downgrade_to_standard',
+      'benchmarks.PrettySuite.time_pretty',
+      'benchmarks.TextHotCacheSuite.time_wrapping_unicode_heavy_warm_cache',
+      'benchmarks.TextSuite.time_divide_unicode_heavy',
+    ]);
+    const report = twoVerdicts({ ...input, expert: scaled(input.expert, four, 0.5) });
+    const improved = report.workloads.filter((w) => w.paired.change === 'improved');
+    expect(new Set(improved.map((w) => w.name))).toEqual(four);
+    expect(report.paired.counts.worsened).toBe(0);
+    for (const w of improved) {
+      expect(w.paired.fasterPairs).toBe(invocations);
+      expect(w.paired.normalizedMedian!).toBeLessThan(1 / report.paired.threshold);
+      expect(w.speedup!).toBeGreaterThan(1.2);
+    }
+  });
+
+  it('does not call a 5% speedup, which is within this noise, an improvement', () => {
+    const input = richInput(protocol);
+    const all = new Set(input.base[0]!.workloads.map((w) => w.name));
+    const few = new Set([...all].slice(0, 6));
+    expect(pairedVerdict({ ...input, expert: scaled(input.expert, few, 0.95) }).counts.improved).toBe(0);
+  });
+
+  it('cancels a whole-machine slowdown of one invocation: the normalized ratios do not move', () => {
+    const input = richInput(protocol);
+    const all = new Set(input.base[0]!.workloads.map((w) => w.name));
+    const slowed = input.expert.map((set, i) => (i === 1 ? scaled([set], all, 1.4)[0]! : set));
+    const before = pairedVerdict(input);
+    const after = pairedVerdict({ ...input, expert: slowed });
+    expect(after.machineFactors[1]! / before.machineFactors[1]!).toBeCloseTo(1.4, 10);
+    after.workloads.forEach((w, i) => {
+      expect(w.change).toBe(before.workloads[i]!.change);
+      w.normalizedRatios.forEach((r, p) => expect(r!).toBeCloseTo(before.workloads[i]!.normalizedRatios[p]!, 10));
+    });
+  });
+
+  it('cannot see a speedup of every workload alike: the machine factor absorbs it (a known limit)', () => {
+    const input = richInput(protocol);
+    const all = new Set(input.base[0]!.workloads.map((w) => w.name));
+    const report = twoVerdicts({ ...input, expert: scaled(input.expert, all, 0.5) });
+    expect(report.paired.counts.improved).toBe(0);
+    // ... which the machine factors show, and asv's pooled verdict sees
+    for (const f of report.paired.machineFactors) expect(f).toBeLessThan(0.8);
+    expect(report.workloads.filter((w) => w.asv.mark === '-').length).toBeGreaterThan(16);
+  });
+});
+
+it('the rich expert commit is the one of the README', () => {
+  expect(richFile('r2x2', 'ab', RICH_EXPERT).commitHash.startsWith('577def22')).toBe(true);
+});

@@ -1,0 +1,145 @@
+import type { AsvLayout, AsvRunSettings } from '../../../stages/validate/protocol/asv-invocation.js';
+import { readInvocationOutput, SUITE_IMPORT_FAILURE } from '../../../stages/validate/protocol/asv-invocation.js';
+import { readExpertBuild } from '../../../stages/validate/protocol/expert-image.js';
+import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
+import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
+import type { CandidateEnvironment, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
+import { readReference, RICH_DIR } from '../asv/reference.js';
+import { invocationFile } from '../invocation-files.js';
+
+/**
+ * A MeasurementRunner that serves the real rich #3399 r4x4 invocations (20 samples each) instead
+ * of running containers: base invocations from ab/349042fd, expert ones from ab/577def22 (with an
+ * optional planted speedup or slowdown), calibration from aa1/ and aa2/. Its stdout goes through
+ * the real framed-output reader. It records every call in order.
+ */
+
+const R4 = `${RICH_DIR}r4x4/`;
+const SOURCES = {
+  base: `${R4}ab/349042fd-existing-py_usr_bin_python3.json`,
+  expert: `${R4}ab/577def22-existing-py_usr_bin_python3.json`,
+  'calibration-first': `${R4}aa1/349042fd-existing-py_usr_bin_python3.json`,
+  'calibration-second': `${R4}aa2/349042fd-existing-py_usr_bin_python3.json`,
+} as const;
+
+export const PASSING_JUNIT = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="1" tests="3">
+<testcase classname="tests.test_core" name="test_sum" time="0.01"/>
+<testcase classname="tests.test_core" name="test_mean[1-2]" time="0.01"/>
+<testcase classname="tests.test_core" name="test_slow" time="0.0"><skipped type="pytest.skip" message="slow">skipped</skipped></testcase>
+</testsuite></testsuites>`;
+
+export const FAILING_JUNIT = PASSING_JUNIT.replace('name="test_mean[1-2]" time="0.01"/>', 'name="test_mean[1-2]" time="0.01"><failure message="assert 1.5 == 2">AssertionError</failure></testcase>');
+
+export const UNCOLLECTABLE_JUNIT = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="0" skipped="0" tests="1">
+<testcase classname="" name="tests.test_core" time="0.0"><error message="collection failure">ImportError: cannot import name 'gone'</error></testcase>
+</testsuite></testsuites>`;
+
+export function snapshotRecord(names: readonly string[]): string {
+  return JSON.stringify({
+    version: 1,
+    mode: 'record',
+    python: '3.11.2',
+    importErrors: [],
+    workloads: names.map((name) => ({ name, status: 'ok', repr: 'None', hash: 'sha256:00', pickle: null, skip: null, error: null })),
+  });
+}
+
+export function snapshotComparison(names: readonly string[], mismatched: readonly string[] = []): string {
+  return JSON.stringify({
+    version: 1,
+    mode: 'compare',
+    python: '3.11.2',
+    importErrors: [],
+    results: names.map((name) => (mismatched.includes(name) ? { name, outcome: 'mismatch', reason: 'base 1, expert 2' } : { name, outcome: 'equal', reason: null })),
+    counts: { equal: names.length - mismatched.length, mismatch: mismatched.length, skipped: 0 },
+  });
+}
+
+export interface FakeScript {
+  readonly build?: 'ok' | 'patch-fails' | 'build-fails';
+  /** Multiply these benchmarks' expert samples by `factor`. */
+  readonly expert?: { readonly names: ReadonlySet<string>; readonly factor: number };
+  readonly suiteNotImportable?: boolean;
+  readonly tests?: { readonly base: string | null; readonly expert: string | null };
+  readonly snapshot?: { readonly mismatched: readonly string[] };
+  /** Duration every invocation reports. */
+  readonly invocationMs?: number;
+}
+
+export const RICH_BENCHMARKS = Object.keys((JSON.parse(readReference(SOURCES.base)) as { results: Record<string, unknown> }).results);
+
+export class FakeRunner implements MeasurementRunner {
+  readonly calls: string[] = [];
+  readonly #served = new Map<string, number>();
+  readonly settings: AsvRunSettings[] = [];
+  readonly layouts: AsvLayout[] = [];
+  readonly images: string[] = [];
+
+  /** `byKey` overrides the script for particular candidates (`owner/name#N`). */
+  constructor(
+    readonly defaults: FakeScript = {},
+    readonly byKey: Readonly<Record<string, FakeScript>> = {},
+  ) {}
+
+  #script(env: CandidateEnvironment): FakeScript {
+    return this.byKey[env.key] ?? this.defaults;
+  }
+
+  async buildExpert(env: CandidateEnvironment, patch: string) {
+    this.calls.push('build');
+    const kind = this.#script(env).build ?? 'ok';
+    const log = kind === 'patch-fails' ? `Step 4/6 : RUN git apply\nerror: patch failed: fastlib/core.py:1\n@@perfmine patch-does-not-apply\n` : kind === 'build-fails' ? 'error: gcc failed\n@@perfmine build-failed\n' : `applied ${patch.length} bytes`;
+    const reading = readExpertBuild({ ok: kind === 'ok', error: kind === 'ok' ? null : 'The command returned a non-zero code', log, timedOut: false });
+    return { reading, image: kind === 'ok' ? `perfmine/expert:${env.key}` : null, durationMs: 1000 };
+  }
+
+  async runInvocation(env: CandidateEnvironment, image: string, invocation: PlannedInvocation, layout: AsvLayout, settings: AsvRunSettings) {
+    const script = this.#script(env);
+    const n = this.#served.get(invocation.role) ?? 0;
+    this.#served.set(invocation.role, n + 1);
+    this.calls.push(`asv ${invocation.role} ${invocation.seq}`);
+    this.settings.push(settings);
+    this.layouts.push(layout);
+    this.images.push(image);
+    const durationMs = script.invocationMs ?? 40_000;
+    if (script.suiteNotImportable) {
+      const log = Buffer.from(`· Discovering benchmarks\n·· Error running ...\nImportError: no network\n·· ${SUITE_IMPORT_FAILURE}.\n`).toString('base64');
+      return { output: readInvocationOutput(`${FRAME} rc 1\n${FRAME} sha ${'a'.repeat(40)}\n${FRAME} file log asv.log ${log}\n`), exitCode: 0, timedOut: false, durationMs };
+    }
+    const scale = invocation.role === 'expert' && script.expert ? { names: script.expert.names, factor: script.expert.factor } : {};
+    const text = invocationFile(readReference(SOURCES[invocation.role]), n % 4, 20, scale);
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const stdout = [
+      `${FRAME} machine-rc 0`,
+      `${FRAME} rc 0`,
+      `${FRAME} sha ${(invocation.image === 'base' ? 'a' : 'e').repeat(40)}`,
+      `${FRAME} file results ${invocation.image === 'base' ? 'aaaaaaaa' : 'eeeeeeee'}-existing-py.json ${b64(text)}`,
+      `${FRAME} file benchmarks benchmarks.json ${b64(readReference(`${R4}ab/benchmarks.json`))}`,
+      `${FRAME} file log asv.log ${b64('· Running 32 total benchmarks\n')}`,
+    ].join('\n');
+    return { output: readInvocationOutput(stdout), exitCode: 0, timedOut: false, durationMs };
+  }
+
+  async runTests(env: CandidateEnvironment, image: string) {
+    const side = image.startsWith('perfmine/expert:') ? 'expert' : 'base';
+    this.calls.push(`pytest ${side}`);
+    const tests = this.#script(env).tests;
+    const junit = side === 'base' ? (tests?.base ?? PASSING_JUNIT) : (tests?.expert ?? PASSING_JUNIT);
+    return { exitCode: junit === null ? 4 : 0, timedOut: false, junitXml: junit, log: '', durationMs: 5000 };
+  }
+
+  async recordSnapshot(_env: CandidateEnvironment, _image: string, _request: SnapshotRequest) {
+    this.calls.push('snapshot record');
+    return { json: snapshotRecord(RICH_BENCHMARKS), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
+  }
+
+  async compareSnapshot(env: CandidateEnvironment, _image: string, baseline: string) {
+    this.calls.push('snapshot compare');
+    if (!baseline.includes('"mode":"record"')) throw new Error('compare got no base record');
+    return { json: snapshotComparison(RICH_BENCHMARKS, this.#script(env).snapshot?.mismatched ?? []), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
+  }
+
+  async release(images: readonly string[]) {
+    this.calls.push(`release ${images.join(' ')}`);
+  }
+}

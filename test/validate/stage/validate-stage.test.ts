@@ -1,0 +1,180 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadInvocations, loadValidation, loadWorkloadVerdicts } from '../../../cache/measurements.js';
+import { openStore, type Db } from '../../../cache/store.js';
+import { runStage } from '../../../pipeline/runner.js';
+import { createValidateStage } from '../../../stages/validate/index.js';
+import { validateOutputSchema } from '../../../stages/validate/output.js';
+import { monthScope, testConfig, testContext } from '../../helpers/context.js';
+import { FAILING_JUNIT, FakeRunner, PASSING_JUNIT, RICH_BENCHMARKS, UNCOLLECTABLE_JUNIT, type FakeScript } from './fake-runner.js';
+import { storeCandidate } from './candidate.js';
+
+/**
+ * The validate stage's orchestration with the container seam replaced by a runner that serves the
+ * real rich #3399 r4x4 invocations (the noisy negative control), with planted speedups where a
+ * test needs one. Everything else is real: the schedule, the framed-output reading, the asv
+ * parser, both verdicts, the decision, the ledger and the measurements tables.
+ */
+
+const SPED_UP = new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty', 'benchmarks.TableSuite.time_table_no_wrapping']);
+
+describe('validate stage (container seam faked with real asv results)', () => {
+  let db: Db;
+  beforeEach(() => {
+    db = openStore(':memory:');
+  });
+  afterEach(() => db.close());
+
+  async function validate(script: FakeScript, config: Parameters<typeof testConfig>[0] = {}) {
+    const { key, pr } = storeCandidate(db);
+    const fake = new FakeRunner(script);
+    const ctx = testContext(db, { config: testConfig(config) });
+    const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    const row = ctx.ledger.get('validate', key)!;
+    return { key, pr, fake, report, row, ctx };
+  }
+
+  it('keeps a candidate with a genuine 2x speedup: A B B A schedule, every invocation stored raw, both verdicts per workload', async () => {
+    const { key, fake, report, row, ctx } = await validate({ expert: { names: SPED_UP, factor: 0.5 } });
+    expect(report).toMatchObject({ planned: 1, ran: 1, done: 1 });
+    expect(row.status).toBe('done');
+    const output = validateOutputSchema.parse(row.output);
+    expect(new Set(output.improved)).toEqual(SPED_UP);
+    expect(output).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 2, workloads: 32, pairedWorsened: 0, falsePositiveRate: 0 });
+
+    // A B (c c) B A (c c) A B B A; then tests and snapshot, then the expert image is released
+    expect(fake.calls).toEqual([
+      'build',
+      'asv base 1',
+      'asv expert 2',
+      'asv calibration-first 3',
+      'asv calibration-second 4',
+      'asv expert 5',
+      'asv base 6',
+      'asv calibration-first 7',
+      'asv calibration-second 8',
+      'asv base 9',
+      'asv expert 10',
+      'asv expert 11',
+      'asv base 12',
+      'pytest base',
+      'pytest expert',
+      'snapshot record',
+      'snapshot compare',
+      'release perfmine/expert:acme/fastlib#101',
+    ]);
+    expect(fake.images.filter((i) => i.startsWith('perfmine/env:'))).toHaveLength(8);
+    expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
+    expect(fake.layouts[0]).toEqual({ repoDir: '/workspace/repo', configPath: 'asv.conf.json', resultsDir: 'results' });
+
+    const invocations = loadInvocations(db, key);
+    expect(invocations.map((i) => i.role)).toEqual(fake.calls.filter((c) => c.startsWith('asv ')).map((c) => c.split(' ')[1]));
+    for (const i of invocations) expect(JSON.parse(i.results!)).toHaveProperty('result_columns');
+
+    const validation = loadValidation(db, key)!;
+    expect(validation).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 2, calibrated: true, falsePositives: { flagged: 0, compared: 32, rate: 0 } });
+    expect(validation.machineFactors).toHaveLength(4);
+    expect(validation.asvCalibrationFlags).toBeGreaterThanOrEqual(0);
+
+    const verdicts = loadWorkloadVerdicts(db, key);
+    expect(verdicts).toHaveLength(32);
+    for (const w of verdicts) {
+      expect(w.paired.pairRatios).toHaveLength(4);
+      expect(w.paired.threshold).toBe(validation.threshold);
+      expect(w.asv.pValue).not.toBeNull();
+      expect(w.paired.change).toBe(SPED_UP.has(w.workload) ? 'improved' : 'unchanged');
+    }
+    expect(ctx.metrics.get('validate.falsePositiveRate')).toBe(0);
+    expect(ctx.metrics.get('validate.calibrationCompared')).toBe(32);
+  });
+
+  it('drops the placebo (the real rich runs, where asv flags several) as no-improvement, without running tests or snapshot', async () => {
+    const { key, fake, row } = await validate({});
+    expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    const output = validateOutputSchema.parse(row.output);
+    expect(output.improved).toEqual([]);
+    expect(output.asvImproved + output.asvWorsened).toBeGreaterThan(0);
+    expect(fake.calls.some((c) => c.startsWith('pytest') || c.startsWith('snapshot'))).toBe(false);
+    expect(loadWorkloadVerdicts(db, key)).toHaveLength(32);
+  });
+
+  it('drops a slowdown as no-improvement and stores its worsened workloads', async () => {
+    const { key, row } = await validate({ expert: { names: SPED_UP, factor: 2 } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    const worsened = loadWorkloadVerdicts(db, key).filter((w) => w.paired.change === 'worsened');
+    expect(new Set(worsened.map((w) => w.workload))).toEqual(SPED_UP);
+  });
+
+  it('drops a speedup that changes a benchmark return value as snapshot-mismatch', async () => {
+    const { row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, snapshot: { mismatched: ['benchmarks.PrettySuite.time_pretty'] } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'snapshot-mismatch' });
+    expect(row.detail).toContain('benchmarks.PrettySuite.time_pretty: base 1, expert 2');
+  });
+
+  it('drops a speedup that breaks a test the base passes as tests-regressed', async () => {
+    const { row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, tests: { base: PASSING_JUNIT, expert: FAILING_JUNIT } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'tests-regressed' });
+    expect(row.detail).toContain('tests.test_core::test_mean[1-2] (failed)');
+  });
+
+  it('drops a candidate whose tests cannot be collected on the base', async () => {
+    const { row, fake } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, tests: { base: UNCOLLECTABLE_JUNIT, expert: null } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'tests-not-collected' });
+    expect(fake.calls).not.toContain('pytest expert');
+  });
+
+  it('drops a patch that does not apply before measuring anything', async () => {
+    const { key, row, fake } = await validate({ build: 'patch-fails' });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'patch-does-not-apply' });
+    expect(row.detail).toContain('error: patch failed');
+    expect(fake.calls).toEqual(['build']);
+    expect(loadInvocations(db, key)).toEqual([]);
+    expect(loadValidation(db, key)).toMatchObject({ decision: 'patch-does-not-apply', pairs: 0 });
+  });
+
+  it('drops a suite that cannot be imported after the first invocation', async () => {
+    const { row, fake } = await validate({ suiteNotImportable: true });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'suite-not-importable' });
+    expect(row.detail).toContain('Failed to build the project and import the benchmark suite');
+    expect(fake.calls.filter((c) => c.startsWith('asv'))).toEqual(['asv base 1']);
+  });
+
+  it('stops scheduling pairs at the time budget and says the measurement is incomplete', async () => {
+    const { key, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, invocationMs: 1000_000 }, { validate: { timeBudgetSeconds: 5000 } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'measurement-incomplete' });
+    const invocations = loadInvocations(db, key);
+    expect(invocations.filter((i) => i.status === 'ok')).toHaveLength(4);
+    expect(invocations.filter((i) => i.status === 'not-run')).toHaveLength(8);
+  });
+
+  it('passes the configured selection, rounds, attributes and affinity to asv, and allows network per repository', async () => {
+    const { fake } = await validate(
+      { expert: { names: SPED_UP, factor: 0.5 } },
+      { validate: { bench: 'TextSuite', rounds: 3, attributes: { repeat: 5 }, cpuAffinity: '1', networkRepos: ['acme/fastlib'] } },
+    );
+    expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: 'TextSuite', rounds: 3, attributes: { repeat: 5 }, cpuAffinity: '1' });
+  });
+
+  it('plans only candidates whose base commit has a done synthesize item, and reuses a decided one', async () => {
+    storeCandidate(db);
+    storeCandidate(db, { number: 102, baseSha: 'f'.repeat(40) });
+    // 102's base commit has a synthesize item, but failed
+    const ctx = testContext(db);
+    ctx.ledger.fail('synthesize', 1, { key: `acme/fastlib@${'f'.repeat(40)}`, repo: 'acme/fastlib', at: null, inputHash: 'x' }, { kind: 'item', reason: 'no-script', message: 'x' }, null);
+    const stage = createValidateStage(() => new FakeRunner({}));
+    const planned = await stage.plan(ctx, monthScope('2025-04'));
+    expect(planned.map((p) => p.key)).toEqual(['acme/fastlib#101']);
+    const first = await runStage(ctx, stage, monthScope('2025-04'));
+    const second = await runStage(ctx, stage, monthScope('2025-04'));
+    expect([first.ran, second.ran, second.reused]).toEqual([1, 0, 1]);
+  });
+
+  it('refuses a configuration that could never keep a candidate', async () => {
+    storeCandidate(db);
+    const ctx = testContext(db, { config: testConfig({ validate: { calibrationPairs: 1 } }) });
+    await expect(runStage(ctx, createValidateStage(() => new FakeRunner({})), monthScope('2025-04'))).rejects.toThrow(/calibrationPairs/);
+  });
+});
+
+it('the fake serves the real suite', () => {
+  expect(RICH_BENCHMARKS).toHaveLength(32);
+});
