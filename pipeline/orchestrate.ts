@@ -1,3 +1,4 @@
+import { ConfigError } from './errors.js';
 import type { Emitter } from './events.js';
 import { registry as defaultRegistry, type Registry } from './registry.js';
 import { runStage, type RunnerEvents, type StageReport } from './runner.js';
@@ -19,9 +20,17 @@ export interface PipelineResult {
   /** Stages of the chain this version does not implement (the chain stops at the first). */
   readonly missing: readonly StageName[];
   readonly interrupted: boolean;
+  /**
+   * A stage that could not start or go on for a reason the operator must fix (no asv in the base
+   * image, a missing credential): the chain stops there; the reports of the stages before it stand.
+   */
+  readonly stopped: { readonly stage: StageName; readonly error: ConfigError } | null;
 }
 
-/** Runs the registered stages in order for one scope. */
+/**
+ * Runs the registered stages in order for one scope. A configuration problem met by a stage stops
+ * the chain there and is returned with what the earlier stages did; any other error propagates.
+ */
 export async function runPipeline(ctx: PipelineContext, scope: Scope, options: PipelineOptions = {}): Promise<PipelineResult> {
   const end = options.untilStage ? STAGE_NAMES.indexOf(options.untilStage) : STAGE_NAMES.length - 1;
   const chain = STAGE_NAMES.slice(0, end + 1);
@@ -35,15 +44,21 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
       missing.push(...chain.slice(index));
       break;
     }
-    if (options.drain?.aborted) return { reports, missing, interrupted: true };
-    const report = await runStage(ctx, stage, scope, {
-      ...(options.force === undefined ? {} : { force: options.force }),
-      ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
-      ...(options.drain === undefined ? {} : { drain: options.drain }),
-      ...(options.events === undefined ? {} : { events: options.events }),
-    });
+    if (options.drain?.aborted) return { reports, missing, interrupted: true, stopped: null };
+    let report: StageReport;
+    try {
+      report = await runStage(ctx, stage, scope, {
+        ...(options.force === undefined ? {} : { force: options.force }),
+        ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+        ...(options.drain === undefined ? {} : { drain: options.drain }),
+        ...(options.events === undefined ? {} : { events: options.events }),
+      });
+    } catch (error) {
+      if (error instanceof ConfigError) return { reports, missing, interrupted: false, stopped: { stage: name, error } };
+      throw error;
+    }
     reports.push(report);
-    if (report.notStarted > 0) return { reports, missing, interrupted: true };
+    if (report.notStarted > 0) return { reports, missing, interrupted: true, stopped: null };
   }
-  return { reports, missing, interrupted: options.drain?.aborted ?? false };
+  return { reports, missing, interrupted: options.drain?.aborted ?? false, stopped: null };
 }

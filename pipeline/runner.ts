@@ -72,7 +72,9 @@ export function needsRun(existing: LedgerRow | undefined, inputHash: string, ver
  */
 export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Scope, options: RunStageOptions = {}): Promise<StageReport> {
   const started = Date.now();
-  await stage.preflight?.(ctx, scope);
+  // A dry run builds nothing and calls nothing it does not need to plan: no preflight checks
+  // (they may build the toolchain image); `perfmine doctor` checks the same things.
+  if (!options.dryRun) await stage.preflight?.(ctx, scope);
   const items = await stage.plan(ctx, scope);
 
   const seen = new Set<string>();

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { finishRun, startRun } from '../../../cache/runs.js';
 import { openStore } from '../../../cache/store.js';
 import { createContext } from '../../context.js';
-import { EXIT } from '../../errors.js';
+import { ConfigError, EXIT } from '../../errors.js';
 import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
@@ -84,8 +84,13 @@ export async function runCommand(
   let result: PipelineResult;
   try {
     if (stage) {
-      const report = await runStage(ctx, stage, scope, { force: flags.force ?? false, dryRun, drain: shutdown.drain, events });
-      result = { reports: [report], missing: [], interrupted: shutdown.drain.aborted };
+      try {
+        const report = await runStage(ctx, stage, scope, { force: flags.force ?? false, dryRun, drain: shutdown.drain, events });
+        result = { reports: [report], missing: [], interrupted: shutdown.drain.aborted, stopped: null };
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        result = { reports: [], missing: [], interrupted: false, stopped: { stage: stage.name, error } };
+      }
     } else {
       result = await runPipeline(ctx, scope, {
         ...(untilStage ? { untilStage } : {}),
@@ -105,7 +110,13 @@ export async function runCommand(
   }
 
   const failed = anyFailed(result.reports);
-  const exitCode = result.interrupted ? EXIT.interrupted : failed ? EXIT.itemsFailed : EXIT.ok;
+  const exitCode = result.stopped ? EXIT.config : result.interrupted ? EXIT.interrupted : failed ? EXIT.itemsFailed : EXIT.ok;
+  const stopped = result.stopped && {
+    stage: result.stopped.stage,
+    reason: result.stopped.error.reason,
+    issues: result.stopped.error.issues,
+    fix: result.stopped.error.fix ?? null,
+  };
   const summary = {
     command,
     window: scope.window.label,
@@ -114,9 +125,10 @@ export async function runCommand(
     stages: result.reports,
     notImplemented: result.missing,
     interrupted: result.interrupted,
+    stopped,
     metrics: ctx.metrics.snapshot(),
   };
-  if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed ? 'failed' : 'succeeded', exitCode, summary);
+  if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed || stopped ? 'failed' : 'succeeded', exitCode, summary);
   db.close();
 
   if (session.json) printJson({ runId, exitCode, ...summary });
@@ -128,7 +140,12 @@ export async function runCommand(
     const calibration = calibrationSummaryLine(summary.metrics);
     if (calibration !== null) lines.push(calibration);
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
+    if (dryRun && result.reports.length > 1) lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
+    if (stopped) {
+      lines.push(`stopped at ${stopped.stage}: ${stopped.issues.join('; ')}`);
+      if (stopped.fix) lines.push(`fix: ${stopped.fix}`);
+    }
     print(lines.join('\n'));
   }
   return exitCode;
