@@ -5,7 +5,7 @@ import { registerCache } from './commands/cache.js';
 import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
-import { registerPending } from './commands/pending.js';
+import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { registerTasks } from './commands/tasks.js';
@@ -45,7 +45,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerDoctor(program);
   registerCache(program);
   registerTasks(program);
-  registerPending(program);
+  registerReport(program, registry);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { openStore } from '../../../cache/store.js';
+import { ConfigError } from '../../errors.js';
+import type { Registry } from '../../registry.js';
+import { loadReportData } from '../../report/load.js';
+import { renderReport } from '../../report/render.js';
+import { monthWindow, previousMonth } from '../../window.js';
+import { resolveMonthFlag } from '../scope-options.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+interface ReportFlags {
+  readonly month?: string;
+}
+
+export function registerReport(program: Command, registry: Registry): void {
+  program
+    .command('report')
+    .description('write one static HTML page for a month: funnel per repository, expert speedups, workloads per task, cost and time per stage, emitted tasks')
+    .option('--month <YYYY-MM>', 'the month (default: the previous full calendar month)')
+    .addHelpText(
+      'after',
+      `
+  --out <report.html>  where to write the page (required). For this command --out names the page;
+                       the datasets directory it links to comes from the config (out, PERFMINE_OUT).`,
+    )
+    .action(async (flags: ReportFlags, command: Command) => {
+      process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
+    });
+}
+
+export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry: Registry): number {
+  // The global --out (datasets directory) names the page here; the datasets come from the config.
+  const { out: page, ...rest } = globals;
+  if (!page) throw new ConfigError('--out: required: where to write the page (perfmine report --month YYYY-MM --out report.html)', { reason: 'invalid-flags' });
+  const session = openSession(rest);
+  const window = resolveMonthFlag(flags.month) ?? monthWindow(previousMonth(new Date()));
+  const path = session.config.db;
+  if (!existsSync(path)) throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
+  const reportPath = resolve(page);
+  const db = openStore(path, { readonly: true });
+  try {
+    const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath, registry });
+    mkdirSync(dirname(reportPath), { recursive: true });
+    writeFileSync(reportPath, renderReport(data));
+    const emitted = data.tasks.length;
+    if (session.json) printJson({ report: reportPath, month: window.label, tasks: emitted, repositories: data.funnel.length });
+    else print(`wrote ${reportPath}: ${window.label}, ${data.funnel.length} repositories, ${emitted} task${emitted === 1 ? '' : 's'} emitted`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
