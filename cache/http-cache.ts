@@ -36,7 +36,6 @@ export function httpCacheKey(method: string, url: string, accept: string | null)
 export class HttpCache {
   readonly #get;
   readonly #put;
-  readonly #touch;
   readonly #count;
 
   constructor(db: Db) {
@@ -47,7 +46,6 @@ export class HttpCache {
       ON CONFLICT (key) DO UPDATE SET url = excluded.url, etag = excluded.etag, last_modified = excluded.last_modified,
         status = excluded.status, headers = excluded.headers, body = excluded.body,
         stored_at = excluded.stored_at, validated_at = excluded.validated_at`);
-    this.#touch = db.prepare('UPDATE http_cache SET validated_at = ? WHERE key = ?');
     this.#count = db.prepare<[], { n: number; bytes: number | null }>('SELECT COUNT(*) AS n, SUM(LENGTH(body)) AS bytes FROM http_cache');
   }
 
@@ -75,11 +73,6 @@ export class HttpCache {
       body: entry.body,
       now: nowIso(),
     });
-  }
-
-  /** Records that GitHub confirmed the entry (a 304). */
-  touch(key: string): void {
-    this.#touch.run(nowIso(), key);
   }
 
   stats(): { entries: number; bytes: number } {

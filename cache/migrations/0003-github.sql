@@ -11,7 +11,7 @@ CREATE TABLE http_cache (
   headers       TEXT    NOT NULL,      -- JSON of the response headers worth replaying (content-type, link, ...)
   body          BLOB    NOT NULL,
   stored_at     TEXT    NOT NULL,
-  validated_at  TEXT    NOT NULL       -- last time GitHub confirmed it (a 304)
+  validated_at  TEXT    NOT NULL       -- when a 200 last stored it (a 304 writes nothing)
 ) WITHOUT ROWID;
 
 -- Repositories found by discover, enriched through the GitHub API (or read from a local clone).

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, EXIT, exitCodeOf, PerfmineError } from '../errors.js';
+import { EXIT } from '../errors.js';
+import { reportError } from './report-error.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
 import { registerCache } from './commands/cache.js';
 import { registerCompare } from './commands/compare.js';
@@ -61,22 +62,4 @@ export async function main(argv: readonly string[], deps: ProgramDeps = {}): Pro
   }
 }
 
-export function reportError(error: unknown): number {
-  if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok;
-    if (error.code === 'commander.executeSubCommandAsync') return EXIT.ok;
-    return EXIT.config;
-  }
-  if (error instanceof ConfigError) {
-    for (const line of error.issues) process.stderr.write(`${line}\n`);
-    if (error.fix) process.stderr.write(`fix: ${error.fix}\n`);
-    return EXIT.config;
-  }
-  if (error instanceof PerfmineError) {
-    process.stderr.write(`error (${error.kind}, ${error.reason}): ${error.message}\n`);
-    if (error.fix) process.stderr.write(`fix: ${error.fix}\n`);
-    return exitCodeOf(error);
-  }
-  process.stderr.write(`internal error (a bug in perfmine; please report it):\n${(error as Error)?.stack ?? String(error)}\n`);
-  return EXIT.internal;
-}
+export { reportError } from './report-error.js';

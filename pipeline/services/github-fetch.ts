@@ -92,7 +92,7 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
 
       if (response.status === 304 && cached && key && cache) {
         metrics.add('github.notModified');
-        cache.touch(key);
+        // Nothing is written: a repeat of an unchanged window leaves the store as it was.
         return replay(cached, response.headers);
       }
 

@@ -4,7 +4,7 @@ import type { FilterConfig } from './config.js';
 import { judgeMessage } from './message.js';
 import type { FilterOutput } from './output.js';
 import { benchmarkDirGlob, pathMatcher } from './paths.js';
-import { countTokens } from './tokens.js';
+import { withinTokens } from './tokens.js';
 
 /** Every reason filter drops a pull request for: short, stable, shown by `perfmine status`. */
 export const FILTER_REASONS = [
@@ -37,7 +37,7 @@ export function decideFilter(
   pr: PullRequest,
   contentHash: string,
   config: FilterConfig,
-  count: (text: string) => number = (text) => countTokens(text, config.tokenizer),
+  measure: (text: string, limit: number) => { within: boolean; tokens: number | null; bytes: number } = (text, limit) => withinTokens(text, limit, config.tokenizer),
 ): FilterDecision {
   const message = judgeMessage(pr);
   const asv = pr.asvConfig ? parseAsvConfig(pr.asvConfig.text) : null;
@@ -51,7 +51,7 @@ export function decideFilter(
   const changedFiles = Math.max(pr.changedFiles, pr.files.length);
   const changedLines = pr.additions + pr.deletions;
 
-  const base: Omit<FilterOutput, 'diffTokens'> = {
+  const base: Omit<FilterOutput, 'diffTokens' | 'diffBytes'> = {
     repo: pr.repo,
     number: pr.number,
     mergedAt: pr.mergedAt,
@@ -68,11 +68,11 @@ export function decideFilter(
     asvConfigPath: pr.asvConfig?.path ?? null,
     benchmarkDir: benchmarkDir ? benchmarkDir.slice(0, -'/**'.length) : null,
   };
-  const drop = (reason: FilterReason, detail: string, diffTokens: number | null = null): FilterDecision => ({
+  const drop = (reason: FilterReason, detail: string, diff: { tokens: number | null; bytes: number } | null = null): FilterDecision => ({
     status: 'dropped',
     reason,
     detail,
-    output: { ...base, diffTokens },
+    output: { ...base, diffTokens: diff?.tokens ?? null, diffBytes: diff?.bytes ?? null },
   });
 
   if (!pr.mergedAt || !pr.mergeSha) return drop('not-merged', 'the pull request was not merged');
@@ -88,18 +88,19 @@ export function decideFilter(
     const cues = message.negative.map((c) => `${c.cue} ("${c.text}")`).join(', ');
     return drop('negative-message', `the message says ${cues} and gives no performance cue`);
   }
-  const diffTokens = count(pr.diff);
-  if (diffTokens > config.maxDiffTokens) {
-    return drop('diff-too-large', `the diff has ${diffTokens} tokens (${config.tokenizer}; limit ${config.maxDiffTokens})`, diffTokens);
+  const diff = measure(pr.diff, config.maxDiffTokens);
+  if (!diff.within) {
+    return drop('diff-too-large', `the diff has ${diff.tokens} tokens (${config.tokenizer}; limit ${config.maxDiffTokens})`, diff);
   }
+  const size = diff.tokens === null ? `a diff of ${diff.bytes} bytes (so at most that many tokens)` : `${diff.tokens} diff tokens`;
   const cues = message.positive.map((c) => c.cue);
   return {
     status: 'done',
     reason: null,
     detail:
       message.verdict === 'ambiguous'
-        ? `${coreFiles.length} core files, ${diffTokens} diff tokens; no message cue either way (the LLM decides)`
-        : `${coreFiles.length} core files, ${diffTokens} diff tokens; performance cues: ${[...new Set(cues)].join(', ')}`,
-    output: { ...base, diffTokens },
+        ? `${coreFiles.length} core files, ${size}; no message cue either way (the LLM decides)`
+        : `${coreFiles.length} core files, ${size}; performance cues: ${[...new Set(cues)].join(', ')}`,
+    output: { ...base, diffTokens: diff.tokens, diffBytes: diff.bytes },
   };
 }

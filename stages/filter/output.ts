@@ -27,8 +27,13 @@ export const filterOutputSchema = z.object({
   coreFiles: z.array(z.string()),
   changedFiles: z.number().int().nonnegative(),
   changedLines: z.number().int().nonnegative(),
-  /** Tokens of the diff (null when a cheaper rule decided first). */
+  /**
+   * Tokens of the diff: counted only when its UTF-8 size exceeds the token budget (a token covers
+   * at least one byte, so a smaller diff is within the budget); null when not counted.
+   */
   diffTokens: z.number().int().nonnegative().nullable(),
+  /** UTF-8 bytes of the diff (null when a cheaper rule decided first). */
+  diffBytes: z.number().int().nonnegative().nullable(),
   tokenizer: z.string(),
   /** Path of the asv config at the base commit, when there is one. */
   asvConfigPath: z.string().nullable(),

@@ -1,6 +1,9 @@
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100k from 'js-tiktoken/ranks/cl100k_base';
-import o200k from 'js-tiktoken/ranks/o200k_base';
+import { createRequire } from 'node:module';
+import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+
+// The rank tables are large: loaded on the first exact count, not when the module loads.
+const require = createRequire(import.meta.url);
+const RANKS: Record<TokenizerName, string> = { o200k_base: 'js-tiktoken/ranks/o200k_base', cl100k_base: 'js-tiktoken/ranks/cl100k_base' };
 
 export type TokenizerName = 'o200k_base' | 'cl100k_base';
 
@@ -9,7 +12,8 @@ const encoders = new Map<TokenizerName, Tiktoken>();
 function encoder(name: TokenizerName): Tiktoken {
   let enc = encoders.get(name);
   if (!enc) {
-    enc = new Tiktoken(name === 'o200k_base' ? o200k : cl100k);
+    const ranks = require(RANKS[name]) as TiktokenBPE | { default: TiktokenBPE };
+    enc = new Tiktoken('default' in ranks ? ranks.default : ranks);
     encoders.set(name, enc);
   }
   return enc;
@@ -22,4 +26,16 @@ function encoder(name: TokenizerName): Tiktoken {
 export function countTokens(text: string, name: TokenizerName = 'o200k_base'): number {
   if (text.length === 0) return 0;
   return encoder(name).encode(text, [], []).length;
+}
+
+/**
+ * Whether a text is within `limit` tokens, and its exact count when one was needed. A byte-level
+ * BPE token covers at least one byte, so a text of no more UTF-8 bytes than the limit is within it
+ * without counting (`tokens: null`); only longer texts are tokenized.
+ */
+export function withinTokens(text: string, limit: number, name: TokenizerName = 'o200k_base'): { within: boolean; tokens: number | null; bytes: number } {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= limit) return { within: true, tokens: null, bytes };
+  const tokens = countTokens(text, name);
+  return { within: tokens <= limit, tokens, bytes };
 }

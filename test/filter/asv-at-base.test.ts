@@ -66,7 +66,7 @@ describe('asv config at the base commit, from a real git repository', () => {
     expect(d.output.asvConfigPath).toBe('asv.conf.json');
     expect(d.output.benchmarkDir).toBe('benchmarks');
     expect(d.output.coreFiles).toEqual(['fastlib/core.py']);
-    expect(d.output.diffTokens).toBeGreaterThan(0);
+    expect(d.output.diffBytes).toBeGreaterThan(0);
   });
 
   it('finds a nested asv.conf.jsonc and resolves its benchmark_dir relative to it', () => {

@@ -3,7 +3,7 @@ import { filterConfig } from '../../stages/filter/config.js';
 import { decideFilter, FILTER_REASONS } from '../../stages/filter/decide.js';
 import { parseAsvConfig } from '../../stages/filter/asv-config.js';
 import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../stages/filter/paths.js';
-import { countTokens } from '../../stages/filter/tokens.js';
+import { countTokens, withinTokens } from '../../stages/filter/tokens.js';
 import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../stages/filter/config.js';
 import { ASV_CONF, file, makePullRequest } from '../helpers/pull-request.js';
 
@@ -81,8 +81,9 @@ describe('decideFilter', () => {
       tokenizer: 'o200k_base',
     });
     expect(d.output.positiveCues.map((c) => c.cue)).toEqual(expect.arrayContaining(['performance', 'speed', 'slow', 'vectorize']));
-    expect(d.output.diffTokens).toBe(countTokens(makePullRequest().diff));
-    expect(d.output.diffTokens).toBeGreaterThan(10);
+    // A diff of fewer bytes than the token budget is within it without tokenizing.
+    expect(d.output.diffBytes).toBe(Buffer.byteLength(makePullRequest().diff));
+    expect(d.output.diffTokens).toBeNull();
   });
 
   const cases: { name: string; reason: (typeof FILTER_REASONS)[number]; pr: Parameters<typeof makePullRequest>[0]; cfg?: object }[] = [
@@ -118,16 +119,26 @@ describe('decideFilter', () => {
     expect(mixed.output.messageVerdict).toBe('mixed');
   });
 
-  it('tokenizes only when every cheaper rule passed, and uses the configured tokenizer', () => {
+  it('measures the diff only when every cheaper rule passed, and tokenizes only past the byte bound', () => {
     let calls = 0;
-    const counter = (t: string) => {
+    const measure = (t: string, limit: number) => {
       calls += 1;
-      return t.length;
+      return withinTokens(t, limit);
     };
-    decideFilter(makePullRequest({ asvConfig: null }), 'h', config, counter);
+    decideFilter(makePullRequest({ asvConfig: null }), 'h', config, measure);
     expect(calls).toBe(0);
-    decideFilter(makePullRequest(), 'h', config, counter);
+    decideFilter(makePullRequest(), 'h', config, measure);
     expect(calls).toBe(1);
+    const diff = makePullRequest().diff;
+    const exact = countTokens(diff);
+    // Over the byte bound: counted exactly, and decided on the count.
+    const small = decideFilter(makePullRequest(), 'h', { ...config, maxDiffTokens: exact + 1 });
+    expect(small.output).toMatchObject({ diffTokens: exact, diffBytes: Buffer.byteLength(diff) });
+    expect(small.status).toBe('done');
+    const tiny = decideFilter(makePullRequest(), 'h', { ...config, maxDiffTokens: exact - 1 });
+    expect(tiny).toMatchObject({ status: 'dropped', reason: 'diff-too-large', output: { diffTokens: exact } });
+    // The bound is sound: a token never covers less than one byte.
+    for (const t of [diff, 'héllo wörld ✓ 数据', '    '.repeat(500)]) expect(countTokens(t)).toBeLessThanOrEqual(Buffer.byteLength(t));
     const text = 'def f(x):\n    return np.add.reduceat(x, idx)  # <|endoftext|>\n';
     expect(countTokens(text, 'cl100k_base')).toBeGreaterThan(5);
     expect(countTokens(text, 'o200k_base')).toBeGreaterThan(5);

@@ -28,7 +28,7 @@ describe('filter stage', () => {
     expect(row.status).toBe('done');
     const out = filterOutputSchema.parse(row.output);
     expect(out.positiveCues.map((c) => c.cue)).toContain('speed');
-    expect(out.diffTokens).toBeGreaterThan(0);
+    expect(out.diffBytes).toBeGreaterThan(0);
     expect(ctx.ledger.get('filter', 'acme/fastlib#2')).toMatchObject({ status: 'dropped', reason: 'negative-message' });
     expect(ctx.ledger.get('filter', 'acme/fastlib#5')).toBeUndefined();
 

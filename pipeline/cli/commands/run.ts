@@ -3,6 +3,7 @@ import { finishRun, startRun } from '../../../cache/runs.js';
 import { openStore } from '../../../cache/store.js';
 import { createContext } from '../../context.js';
 import { ConfigError, EXIT } from '../../errors.js';
+import { reportError } from '../report-error.js';
 import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
@@ -142,11 +143,10 @@ export async function runCommand(
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (dryRun && result.reports.length > 1) lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
-    if (stopped) {
-      lines.push(`stopped at ${stopped.stage}: ${stopped.issues.join('; ')}`);
-      if (stopped.fix) lines.push(`fix: ${stopped.fix}`);
-    }
+    if (stopped) lines.push(`stopped at ${stopped.stage} (see the message above; the stages before it are recorded)`);
     print(lines.join('\n'));
   }
+  // What stopped the chain is a configuration problem: on stderr, as every such error, with its fix.
+  if (result.stopped) reportError(result.stopped.error);
   return exitCode;
 }
