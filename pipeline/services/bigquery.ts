@@ -1,4 +1,7 @@
-import { BigQuery } from '@google-cloud/bigquery';
+import type { BigQuery } from '@google-cloud/bigquery';
+import { lazyRequire } from './lazy-require.js';
+
+const bigquery = lazyRequire<typeof import('@google-cloud/bigquery')>('@google-cloud/bigquery');
 import type PQueue from 'p-queue';
 import type { z } from 'zod';
 import { missingCredential } from '../credentials.js';
@@ -50,7 +53,7 @@ export class BigQueryService {
 
   get client(): BigQuery {
     this.checkConfigured();
-    this.#client ??= new BigQuery({ projectId: this.#options.projectId!, location: this.#options.location });
+    this.#client ??= new (bigquery().BigQuery)({ projectId: this.#options.projectId!, location: this.#options.location });
     return this.#client;
   }
 

@@ -1,4 +1,7 @@
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
+import { lazyRequire } from './lazy-require.js';
+
+const dockerode = lazyRequire<typeof Docker>('dockerode');
 import { InternalError, OutsideServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { currentOwner, formatOwner, ownerIsGone } from './owner.js';
@@ -109,7 +112,7 @@ export class DockerService {
 
   constructor(options: DockerServiceOptions = {}) {
     // dockerode reads DOCKER_HOST (and DOCKER_TLS_VERIFY / DOCKER_CERT_PATH) itself.
-    this.docker = options.docker ?? new Docker();
+    this.docker = options.docker ?? new (dockerode())();
     this.runLabel = options.runLabel ?? '1';
     this.#owner = formatOwner(currentOwner());
     this.#metrics = options.metrics;

@@ -43,10 +43,10 @@ function changedRows(a: Map<string, string>, b: Map<string, string>): number {
   return changed;
 }
 
-export async function collectFilterBenchmark(options: { repos?: number; pulls?: number } = {}): Promise<CollectFilterResult> {
+export async function collectFilterBenchmark(options: { repos?: number; pulls?: number; dir?: string } = {}): Promise<CollectFilterResult> {
   const repos = syntheticRepos(options.repos ?? 100, { pulls: options.pulls ?? 300, mergedFrom: '2025-04-01T00:00:00Z', mergedTo: '2025-05-01T00:00:00Z', issueEvery: 10 });
   const gh = await FakeGitHub.start({ repos });
-  const dir = tempDir('perfmine-bench-');
+  const dir = options.dir ?? tempDir('perfmine-bench-');
   const db = join(dir, 'bench.db');
   const config = join(dir, 'perfmine.config.json');
   writeFileSync(config, JSON.stringify({ repos: repos.map((r) => r.fullName), github: { baseUrl: gh.url, concurrency: 8 }, llm: { mode: 'none' } }));

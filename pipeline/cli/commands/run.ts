@@ -143,7 +143,7 @@ export async function runCommand(
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (dryRun && result.reports.length > 1) lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
-    if (stopped) lines.push(`stopped at ${stopped.stage} (see the message above; the stages before it are recorded)`);
+    if (stopped) lines.push(`stopped at ${stopped.stage} (the reason follows; the stages before it are recorded)`);
     print(lines.join('\n'));
   }
   // What stopped the chain is a configuration problem: on stderr, as every such error, with its fix.
