@@ -1,9 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import type PQueue from 'p-queue';
-import { lazyRequire } from './lazy-require.js';
-
-const openai = lazyRequire<typeof import('openai')>('openai');
 import { LlmCache, type LlmCacheEntry, type LlmCallRecord } from '../../cache/llm-cache.js';
 import type { Db } from '../../cache/store.js';
 import type { LlmConfig } from '../config/schema.js';
@@ -118,7 +115,7 @@ export class OpenAiLlmService implements LlmService {
     this.#config = options.config;
     this.#client =
       options.client ??
-      new (openai().OpenAI)({
+      new OpenAI({
         apiKey: options.apiKey,
         // Explicit, so that the client never reads OPENAI_BASE_URL itself (config already did).
         baseURL: options.baseUrl ?? options.config.baseUrl ?? 'https://api.openai.com/v1',
