@@ -8,6 +8,11 @@ export const synthesizeConfig = z
     /** Successful scripts of the same repository tried, nearest in commit date first. */
     neighbours: positiveInt.max(50).default(10),
     /**
+     * Reuse build scripts: this commit's cached script, then its neighbours'. Off, every commit
+     * goes from the template to the agent (only to measure what the cache saves).
+     */
+    reuse: z.boolean().default(true),
+    /**
      * Templates for hosts without PyPI: `pip install --no-build-isolation --no-deps -e .`
      * (what Debian's setuptools can build). Otherwise templates install build requirements and
      * dependencies from PyPI.

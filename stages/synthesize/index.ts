@@ -27,6 +27,8 @@ export const synthesizeInputSchema = z.object({
   pythonVersions: z.array(z.string()),
   /** `primary[,fallback]` model names, or null when no agent runs. */
   agent: z.string().nullable(),
+  /** Whether cached and neighbouring scripts are tried (synthesize.reuse). */
+  reuse: z.boolean(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
 
@@ -109,6 +111,7 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
         buildNetwork: cfg.buildNetwork,
         pythonVersions: cfg.pythonVersions,
         agent,
+        reuse: cfg.reuse,
       };
       return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
     });

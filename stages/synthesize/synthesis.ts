@@ -178,13 +178,14 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
 
   try {
     // 1. The cached script of this commit.
-    const cached = store.latestVerified(target.repo, target.sha);
+    const cached = deps.config.reuse ? store.latestVerified(target.repo, target.sha) : undefined;
     if (cached) {
       const ok = await attempt({ source: 'cache', detail: `attempt ${cached.id}`, script: cached.script });
       if (ok) return { status: 'verified', attempt: ok, attempts };
     }
     // 2. Verified scripts of the repository, nearest in commit date first.
-    for (const n of orderNeighbours(target, store.verifiedScripts(target.repo), deps.config.neighbours)) {
+    const neighbours = deps.config.reuse ? orderNeighbours(target, store.verifiedScripts(target.repo), deps.config.neighbours) : [];
+    for (const n of neighbours) {
       if (tried.has(n.scriptHash)) continue;
       const days = (n.distanceMs / 86_400_000).toFixed(1);
       const ok = await attempt({ source: 'neighbour', detail: `${n.sha.slice(0, 12)} (${days} days away)`, script: n.script });

@@ -1,0 +1,93 @@
+/**
+ * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
+ * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
+ * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide
+ * (default: all; chronological-cache needs the Docker engine and takes about 15 minutes).
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chronologicalCacheBenchmark } from './chronological-cache.js';
+import { collectFilterBenchmark } from './collect-filter.js';
+import { decideWorkloadsBenchmark } from './decide-workloads.js';
+import { gitCollectBenchmark } from './git-collect.js';
+
+const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
+const OUT = `${OUT_DIR}results.json`;
+
+interface Row {
+  readonly figure: string;
+  readonly value: string;
+  readonly target: string;
+  readonly ok: boolean | null;
+}
+
+const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> = {
+  'collect-filter': async () => {
+    const r = await collectFilterBenchmark();
+    return {
+      result: r,
+      rows: [
+        { figure: `1. collect + filter, ${r.pullRequests.toLocaleString('en-US')} PRs: wall time`, value: `${ms(r.first.ms)} (collect ${ms(r.first.collectMs)}, filter ${ms(r.first.filterMs)})`, target: '', ok: null },
+        { figure: '   requests / peak memory', value: `${r.first.requests.toLocaleString('en-US')} requests, ${Math.round(r.first.peakMiB)} MiB`, target: '', ok: null },
+        { figure: '   same window again: requests', value: `${r.second.requests} (${r.second.conditional} conditional, ${r.second.notModified} answered 304)`, target: 'all conditional', ok: r.second.requests === r.second.conditional },
+        { figure: '   same window again: rows written', value: String(r.second.rowsWritten), target: '0', ok: r.second.rowsWritten === 0 },
+        { figure: '   same window again: wall time ratio', value: `${pct(r.second.ratio)} (${ms(r.second.ms)})`, target: '<= 5%', ok: r.second.ratio <= 0.05 },
+        { figure: `2. rule filter alone over ${r.filterOnly.items.toLocaleString('en-US')} stored PRs`, value: ms(r.filterOnly.ms), target: '< 2 s', ok: r.filterOnly.ms < 2000 },
+      ],
+    };
+  },
+  'chronological-cache': async () => {
+    const r = await chronologicalCacheBenchmark();
+    const line = (c: typeof r.withCache) => `${c.llmRequests} LLM requests (${c.llmConversations} conversations), ${c.builds} builds, ${c.verified}/${c.commits} verified, ${ms(c.ms)}`;
+    return {
+      result: r,
+      rows: [
+        { figure: '3. synthesize, 30 commits in 3 eras: with the script cache', value: line(r.withCache), target: '', ok: null },
+        { figure: '   without the script cache', value: line(r.withoutCache), target: '', ok: null },
+        { figure: '   LLM requests with / without', value: `${pct(r.llmRatio)} (time ${pct(r.timeRatio)})`, target: '<= 10%', ok: r.llmRatio <= 0.1 },
+      ],
+    };
+  },
+  'git-collect': async () => {
+    const r = await gitCollectBenchmark();
+    return {
+      result: r,
+      rows: [
+        { figure: `4. git-source collect, ${r.commits.toLocaleString('en-US')} commits (${r.pullRequests.toLocaleString('en-US')} PRs)`, value: `${ms(r.stageMs)} in process, ${ms(r.cliMs)} through the CLI; git log --numstat ${ms(r.gitLogMs)}`, target: '', ok: null },
+        { figure: '   ratio to git log --numstat', value: `${r.ratio.toFixed(2)}x in process, ${r.cliRatio.toFixed(2)}x through the CLI`, target: '<= 2x', ok: r.ratio <= 2 },
+      ],
+    };
+  },
+  decide: async () => {
+    const r = decideWorkloadsBenchmark(5000, 20);
+    return { result: r, rows: [{ figure: `5. deciding ${r.workloads.toLocaleString('en-US')} workloads x ${r.samples} samples`, value: ms(r.ms), target: '< 1 s', ok: r.ms < 1000 }] };
+  },
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exit(2);
+}
+const names = wanted.length > 0 ? wanted : Object.keys(BENCHES);
+mkdirSync(OUT_DIR, { recursive: true });
+const previous = existsSync(OUT) ? (JSON.parse(readFileSync(OUT, 'utf8')) as { results?: Record<string, unknown> }) : {};
+const results: Record<string, unknown> = { ...(previous.results ?? {}) };
+const rows: Row[] = [];
+for (const name of names) {
+  process.stderr.write(`[bench] ${name} ...\n`);
+  const { result, rows: r } = await BENCHES[name]!();
+  results[name] = { measuredAt: new Date().toISOString(), ...(result as object) };
+  rows.push(...r);
+}
+writeFileSync(OUT, `${JSON.stringify({ machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, results }, null, 2)}\n`);
+const widths = [Math.max(...rows.map((r) => r.figure.length)), Math.max(...rows.map((r) => r.value.length))];
+for (const r of rows) {
+  const mark = r.ok === null ? '' : r.ok ? '  ok' : '  MISSED';
+  process.stdout.write(`${r.figure.padEnd(widths[0]!)}  ${r.value.padEnd(widths[1]!)}  ${r.target}${mark}\n`);
+}
+process.stdout.write(`\nwrote ${OUT}\n`);
