@@ -145,6 +145,16 @@ export class Ledger {
         updated_at = excluded.updated_at`);
   }
 
+  /** The decision part of every row of a stage, by key (no output parsed): what the runner needs to plan. */
+  decisions(stage: string): Map<string, Pick<LedgerRow, 'status' | 'reason' | 'inputHash' | 'stageVersion'>> {
+    const rows = this.#db
+      .prepare<[string], { key: string; status: ItemStatus; reason: string | null; input_hash: string; stage_version: number }>(
+        'SELECT key, status, reason, input_hash, stage_version FROM stage_items WHERE stage = ?',
+      )
+      .all(stage);
+    return new Map(rows.map((r) => [r.key, { status: r.status, reason: r.reason, inputHash: r.input_hash, stageVersion: r.stage_version }]));
+  }
+
   get(stage: string, key: string): LedgerRow | undefined {
     const row = this.#get.get(stage, key);
     return row ? fromRaw(row) : undefined;

@@ -1,6 +1,6 @@
-import type { Statement } from 'better-sqlite3';
 import { hashOf, sha256 } from '../pipeline/hash.js';
 import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
+import { prepared } from './prepared.js';
 import type { Db } from './store.js';
 
 /**
@@ -12,36 +12,31 @@ export function pullRequestHash(pr: PullRequest): string {
   return hashOf({ ...rest, diff: sha256(diff) });
 }
 
-const saveStatements = new WeakMap<Db, Statement<unknown[]>>();
-
 /**
  * Stores a collected pull request. Idempotent: an identical record writes nothing. Returns
  * whether a row was written. `contentHash`, when the caller has it, must be `pullRequestHash(pr)`.
  */
 export function savePullRequest(db: Db, pr: PullRequest, contentHash: string = pullRequestHash(pr)): boolean {
   const { diff, ...rest } = pr;
-  let statement = saveStatements.get(db);
-  if (!statement) {
-    statement = db.prepare<unknown[]>(
-      `INSERT INTO pull_requests (repo, number, merged_at, base_sha, merge_sha, content_hash, record, diff)
+  const statement = prepared(
+    db,
+    `INSERT INTO pull_requests (repo, number, merged_at, base_sha, merge_sha, content_hash, record, diff)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (repo, number) DO UPDATE SET
          merged_at = excluded.merged_at, base_sha = excluded.base_sha, merge_sha = excluded.merge_sha,
          content_hash = excluded.content_hash, record = excluded.record, diff = excluded.diff
        WHERE pull_requests.content_hash <> excluded.content_hash`,
-    );
-    saveStatements.set(db, statement);
-  }
+  );
   const info = statement.run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, contentHash, JSON.stringify(rest), diff);
   return info.changes > 0;
 }
 
 export function loadPullRequest(db: Db, repo: string, number: number): PullRequest | undefined {
-  const row = db.prepare<[string, number], { record: string; diff: string }>('SELECT record, diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number);
+  const row = prepared<[string, number], { record: string; diff: string }>(db, 'SELECT record, diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number);
   if (!row) return undefined;
   return pullRequestSchema.parse({ ...JSON.parse(row.record), diff: row.diff });
 }
 
 export function pullRequestContentHash(db: Db, repo: string, number: number): string | undefined {
-  return db.prepare<[string, number], { content_hash: string }>('SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.content_hash;
+  return prepared<[string, number], { content_hash: string }>(db, 'SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.content_hash;
 }

@@ -57,7 +57,12 @@ export interface RunStageOptions {
 }
 
 /** Why an item is (or is not) run. Pure: the decision that makes every stage resumable. */
-export function needsRun(existing: LedgerRow | undefined, inputHash: string, version: number, force: boolean): boolean {
+export function needsRun(
+  existing: Pick<LedgerRow, 'status' | 'inputHash' | 'stageVersion'> | undefined,
+  inputHash: string,
+  version: number,
+  force: boolean,
+): boolean {
   if (force || !existing) return true;
   if (existing.status !== 'done' && existing.status !== 'dropped') return true;
   return existing.inputHash !== inputHash || existing.stageVersion !== version;
@@ -91,8 +96,9 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   const failedKinds: Partial<Record<ErrorKind, number>> = {};
   let reused = 0;
 
+  const decided = ctx.ledger.decisions(stage.name);
   for (const p of planned) {
-    const row = ctx.ledger.get(stage.name, p.item.key);
+    const row = decided.get(p.item.key);
     if (needsRun(row, p.entry.inputHash, stage.version, options.force ?? false)) {
       toRun.push(p);
     } else if (row) {
@@ -171,7 +177,7 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     }
     ran += 1;
     const t0 = Date.now();
-    const itemCtx: ItemContext = { ...ctx, stage: stage.name, key: item.key, log: ctx.log.child({ stage: stage.name, item: item.key }) };
+    const itemCtx = itemContext(ctx, stage.name, item.key);
     let outcome: Outcome<unknown>;
     try {
       outcome = await stage.run(itemCtx, item);
@@ -206,6 +212,15 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   };
   options.events?.emit('stage-end', { report });
   return report;
+}
+
+/** The context of one item; its logger (carrying stage and item) is made only if the item logs. */
+function itemContext(ctx: PipelineContext, stage: ItemContext['stage'], key: string): ItemContext {
+  let log: PipelineContext['log'] | undefined;
+  return Object.defineProperty({ ...ctx, stage, key }, 'log', {
+    enumerable: true,
+    get: () => (log ??= ctx.log.child({ stage, item: key })),
+  }) as ItemContext;
 }
 
 /** An item's rows and its ledger entry; called inside the group commit's transaction. */

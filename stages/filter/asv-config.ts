@@ -18,7 +18,19 @@ export type AsvConfig = z.infer<typeof asvConfigSchema>;
 
 export type AsvConfigParse = { readonly ok: true; readonly config: AsvConfig } | { readonly ok: false; readonly error: string };
 
+const parsedConfigs = new Map<string, AsvConfigParse>();
+
+/** Parses an asv config (JSON5). Pull requests of a repository mostly share one text: parsed once. */
 export function parseAsvConfig(text: string): AsvConfigParse {
+  let parsed = parsedConfigs.get(text);
+  if (!parsed) {
+    if (parsedConfigs.size >= 1024) parsedConfigs.clear();
+    parsedConfigs.set(text, (parsed = parseAsvConfigText(text)));
+  }
+  return parsed;
+}
+
+function parseAsvConfigText(text: string): AsvConfigParse {
   let data: unknown;
   try {
     data = JSON5.parse(text);

@@ -1,4 +1,5 @@
 import { loadPullRequest } from '../../cache/pull-requests.js';
+import { hashOf } from '../../pipeline/hash.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { collectOutputSchema, type CollectOutput } from '../collect/pull-request.js';
@@ -8,7 +9,8 @@ import type { FilterOutput } from './output.js';
 
 export interface FilterInput {
   readonly collect: CollectOutput;
-  readonly config: FilterConfig;
+  /** Hash of the filter configuration: a change of the rules decides every item again. */
+  readonly rules: string;
 }
 
 /**
@@ -25,6 +27,7 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
   async plan(ctx, scope) {
     const rows = ctx.ledger.list('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
     const items: WorkItem<FilterInput>[] = [];
+    const rules = hashOf(ctx.config.filter);
     for (const row of rows) {
       const parsed = collectOutputSchema.safeParse(row.output);
       if (!parsed.success) {
@@ -33,7 +36,7 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
       }
       const collect = parsed.data;
       if (scope.prs.length > 0 && !scope.prs.includes(collect.number)) continue;
-      items.push({ key: row.key, repo: collect.repo, at: collect.mergedAt, input: { collect, config: ctx.config.filter } });
+      items.push({ key: row.key, repo: collect.repo, at: collect.mergedAt, input: { collect, rules } });
     }
     return items;
   },
@@ -42,7 +45,7 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
     const { repo, number, contentHash } = item.input.collect;
     const pr = loadPullRequest(ctx.db, repo, number);
     if (!pr) throw new ItemError('pull-request-missing', `${item.key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
-    const decision = decideFilter(pr, contentHash, item.input.config);
+    const decision = decideFilter(pr, contentHash, ctx.config.filter);
     ctx.log.debug({ verdict: decision.status, reason: decision.reason, cues: decision.output.positiveCues.map((c) => c.cue) }, 'filtered');
     return decision.status === 'done'
       ? { status: 'done', output: decision.output, detail: decision.detail }

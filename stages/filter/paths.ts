@@ -6,7 +6,16 @@
  * depth (`*.md` matches `docs/a/b.md`); a glob with `/` matches the whole path, and a leading
  * `** /` (without the space) lets it start at any depth.
  */
+const compiledGlobs = new Map<string, RegExp>();
+
+/** A glob as a regular expression (compiled once per glob). */
 export function globToRegExp(glob: string): RegExp {
+  let re = compiledGlobs.get(glob);
+  if (!re) compiledGlobs.set(glob, (re = compileGlob(glob)));
+  return re;
+}
+
+function compileGlob(glob: string): RegExp {
   const anchoredToName = !glob.includes('/');
   let re = '';
   for (let i = 0; i < glob.length; i++) {
