@@ -37,6 +37,23 @@ export function loadPullRequest(db: Db, repo: string, number: number): PullReque
   return pullRequestSchema.parse({ ...JSON.parse(row.record), diff: row.diff });
 }
 
+const recordWithoutDiff = pullRequestSchema.omit({ diff: true });
+
+/** A stored pull request without its diff, and the diff's size in UTF-8 bytes: for rules that need only the size. */
+export function loadPullRequestSummary(db: Db, repo: string, number: number): { record: Omit<PullRequest, 'diff'>; diffBytes: number } | undefined {
+  const row = prepared<[string, number], { record: string; diff_bytes: number }>(
+    db,
+    'SELECT record, length(CAST(diff AS BLOB)) AS diff_bytes FROM pull_requests WHERE repo = ? AND number = ?',
+  ).get(repo, number);
+  if (!row) return undefined;
+  return { record: recordWithoutDiff.parse(JSON.parse(row.record)), diffBytes: row.diff_bytes };
+}
+
+/** The diff of a stored pull request. */
+export function loadDiff(db: Db, repo: string, number: number): string | undefined {
+  return prepared<[string, number], { diff: string }>(db, 'SELECT diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.diff;
+}
+
 export function pullRequestContentHash(db: Db, repo: string, number: number): string | undefined {
   return prepared<[string, number], { content_hash: string }>(db, 'SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.content_hash;
 }

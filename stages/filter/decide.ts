@@ -4,7 +4,7 @@ import type { FilterConfig } from './config.js';
 import { judgeMessage } from './message.js';
 import type { FilterOutput } from './output.js';
 import { benchmarkDirGlob, pathMatcher } from './paths.js';
-import { withinTokens } from './tokens.js';
+import { withinTokens, type TextSource } from './tokens.js';
 
 /** Every reason filter drops a pull request for: short, stable, shown by `perfmine status`. */
 export const FILTER_REASONS = [
@@ -28,16 +28,21 @@ export interface FilterDecision {
   readonly output: FilterOutput;
 }
 
+/** A pull request as the filter sees it: the record, with its diff known by size and read on demand. */
+export type FilterSubject = Omit<PullRequest, 'diff'> & { readonly diff: string | TextSource };
+
 /**
  * The filter's decision about one collected pull request. Pure: the record, its content hash and
  * the configuration in, the decision out. Rules run cheapest first and the first failing one is
- * the reason; the diff is tokenized only when every other rule passed.
+ * the reason; the diff is measured only when every other rule passed, and read only when its size
+ * alone cannot tell.
  */
 export function decideFilter(
-  pr: PullRequest,
+  pr: FilterSubject,
   contentHash: string,
   config: FilterConfig,
-  measure: (text: string, limit: number) => { within: boolean; tokens: number | null; bytes: number } = (text, limit) => withinTokens(text, limit, config.tokenizer),
+  measure: (diff: string | TextSource, limit: number) => { within: boolean; tokens: number | null; bytes: number } = (diff, limit) =>
+    withinTokens(diff, limit, config.tokenizer),
 ): FilterDecision {
   const message = judgeMessage(pr);
   const asv = pr.asvConfig ? parseAsvConfig(pr.asvConfig.text) : null;

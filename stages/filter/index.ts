@@ -1,4 +1,4 @@
-import { loadPullRequest } from '../../cache/pull-requests.js';
+import { loadDiff, loadPullRequestSummary } from '../../cache/pull-requests.js';
 import { hashOf } from '../../pipeline/hash.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
@@ -43,9 +43,11 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
 
   async run(ctx, item) {
     const { repo, number, contentHash } = item.input.collect;
-    const pr = loadPullRequest(ctx.db, repo, number);
-    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
-    const decision = decideFilter(pr, contentHash, ctx.config.filter);
+    const stored = loadPullRequestSummary(ctx.db, repo, number);
+    if (!stored) throw new ItemError('pull-request-missing', `${item.key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+    // The diff is read only if its size alone cannot settle the token budget.
+    const diff = { bytes: stored.diffBytes, text: () => loadDiff(ctx.db, repo, number) ?? '' };
+    const decision = decideFilter({ ...stored.record, diff }, contentHash, ctx.config.filter);
     ctx.log.debug({ verdict: decision.status, reason: decision.reason, cues: decision.output.positiveCues.map((c) => c.cue) }, 'filtered');
     return decision.status === 'done'
       ? { status: 'done', output: decision.output, detail: decision.detail }

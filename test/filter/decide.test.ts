@@ -3,7 +3,7 @@ import { filterConfig } from '../../stages/filter/config.js';
 import { decideFilter, FILTER_REASONS } from '../../stages/filter/decide.js';
 import { parseAsvConfig } from '../../stages/filter/asv-config.js';
 import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../stages/filter/paths.js';
-import { countTokens, withinTokens } from '../../stages/filter/tokens.js';
+import { countTokens, withinTokens, type TextSource } from '../../stages/filter/tokens.js';
 import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../stages/filter/config.js';
 import { ASV_CONF, file, makePullRequest } from '../helpers/pull-request.js';
 
@@ -121,7 +121,7 @@ describe('decideFilter', () => {
 
   it('measures the diff only when every cheaper rule passed, and tokenizes only past the byte bound', () => {
     let calls = 0;
-    const measure = (t: string, limit: number) => {
+    const measure = (t: string | TextSource, limit: number) => {
       calls += 1;
       return withinTokens(t, limit);
     };
@@ -137,6 +137,13 @@ describe('decideFilter', () => {
     expect(small.status).toBe('done');
     const tiny = decideFilter(makePullRequest(), 'h', { ...config, maxDiffTokens: exact - 1 });
     expect(tiny).toMatchObject({ status: 'dropped', reason: 'diff-too-large', output: { diffTokens: exact } });
+    // A diff known only by its size is read only when the size cannot settle it.
+    let reads = 0;
+    const lazy = (limit: number) => ({ ...makePullRequest(), diff: { bytes: Buffer.byteLength(diff), text: () => (reads++, diff) } });
+    expect(decideFilter(lazy(100_000), 'h', config).status).toBe('done');
+    expect(reads).toBe(0);
+    expect(decideFilter(lazy(0), 'h', { ...config, maxDiffTokens: exact - 1 }).reason).toBe('diff-too-large');
+    expect(reads).toBe(1);
     // The bound is sound: a token never covers less than one byte.
     for (const t of [diff, 'héllo wörld ✓ 数据', '    '.repeat(500)]) expect(countTokens(t)).toBeLessThanOrEqual(Buffer.byteLength(t));
     const text = 'def f(x):\n    return np.add.reduceat(x, idx)  # <|endoftext|>\n';
