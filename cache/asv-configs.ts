@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Db } from './store.js';
 import { nowIso } from './store.js';
 
@@ -29,23 +30,13 @@ export function saveAsvConfigs(db: Db, repo: string, configs: ReadonlyMap<string
   })();
 }
 
-function makeStatements(db: Db) {
+const LOAD = 'SELECT path, text FROM asv_configs WHERE repo = ? AND sha = ?';
+const SAVE = `INSERT INTO asv_configs (repo, sha, path, text, checked_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (repo, sha) DO UPDATE SET path = excluded.path, text = excluded.text, checked_at = excluded.checked_at`;
+
+function statements(db: Db) {
   return {
-    load: db.prepare<[string, string], { path: string | null; text: string | null }>('SELECT path, text FROM asv_configs WHERE repo = ? AND sha = ?'),
-    save: db.prepare<[string, string, string | null, string | null, string]>(
-      `INSERT INTO asv_configs (repo, sha, path, text, checked_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (repo, sha) DO UPDATE SET path = excluded.path, text = excluded.text, checked_at = excluded.checked_at`,
-    ),
+    load: prepared<[string, string], { path: string | null; text: string | null }>(db, LOAD),
+    save: prepared<[string, string, string | null, string | null, string]>(db, SAVE),
   };
-}
-
-const prepared = new WeakMap<Db, ReturnType<typeof makeStatements>>();
-
-function statements(db: Db): ReturnType<typeof makeStatements> {
-  let s = prepared.get(db);
-  if (!s) {
-    s = makeStatements(db);
-    prepared.set(db, s);
-  }
-  return s;
 }
