@@ -132,6 +132,17 @@ export interface LoggedRequest {
   readonly fault: Fault['kind'] | null;
 }
 
+/** What `onRequest` listeners see of a request. */
+export interface ArrivingRequest {
+  readonly method: string;
+  /** Path with query string. */
+  readonly path: string;
+  /** 1-based arrival order since the server started. */
+  readonly index: number;
+}
+
+export type RequestListener = (request: ArrivingRequest) => Fault | null | undefined;
+
 export interface FakeGitHubOptions {
   readonly repos?: readonly FakeRepo[];
   /** Requests per window and resource for each token (and for anonymous callers: `core` 60). */
@@ -185,6 +196,8 @@ export class FakeGitHub {
   readonly #budgets = new Map<string, { remaining: number; reset: number }>();
   readonly #options: FakeGitHubOptions;
   readonly #routes: [string, RegExp, Handler][];
+  #listener: RequestListener | null = null;
+  #received = 0;
   #nextId = 1000;
   url = '';
 
@@ -243,6 +256,15 @@ export class FakeGitHub {
     this.addRepo({ ...state.repo, id: state.id, pulls: [...pulls, pull] });
   }
 
+  /**
+   * Called with every request as it arrives, before it is answered (1-based arrival order); a
+   * fault it returns is served to that request. Kill tests hold the k-th request (`hang`) and
+   * kill the client while it waits. Null removes the listener.
+   */
+  onRequest(listener: RequestListener | null): void {
+    this.#listener = listener;
+  }
+
   inject(rule: FaultRule): void {
     this.#faults.push({ rule, left: rule.times ?? 1 });
   }
@@ -272,7 +294,8 @@ export class FakeGitHub {
     const log = (status: number, fault: Fault['kind'] | null) => this.#log.push({ method, path: pathWithQuery, conditional, status, token, fault });
     const resource = url.pathname.startsWith('/search/code') ? 'code_search' : url.pathname.startsWith('/search/') ? 'search' : 'core';
 
-    const fault = this.#takeFault(method, pathWithQuery);
+    this.#received += 1;
+    const fault = this.#listener?.({ method, path: pathWithQuery, index: this.#received }) ?? this.#takeFault(method, pathWithQuery);
     if (fault) {
       this.#serveFault(fault, res, token, resource, log);
       return;
