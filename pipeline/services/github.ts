@@ -101,6 +101,9 @@ export class GitHubService {
       queue: options.queue,
       timeoutMs: options.timeoutMs,
       maxCachedBodyBytes: options.maxCachedBodyBytes,
+      retryUnitMs: options.retryUnitMs,
+      tooManyRequestsRetries: options.retries,
+      maxRetryAfterSeconds: options.maxRateLimitWaitSeconds,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     this.octokit = new PerfmineOctokit({
@@ -113,8 +116,9 @@ export class GitHubService {
         warn: (message: string) => log.warn({ source: 'octokit' }, message),
         error: (message: string) => log.error({ source: 'octokit' }, message),
       },
-      // 406: a diff too large to render; never worth repeating.
-      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 451] },
+      // 406: a diff too large to render; never worth repeating. 429: the fetch waits as GitHub
+      // says (retry-after) and asks again itself; the plugin's fixed backoff would ignore it.
+      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 429, 451] },
       throttle: {
         retryAfterBaseValue: options.retryUnitMs,
         // Search pacing is ours (searchIntervalMs); the plugin's own 2 s spacing would double it.
