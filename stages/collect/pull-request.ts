@@ -67,14 +67,23 @@ export const pullRequestSchema = z.object({
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),
   changedFiles: z.number().int().nonnegative(),
-  /** Unified diff base..merge (git format, binary files as `Binary files ... differ`). */
+  /**
+   * Unified diff base..merge in git's format. The git source writes binary changes in full (`GIT
+   * binary patch`, full blob ids), so the diff applies with `git apply`; GitHub serves binary
+   * files as `Binary files ... differ` only.
+   */
   diff: z.string(),
   comments: z.array(commentSchema),
   linkedIssues: z.array(linkedIssueSchema),
   /** The asv config found in the tree at `baseSha` (asv.conf.json or .jsonc, anywhere), raw text. */
   asvConfig: z.object({ path: z.string(), text: z.string() }).nullable(),
   source: z.enum(['github', 'git']),
-  /** Fields this source could not fill (e.g. `body`, `labels`, `comments`, `linkedIssues`). */
+  /**
+   * Fields this source could not fill (e.g. `body`, `labels`, `comments`, `linkedIssues`), and
+   * what the diff lacks: `diff.partial` (some file changes are missing), `diff.bytes` (a file's
+   * text is not UTF-8, so its change is held as a git binary patch: exact for `git apply`, but not
+   * readable text).
+   */
   missing: z.array(z.string()),
 });
 export type PullRequest = z.infer<typeof pullRequestSchema>;
