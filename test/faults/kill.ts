@@ -53,7 +53,8 @@ export interface RunningCli {
  */
 export function startCli(args: readonly string[], options: { env?: Record<string, string>; cwd?: string; script?: string } = {}): RunningCli {
   const script = options.script ?? BIN;
-  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  // tsx resolved from this repository, so that a child may run in any directory.
+  const loader = script.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
   const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: cleanEnv(options.env),
