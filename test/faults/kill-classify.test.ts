@@ -6,7 +6,7 @@ import { openStore } from '../../cache/store.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
 import { tempDir } from '../helpers/harness.js';
 import { makePullRequest, storeCollected } from '../helpers/pull-request.js';
-import { copyDb, count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type TableSpec } from './kill.js';
+import { copyDb, count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type RunningCli, type TableSpec } from './kill.js';
 
 const OBSERVATION = 'Summing 10 million values with fastlib.total takes 4.2 s because of a Python loop.';
 const PRS = 8;
@@ -92,12 +92,14 @@ describe('SIGKILL during classify', () => {
       const db = join(dir, `crashed-${seed}.db`);
       copyDb(filtered, db);
       server.clearRequests();
-      const cli = startCli(args(db), { env });
+      // Armed before the CLI starts (it is assigned synchronously, before any request can arrive).
+      let cli: RunningCli | undefined;
       server.script((r) => {
         if (server.count() !== k) return answer(r);
-        cli.kill();
+        cli!.kill();
         return reply.hang();
       });
+      cli = startCli(args(db), { env });
       const killed = await cli.done;
       server.script(answer);
       expect(killed.signal).toBe('SIGKILL');

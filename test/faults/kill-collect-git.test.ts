@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHistoryBuilder, type GitHistory } from '../fixtures/git-history.js';
 import { tempDir } from '../helpers/harness.js';
 import { startGitGate, type GitGate } from './git-gate.js';
-import { count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type TableSpec } from './kill.js';
+import { count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type RunningCli, type TableSpec } from './kill.js';
 
 // Kill points: in the plan, among the first batches of commits, near the end.
 const SEEDS = [7, 30, 36];
@@ -70,12 +70,14 @@ describe('SIGKILL during collect from a local clone', () => {
       const k = killPoint(seed, referenceArrivals);
       const db = join(dir, `crashed-${seed}.db`);
       gate.reset();
-      const cli = startCli(args(db), { env: { ...env, ...gate.env } });
+      // Armed before the CLI starts (it is assigned synchronously, before any git process can ask).
+      let cli: RunningCli | undefined;
       gate.decide((n) => {
         if (n !== k) return 'run';
-        cli.kill();
+        cli!.kill();
         return 'hold';
       });
+      cli = startCli(args(db), { env: { ...env, ...gate.env } });
       const killed = await cli.done;
       gate.decide(null);
       expect(killed.signal).toBe('SIGKILL');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticRepos } from '../fakes/github-data.js';
 import { FakeGitHub } from '../fakes/github-server.js';
 import { tempDir } from '../helpers/harness.js';
-import { count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type TableSpec } from './kill.js';
+import { count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type RunningCli, type TableSpec } from './kill.js';
 
 const TOKEN = 'ghp_kill_test_token_0123456789';
 // Chosen so that the kill points fall in the plan (the first request), among the first
@@ -63,16 +63,18 @@ describe('SIGKILL during collect from GitHub', () => {
     it(`seed ${seed}: the rerun after the kill gives the rows of an uninterrupted run and asks nothing already recorded`, async () => {
       const k = killPoint(seed, referenceRequests);
       const db = join(dir, `crashed-${seed}.db`);
-      const cli = startCli(args(db), { env });
       let seen = 0;
       let held: string | null = null;
+      // Armed before the CLI starts (it is assigned synchronously, before any request can arrive).
+      let cli: RunningCli | undefined;
       gh.onRequest((r) => {
         seen += 1;
         if (seen !== k) return null;
         held = r.path;
-        cli.kill();
+        cli!.kill();
         return { kind: 'hang' };
       });
+      cli = startCli(args(db), { env });
       const killed = await cli.done;
       gh.onRequest(null);
       expect(killed.signal).toBe('SIGKILL');

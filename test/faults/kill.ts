@@ -9,12 +9,17 @@
  * timing), then runs it again to the end and compares the tables with the reference.
  *
  *   const k = killPoint(seed, referenceRequests);
- *   const cli = startCli(['stage', 'collect', ...], { env });
- *   server.onRequest((r) => (r.index === k ? (cli.kill(), { kind: 'hang' }) : null));
+ *   let cli: RunningCli | undefined;                 // armed before the child starts
+ *   server.onRequest((r) => (r.index === k ? (cli!.kill(), { kind: 'hang' }) : null));
+ *   cli = startCli(['stage', 'collect', ...], { env });
  *   expect((await cli.done).signal).toBe('SIGKILL');
  *
- * Synthesize, validate and emit kills reuse the same pieces: hold a Docker step with a gate
- * (see git-gate.ts for the pattern), kill, rerun, compare `snapshot` of their tables.
+ * Synthesize, validate and emit kills reuse the same pieces: run the CLI through
+ * fixtures/labelled-cli.ts (`script`), so that its containers and images carry the test's label;
+ * hold a step at a seeded point (the k-th container it creates, through the same kind of gate as
+ * git-gate.ts, or the k-th LLM request of the build agent), kill, rerun, compare `snapshot` of
+ * their tables (build_attempts without ids and durations; validations, invocations and
+ * workload_verdicts without times), and check that no container of the label is left running.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
