@@ -68,9 +68,9 @@ export const pullRequestSchema = z.object({
   deletions: z.number().int().nonnegative(),
   changedFiles: z.number().int().nonnegative(),
   /**
-   * Unified diff base..merge in git's format. The git source writes binary changes in full (`GIT
-   * binary patch`, full blob ids), so the diff applies with `git apply`; GitHub serves binary
-   * files as `Binary files ... differ` only.
+   * Unified diff base..merge in git's format, with binary changes in full (`GIT binary patch`,
+   * full blob ids), so that it applies with `git apply` (GitHub's placeholders are completed from
+   * the files' bytes; see `missing`).
    */
   diff: z.string(),
   comments: z.array(commentSchema),
@@ -82,7 +82,8 @@ export const pullRequestSchema = z.object({
    * Fields this source could not fill (e.g. `body`, `labels`, `comments`, `linkedIssues`), and
    * what the diff lacks: `diff.partial` (some file changes are missing), `diff.bytes` (a file's
    * text is not UTF-8, so its change is held as a git binary patch: exact for `git apply`, but not
-   * readable text).
+   * readable text), `diff.binary` (a binary change GitHub showed only as a placeholder could not be
+   * read, so the diff does not apply).
    */
   missing: z.array(z.string()),
 });

@@ -94,13 +94,16 @@ export interface FakeRepo {
   readonly language?: string | null;
   /** Old names: requests to them answer 301 to `/repositories/{id}`. */
   readonly formerNames?: readonly string[];
-  /** The tree (path → content) at every commit, unless `trees` has the commit. */
-  readonly files?: Readonly<Record<string, string>>;
+  /** The tree (path → content: text, or bytes for binary files) at every commit, unless `trees` has the commit. */
+  readonly files?: Readonly<Record<string, FileContent>>;
   /** Trees of particular commits (or branch names). */
-  readonly trees?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly trees?: Readonly<Record<string, Readonly<Record<string, FileContent>>>>;
   readonly pulls?: readonly FakePull[];
   readonly issues?: readonly FakeIssue[];
 }
+
+/** A file's content: text (served as UTF-8) or bytes. */
+export type FileContent = string | Uint8Array;
 
 export type Fault =
   | { readonly kind: 'secondary-rate-limit'; readonly status?: 403 | 429; readonly retryAfter?: number }
@@ -538,7 +541,7 @@ export class FakeGitHub {
     ];
   }
 
-  #tree(s: RepoState, ref: string): Readonly<Record<string, string>> | null {
+  #tree(s: RepoState, ref: string): Readonly<Record<string, FileContent>> | null {
     return s.repo.trees?.[ref] ?? s.repo.files ?? null;
   }
 
@@ -750,7 +753,7 @@ function commentJson(c: FakeComment, i: number): unknown {
   };
 }
 
-function treeJson(sha: string, files: Readonly<Record<string, string>>, recursive: boolean): unknown {
+function treeJson(sha: string, files: Readonly<Record<string, FileContent>>, recursive: boolean): unknown {
   const entries = new Map<string, { path: string; mode: string; type: string; sha: string; size?: number }>();
   for (const [path, content] of Object.entries(files)) {
     const parts = path.split('/');
@@ -767,7 +770,7 @@ function treeJson(sha: string, files: Readonly<Record<string, string>>, recursiv
   return { sha, truncated: false, tree: [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
-function blobSha(content: string): string {
+function blobSha(content: FileContent): string {
   return createHash('sha1').update(content).digest('hex');
 }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore } from '../../cache/store.js';
 import type { PullRequest } from '../../stages/collect/pull-request.js';
+import { FakeGitHub, type FakeFile, type FileContent } from '../fakes/github-server.js';
 import { GitHistoryBuilder, type GitHistory } from '../fixtures/git-history.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/harness.js';
@@ -166,5 +167,90 @@ describe('awkward inputs through collect (git source) and filter', () => {
     it('every stored diff of the window applies on its base commit and gives the merge tree', () => {
       for (const pr of prs.values()) expect(applyOnBase(pr), `#${pr.number}`).toBe(treeOf(pr.mergeSha));
     });
+  });
+});
+
+/** The tree of a commit, path → bytes, as the loopback GitHub serves it. */
+function treeAt(repo: string, sha: string): Record<string, FileContent> {
+  const paths = git(repo, ['ls-tree', '-r', '-z', '--name-only', sha]).toString('utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(paths.map((p) => [p, git(repo, ['show', `${sha}:${p}`])]));
+}
+
+/**
+ * GitHub renders a binary change as `Binary files ... differ`, which git cannot apply: collect
+ * from GitHub (loopback server, real CLI) completes such sections from the files' bytes, so that
+ * the stored diff applies on the base commit of the real repository.
+ */
+describe('binary files through collect from GitHub', () => {
+  let repo: GitHistory;
+  let gh: FakeGitHub;
+  let dir: string;
+  let pr: PullRequest;
+
+  beforeAll(async () => {
+    dir = tempDir('perfmine-gh-binary-');
+    const h = new GitHistoryBuilder();
+    h.commit({ message: 'Initial', date: '2025-03-01T00:00:00Z', files: { 'asv.conf.json': ASV_JSON5, 'fastlib/core.py': 'x = 1\n', 'fastlib/table.bin': BIN_BEFORE, 'fastlib/gone.bin': new Uint8Array([0, 9, 9, 0]) } });
+    h.squash({
+      number: 7,
+      title: 'PERF: precomputed tables',
+      date: '2025-04-02T00:00:00Z',
+      files: { 'fastlib/core.py': 'x = 2\n', 'fastlib/table.bin': BIN_AFTER, 'fastlib/new.bin': new Uint8Array([0, 1, 0, 2, 0, 3]), 'fastlib/gone.bin': null },
+    });
+    repo = await h.write();
+    const { baseSha, mergeSha } = repo.prs[0]!;
+    const diff = git(repo.path, ['diff', baseSha, mergeSha]).toString('utf8');
+    expect(diff).toContain('Binary files a/fastlib/table.bin and b/fastlib/table.bin differ');
+    const files: FakeFile[] = git(repo.path, ['diff', '--numstat', baseSha, mergeSha])
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t') as [string, string, string])
+      .map(([add, del, path]) => ({
+        filename: path,
+        status: path.endsWith('new.bin') ? 'added' : path.endsWith('gone.bin') ? 'removed' : 'modified',
+        additions: add === '-' ? 0 : Number(add),
+        deletions: del === '-' ? 0 : Number(del),
+        ...(add === '-' ? {} : { patch: '@@ -1 +1 @@\n-x = 1\n+x = 2' }),
+      }));
+    gh = await FakeGitHub.start({
+      repos: [
+        {
+          fullName: 'acme/binaries',
+          trees: { [baseSha]: treeAt(repo.path, baseSha), [mergeSha]: treeAt(repo.path, mergeSha) },
+          pulls: [{ number: 7, title: 'PERF: precomputed tables', createdAt: '2025-04-01T00:00:00Z', updatedAt: '2025-04-02T00:00:00Z', mergedAt: '2025-04-02T00:00:00Z', baseSha, mergeSha, headSha: mergeSha, files, diff }],
+        },
+      ],
+    });
+    const config = join(dir, 'perfmine.config.json');
+    writeFileSync(config, JSON.stringify({ github: { baseUrl: gh.url, retryUnitMs: 1 } }));
+    const db = join(dir, 'perfmine.db');
+    const run = await runToEnd(['--db', db, '--config', config, 'stage', 'collect', '--repo', 'acme/binaries', '--month', '2025-04'], { env: { GITHUB_TOKEN: 'ghp_binary_test', PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' } });
+    expect(run.code, run.stderr).toBe(0);
+    const store = openStore(db);
+    pr = loadPullRequest(store, 'acme/binaries', 7)!;
+    store.close();
+  }, 120_000);
+
+  afterAll(async () => {
+    await gh?.close();
+    await repo?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores binary changes in full: the diff applies on the base commit and gives the merge tree', () => {
+    expect(pr.files.filter((f) => f.binary).map((f) => f.path).sort()).toEqual(['fastlib/new.bin', 'fastlib/table.bin']);
+    expect(pr.diff).not.toMatch(/^Binary files /m);
+    expect(pr.diff.match(/^GIT binary patch$/gm)).toHaveLength(3);
+    expect(pr.missing).not.toContain('diff.binary');
+    const work = mkdtempSync(join(tmpdir(), 'perfmine-apply-'));
+    try {
+      git(work, ['clone', '-q', '--no-checkout', repo.path, '.']);
+      git(work, ['checkout', '-q', pr.baseSha]);
+      git(work, ['apply', '--index', '-'], Buffer.from(pr.diff, 'utf8'));
+      expect(git(work, ['write-tree']).toString().trim()).toBe(git(repo.path, ['rev-parse', `${pr.mergeSha}^{tree}`]).toString().trim());
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
