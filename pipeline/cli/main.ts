@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { EXIT } from '../errors.js';
 import { reportError } from './report-error.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';
+import type { ServiceOverrides } from '../services/index.js';
 import { registerCache } from './commands/cache.js';
 import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
@@ -11,9 +12,10 @@ import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { registerTasks } from './commands/tasks.js';
 
-/** What the program is built from; tests pass their own stages. */
+/** What the program is built from; tests pass their own stages, or adapters of their own (a Docker adapter with a test's label). */
 export interface ProgramDeps {
   readonly registry?: Registry;
+  readonly services?: ServiceOverrides;
 }
 
 export function buildProgram(deps: ProgramDeps = {}): Command {
@@ -39,7 +41,7 @@ GOOGLE_APPLICATION_CREDENTIALS and BIGQUERY_PROJECT, DOCKER_HOST.
 Exit codes: 0 ok; 1 some items failed (recorded, see perfmine status); 2 usage, configuration,
 credentials or a busy database; 3 a bug; 130 interrupted.`,
     );
-  registerRun(program, registry);
+  registerRun(program, registry, deps.services);
   registerStatus(program, registry);
   registerDemo(program, registry);
   registerCompare(program);

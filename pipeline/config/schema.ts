@@ -31,14 +31,14 @@ const githubSection = z
     concurrency: positiveInt.default(4),
     /** Per-request timeout. */
     timeoutMs: positiveInt.default(30_000),
-    /** Retries of a failed request (5xx, connection reset, truncated body), with growing waits. */
+    /** Retries of a failed request (5xx, 429, connection reset, truncated body), with growing waits (a 429's retry-after when it gives one). */
     retries: z.number().int().nonnegative().default(3),
     /**
      * Milliseconds per second of every retry wait (`retry-after`, rate-limit resets, backoff
      * steps 1, 4, 9 ...). Tests set 1 so that a `retry-after: 1` costs a millisecond.
      */
     retryUnitMs: positiveInt.default(1000),
-    /** Longest wait for a spent primary rate limit (every token) to reset before the item fails. */
+    /** Longest wait for a spent primary rate limit (every token) to reset, or for a 429's retry-after, before the item fails. */
     maxRateLimitWaitSeconds: nonNegative.default(900),
     /** Retries after a secondary rate limit (each waits `retry-after`). */
     secondaryRateLimitRetries: z.number().int().nonnegative().default(3),

@@ -3,6 +3,7 @@
  * out as `\0<header fields separated by \x1f>\0<numstat lines>\n<patch>`, so that one process
  * gives many commits with their file statistics and diffs.
  */
+import { deflateSync } from 'node:zlib';
 import type { FileChange } from '../../stages/collect/pull-request.js';
 
 /** The `--format` that `parseCommitHeader` reads. `%B` (the raw message) is last: it may hold anything but NUL. */
@@ -43,6 +44,11 @@ export interface LogCommit extends CommitHeader {
   readonly files: readonly FileChange[];
   /** The commit's patch against its first parent (empty unless asked for). */
   readonly patch: string;
+  /**
+   * Paths of text files whose change is not UTF-8: the patch holds them as git binary patches
+   * (byte-exact for `git apply`, not readable); their line counts are the text's. Absent: none.
+   */
+  readonly bytePatches?: readonly string[];
 }
 
 function isoFromEpoch(text: string): string {
@@ -436,4 +442,80 @@ export function parseCatFileBatch(output: Buffer, requests: readonly string[]): 
     at += n + 1;
   }
   return out;
+}
+
+// ---- patches whose bytes are not UTF-8 --------------------------------------------------------
+
+const DIFF_HEADER = Buffer.from('diff --git ');
+
+/**
+ * Byte ranges of the file sections (`diff --git ...` up to the next section or the end of the
+ * commit's record) in raw `git log -p` output. A section never holds a NUL: git shows a file
+ * with one as binary, and a binary patch is base85 text.
+ */
+export function patchSectionRanges(out: Buffer): { start: number; end: number }[] {
+  const starts: number[] = [];
+  for (let at = out.indexOf(DIFF_HEADER); at >= 0; at = out.indexOf(DIFF_HEADER, at + 1)) {
+    if (at === 0 || out[at - 1] === 10 || out[at - 1] === 0) starts.push(at);
+  }
+  return starts.map((start, i) => {
+    const next = starts[i + 1] ?? out.length;
+    const nul = out.indexOf(0, start);
+    return { start, end: nul >= 0 && nul < next ? nul : next };
+  });
+}
+
+/** The blobs a section's `index <old>..<new>` line names (full ids; all zeros: no such side). */
+export function sectionBlobs(section: string): { old: string | null; new: string | null } | null {
+  const m = /^index ([0-9a-f]{40,64})\.\.([0-9a-f]{40,64})(?: \d+)?$/m.exec(section);
+  if (!m) return null;
+  const side = (sha: string) => (/^0+$/.test(sha) ? null : sha);
+  return { old: side(m[1]!), new: side(m[2]!) };
+}
+
+const EN85 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~';
+
+/** git's base85 (encode_85): big-endian groups of 4 bytes, the last one zero-padded, 5 characters each. */
+export function encodeBase85(data: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < data.length; i += 4) {
+    let acc = 0;
+    for (let k = 0; k < 4; k++) acc = acc * 256 + (data[i + k] ?? 0);
+    const group: string[] = [];
+    for (let k = 0; k < 5; k++) {
+      group.unshift(EN85[acc % 85]!);
+      acc = Math.floor(acc / 85);
+    }
+    out += group.join('');
+  }
+  return out;
+}
+
+/** One `literal` hunk of a git binary patch: the zlib-deflated content, 52 bytes per base85 line. */
+function literalHunk(content: Uint8Array): string {
+  const deflated = deflateSync(content);
+  const lines: string[] = [];
+  for (let i = 0; i < deflated.length; i += 52) {
+    const chunk = deflated.subarray(i, i + 52);
+    const n = chunk.length;
+    lines.push(`${String.fromCharCode(n <= 26 ? 64 + n : 70 + n)}${encodeBase85(chunk)}`);
+  }
+  return `literal ${content.length}\n${lines.join('\n')}\n\n`;
+}
+
+/**
+ * A text section rewritten as git writes a binary one (`GIT binary patch`, a forward and a
+ * reverse literal hunk), keeping its header up to the `index` line: what `git apply` needs to
+ * reproduce the new content byte for byte. `section` is the header decoded as Latin-1 (paths are
+ * quoted ASCII); `oldContent`/`newContent` are the blobs (empty for an added or removed side).
+ */
+export function binarySection(section: string, oldContent: Uint8Array, newContent: Uint8Array): string {
+  const lines = section.split('\n');
+  const header: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith('--- ') || line.startsWith('+++ ') || line.startsWith('@@') || line.startsWith('Binary files ') || line === 'GIT binary patch') break;
+    header.push(line);
+  }
+  while (header.length > 0 && header.at(-1) === '') header.pop();
+  return `${header.join('\n')}\nGIT binary patch\n${literalHunk(newContent)}${literalHunk(oldContent)}`;
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import type PQueue from 'p-queue';
@@ -5,13 +6,17 @@ import { ConfigError, OutsideServiceError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   ASV_CONFIG_RE,
+  binarySection,
   GRAPH_FORMAT,
   LOG_FORMAT,
   parseCatFileBatch,
   parseCommitHeader,
   parseLog,
   parseLsTree,
+  parsePatch,
+  patchSectionRanges,
   pickAsvConfigPath,
+  sectionBlobs,
   type CatFileObject,
   type CommitHeader,
   type LogCommit,
@@ -75,8 +80,11 @@ const CONFIG_ARGS = [
   '-c', 'i18n.logOutputEncoding=UTF-8',
 ];
 
-/** Diff options for patches: git's own format, renames detected, no textconv or external tools. */
-const DIFF_ARGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', '-M'];
+/**
+ * Diff options for patches: git's own format, renames detected, no textconv or external tools,
+ * binary changes in full (`--binary`: a patch `git apply` can apply) and full blob ids.
+ */
+const DIFF_ARGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--binary', '--full-index', '--src-prefix=a/', '--dst-prefix=b/', '-M'];
 
 const STDERR_TAIL = 4000;
 
@@ -222,14 +230,55 @@ export class GitService {
     if (options.until) args.push(`--until=${options.until}`);
     if (options.maxCount !== undefined) args.push(`--max-count=${options.maxCount}`);
     args.push(...(options.revs ?? ['HEAD']), '--', ...(options.paths ?? []));
-    return parseLog(await this.text(repo, args));
+    return this.#parseLogOutput(repo, (await this.run(repo, args)).stdout);
   }
 
   /** Named commits (any order) with numstat and patches against their first parents, in one process. */
   async commits(repo: string, shas: readonly string[], options: { patch?: boolean } = {}): Promise<LogCommit[]> {
     if (shas.length === 0) return [];
     const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${LOG_FORMAT}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
-    return parseLog(await this.text(repo, args, { input: `${shas.join('\n')}\n` }));
+    return this.#parseLogOutput(repo, (await this.run(repo, args, { input: `${shas.join('\n')}\n` })).stdout);
+  }
+
+  /**
+   * Parses `git log` output. A patch is text, but the text of a file need not be UTF-8 (Latin-1
+   * sources, fixtures): decoding it would replace its bytes and the stored patch would no longer
+   * apply. Such a file's section is rewritten as a git binary patch of its blobs (byte-exact),
+   * and named in the commit's `bytePatches`; its statistics still come from its text.
+   */
+  async #parseLogOutput(repo: string, out: Buffer): Promise<LogCommit[]> {
+    const commits = parseLog(out.toString('utf8'));
+    if (isUtf8(out)) return commits;
+    const bad = patchSectionRanges(out)
+      .filter((r) => !isUtf8(out.subarray(r.start, r.end)))
+      .map((r) => ({ ...r, header: out.subarray(r.start, r.end).toString('latin1') }))
+      .map((r) => ({ ...r, blobs: sectionBlobs(r.header) }));
+    if (bad.length === 0) return commits; // only commit messages are not UTF-8: decoded as they are
+    const wanted = [...new Set(bad.flatMap((r) => [r.blobs?.old, r.blobs?.new]).filter((sha): sha is string => typeof sha === 'string'))];
+    const objects = await this.catFile(repo, wanted);
+    const blobs = new Map(wanted.map((sha, i) => [sha, objects[i]?.content ?? null]));
+    const parts: Buffer[] = [];
+    const byCommit = new Map<number, string[]>();
+    let at = 0;
+    for (const r of bad) {
+      const oldContent = r.blobs?.old ? blobs.get(r.blobs.old) : Buffer.alloc(0);
+      const newContent = r.blobs?.new ? blobs.get(r.blobs.new) : Buffer.alloc(0);
+      if (!r.blobs || !oldContent || !newContent) continue; // no full index: left as decoded
+      parts.push(out.subarray(at, r.start), Buffer.from(binarySection(r.header, oldContent, newContent), 'latin1'));
+      at = r.end;
+      // Records are `\0header\0body`: the commit of a section is told by the NULs before it.
+      let nuls = 0;
+      for (let i = out.indexOf(0); i >= 0 && i < r.start; i = out.indexOf(0, i + 1)) nuls += 1;
+      const index = (nuls - 2) / 2;
+      const path = parsePatch(out.subarray(r.start, r.end).toString('utf8'))[0]?.path;
+      if (path !== undefined) byCommit.set(index, [...(byCommit.get(index) ?? []), path]);
+    }
+    parts.push(out.subarray(at));
+    const rewritten = parseLog(Buffer.concat(parts).toString('utf8'));
+    return commits.map((c, i) => {
+      const paths = byCommit.get(i);
+      return paths ? { ...c, patch: rewritten[i]!.patch, bytePatches: paths } : c;
+    });
   }
 
   /**

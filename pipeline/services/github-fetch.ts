@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type PQueue from 'p-queue';
 import { httpCacheKey, REPLAYED_HEADERS, type CachedResponse, type HttpCache } from '../../cache/http-cache.js';
 import type { Logger } from '../logging.js';
@@ -19,6 +20,12 @@ export interface CachingFetchOptions {
   readonly maxCachedBodyBytes: number;
   /** The transport (default: global fetch). */
   readonly fetch?: FetchLike;
+  /** Milliseconds per second of a wait (`retry-after`, backoff steps); 1000 in production. */
+  readonly retryUnitMs?: number;
+  /** A 429 is asked again at most this many times. */
+  readonly tooManyRequestsRetries?: number;
+  /** A 429 whose `retry-after` is longer than this is not waited for (the item fails, rate-limited). */
+  readonly maxRetryAfterSeconds?: number;
 }
 
 /** The message GitHub sends with a secondary rate limit (403 or 429). */
@@ -33,6 +40,9 @@ export const SECONDARY_RATE_RE = /secondary rate/i;
  * - moves on to the next token, at once, when GitHub says the current one is exhausted (the
  *   throttling plugin only sees a primary limit when every token is spent);
  * - rejects a JSON body that does not parse (a truncated response), so the retry plugin retries;
+ * - waits as a 429 says (`retry-after`, else a growing backoff) and asks again, a bounded number
+ *   of times; a `retry-after` longer than allowed is not waited for (secondary rate limits, which
+ *   GitHub names in the body, are the throttling plugin's);
  * - counts requests and keeps the `github.rateRemaining` gauge.
  * Nothing here ever logs a header value.
  */
@@ -41,6 +51,9 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
   const { cache, tokens, metrics, log, queue } = options;
   /** The token last used per resource, to say when the pool moves on. */
   const lastToken = new Map<string, number>();
+  const unit = options.retryUnitMs ?? 1000;
+  const maxTooMany = options.tooManyRequestsRetries ?? 3;
+  const maxRetryAfter = options.maxRetryAfterSeconds ?? 900;
 
   return async function perfmineFetch(input, init = {}) {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -54,6 +67,7 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
     if (cached?.etag) headers.set('if-none-match', cached.etag);
     else if (cached?.lastModified) headers.set('if-modified-since', cached.lastModified);
 
+    let tooMany = 0;
     for (let attempt = 0; ; attempt++) {
       const index = tokens.pick(resource);
       const previous = lastToken.get(resource);
@@ -90,6 +104,20 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
         }
       }
 
+      if (response.status === 429 && rate.remaining !== 0 && !SECONDARY_RATE_RE.test(body.toString('utf8'))) {
+        const after = retryAfterSeconds(response.headers.get('retry-after'));
+        metrics.add('github.tooManyRequests');
+        if (after !== null && after > maxRetryAfter) {
+          log.warn({ method, path: pathname, retryAfterSeconds: after, maxSeconds: maxRetryAfter }, 'GitHub answered 429 with a retry-after longer than allowed; not waiting');
+        } else if (tooMany < maxTooMany) {
+          tooMany += 1;
+          const seconds = after ?? tooMany * tooMany;
+          log.warn({ method, path: pathname, retryAfterSeconds: seconds, attempt: tooMany }, 'GitHub answered 429; waiting as told');
+          await delay(seconds * unit, undefined, init.signal ? { signal: init.signal } : {});
+          continue;
+        }
+      }
+
       if (response.status === 304 && cached && key && cache) {
         metrics.add('github.notModified');
         // Nothing is written: a repeat of an unchanged window leaves the store as it was.
@@ -116,6 +144,14 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
       return new Response(nullBodyStatus(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
     }
   };
+}
+
+/** `retry-after` as seconds (a number or an HTTP date); null when absent or unreadable. */
+export function retryAfterSeconds(value: string | null, now: number = Date.now()): number | null {
+  if (value === null) return null;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 function pick(headers: Headers): Record<string, string> {

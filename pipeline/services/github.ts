@@ -101,6 +101,9 @@ export class GitHubService {
       queue: options.queue,
       timeoutMs: options.timeoutMs,
       maxCachedBodyBytes: options.maxCachedBodyBytes,
+      retryUnitMs: options.retryUnitMs,
+      tooManyRequestsRetries: options.retries,
+      maxRetryAfterSeconds: options.maxRateLimitWaitSeconds,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     this.octokit = new PerfmineOctokit({
@@ -113,8 +116,9 @@ export class GitHubService {
         warn: (message: string) => log.warn({ source: 'octokit' }, message),
         error: (message: string) => log.error({ source: 'octokit' }, message),
       },
-      // 406: a diff too large to render; never worth repeating.
-      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 451] },
+      // 406: a diff too large to render; never worth repeating. 429: the fetch waits as GitHub
+      // says (retry-after) and asks again itself; the plugin's fixed backoff would ignore it.
+      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 429, 451] },
       throttle: {
         retryAfterBaseValue: options.retryUnitMs,
         // Search pacing is ours (searchIntervalMs); the plugin's own 2 s spacing would double it.
@@ -245,13 +249,18 @@ export class GitHubService {
 
   /** A file's text at a ref, or null when the path does not exist there. */
   async getFileText(fullName: string, path: string, ref: string): Promise<string | null> {
+    return (await this.getFileBytes(fullName, path, ref))?.toString('utf8') ?? null;
+  }
+
+  /** A file's bytes at a ref, or null when the path does not exist there. */
+  async getFileBytes(fullName: string, path: string, ref: string): Promise<Buffer | null> {
     const [owner, repo] = split(fullName);
     const file = await this.#getOrNull('GET /repos/{owner}/{repo}/contents/{path}', { owner, repo, path, ref }, ghContentFileSchema.or(ghContentListSchema), `${fullName}:${path}@${ref}`);
     if (file === null || Array.isArray(file)) return null;
-    if (file.content !== undefined && file.encoding === 'base64') return Buffer.from(file.content, 'base64').toString('utf8');
+    if (file.content !== undefined && file.encoding === 'base64') return Buffer.from(file.content, 'base64');
     // Files over 1 MB come without content: read the blob.
     const blob = await this.#get('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', { owner, repo, file_sha: file.sha }, ghBlobSchema, `blob ${fullName}@${file.sha}`);
-    return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64').toString('utf8') : blob.content;
+    return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64') : Buffer.from(blob.content, 'utf8');
   }
 
   /** One page of a code search (`q` with qualifiers), paced by searchIntervalMs. */

@@ -3,6 +3,7 @@ import type { Prompt } from '../../pipeline/prompts.js';
 import type { LlmService } from '../../pipeline/services/llm-port.js';
 import type { Outcome } from '../../pipeline/stage.js';
 import type { PullRequest } from '../collect/pull-request.js';
+import { readableDiff } from '../collect/readable-diff.js';
 import { textCues } from '../filter/message.js';
 import type { FilterOutput } from '../filter/output.js';
 import { categoryAnswer, perfIntentAnswer, problemExtractAnswer } from './answers.js';
@@ -84,11 +85,12 @@ export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: Class
   const { config } = deps;
   const sources = problemSources(c.pr, config.maxDescriptionChars);
   const fileChanges = fileChangesTable(c.pr.files);
+  const shownDiff = readableDiff(c.pr.diff);
   const common = { item: deps.item, ...(deps.signal ? { signal: deps.signal } : {}) };
 
   const judged = await llm.structured({
     prompt: 'perf-intent',
-    inputs: { problem_description: sources.problemText, diff: c.pr.diff, file_changes: fileChanges },
+    inputs: { problem_description: sources.problemText, diff: shownDiff, file_changes: fileChanges },
     schema: perfIntentAnswer,
     schemaName: 'perf_intent',
     ...common,
@@ -137,7 +139,7 @@ export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: Class
   if (config.categorize) {
     const classified = await llm.structured({
       prompt: 'optimization-category',
-      inputs: { problem_description: sources.problemText, diff: c.pr.diff, file_changes: fileChanges },
+      inputs: { problem_description: sources.problemText, diff: shownDiff, file_changes: fileChanges },
       schema: categoryAnswer,
       schemaName: 'optimization_category',
       ...common,

@@ -160,6 +160,8 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
   const missing: string[] = [...GIT_MISSING];
   if (input.url === null) missing.push('url');
   if (c.headSha === null) missing.push('headSha');
+  // Some text is not UTF-8: its changes are in the diff as binary patches (exact, not readable).
+  if ((commit.bytePatches ?? []).length > 0) missing.push('diff.bytes');
   return {
     repo: input.repo,
     number: c.number,

@@ -19,6 +19,7 @@ import {
   toFileChange,
   toLinkedIssue,
 } from './github-record.js';
+import { completeBinaryDiff } from './github-binary.js';
 import type { CollectInput, GitHubItemInput, ProblemItemInput } from './input.js';
 import { findIssueRefs } from './linked-issues.js';
 import { prKey, pullRequestSchema, type Comment, type LinkedIssue, type PullRequest } from './pull-request.js';
@@ -170,6 +171,10 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
     if (!assembled.complete || files.length > listed.files.length) missing.push('diff.partial');
     ctx.log.info({ files: files.length }, 'GitHub will not render this diff; assembled from the file patches');
   }
+  // Binary changes in full, so that the diff applies (GitHub shows them as placeholders).
+  const completed = await completeBinaryDiff(gh, repo, baseSha, mergeSha, diff);
+  diff = completed.diff;
+  if (!completed.complete) missing.push('diff.binary');
 
   const comments: Comment[] = [];
   if (ctx.config.collect.comments) {

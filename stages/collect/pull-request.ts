@@ -67,14 +67,24 @@ export const pullRequestSchema = z.object({
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),
   changedFiles: z.number().int().nonnegative(),
-  /** Unified diff base..merge (git format, binary files as `Binary files ... differ`). */
+  /**
+   * Unified diff base..merge in git's format, with binary changes in full (`GIT binary patch`,
+   * full blob ids), so that it applies with `git apply` (GitHub's placeholders are completed from
+   * the files' bytes; see `missing`).
+   */
   diff: z.string(),
   comments: z.array(commentSchema),
   linkedIssues: z.array(linkedIssueSchema),
   /** The asv config found in the tree at `baseSha` (asv.conf.json or .jsonc, anywhere), raw text. */
   asvConfig: z.object({ path: z.string(), text: z.string() }).nullable(),
   source: z.enum(['github', 'git']),
-  /** Fields this source could not fill (e.g. `body`, `labels`, `comments`, `linkedIssues`). */
+  /**
+   * Fields this source could not fill (e.g. `body`, `labels`, `comments`, `linkedIssues`), and
+   * what the diff lacks: `diff.partial` (some file changes are missing), `diff.bytes` (a file's
+   * text is not UTF-8, so its change is held as a git binary patch: exact for `git apply`, but not
+   * readable text), `diff.binary` (a binary change GitHub showed only as a placeholder could not be
+   * read, so the diff does not apply).
+   */
   missing: z.array(z.string()),
 });
 export type PullRequest = z.infer<typeof pullRequestSchema>;

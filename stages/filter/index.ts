@@ -3,6 +3,7 @@ import { hashOf } from '../../pipeline/hash.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { collectOutputSchema, type CollectOutput } from '../collect/pull-request.js';
+import { readableDiff } from '../collect/readable-diff.js';
 import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
 import type { FilterOutput } from './output.js';
@@ -45,8 +46,9 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
     const { repo, number, contentHash } = item.input.collect;
     const stored = loadPullRequestSummary(ctx.db, repo, number);
     if (!stored) throw new ItemError('pull-request-missing', `${item.key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
-    // The diff is read only if its size alone cannot settle the token budget.
-    const diff = { bytes: stored.diffBytes, text: () => loadDiff(ctx.db, repo, number) ?? '' };
+    // The diff is read only if its size alone cannot settle the token budget; it is measured as
+    // the LLM is shown it (binary patches as one line), and its stored size bounds that.
+    const diff = { bytes: stored.diffBytes, text: () => readableDiff(loadDiff(ctx.db, repo, number) ?? '') };
     const decision = decideFilter({ ...stored.record, diff }, contentHash, ctx.config.filter);
     ctx.log.debug({ verdict: decision.status, reason: decision.reason, cues: decision.output.positiveCues.map((c) => c.cue) }, 'filtered');
     return decision.status === 'done'

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { deflateSync } from 'node:zlib';
+import { readableDiff } from '../../stages/collect/readable-diff.js';
 import {
+  binarySection,
+  encodeBase85,
   expandRenamePath,
   headerPath,
   LogRecordReader,
@@ -10,7 +14,9 @@ import {
   parseLsTree,
   parseNumstatLine,
   parsePatch,
+  patchSectionRanges,
   pickAsvConfigPath,
+  sectionBlobs,
   unquoteGitPath,
 } from '../../pipeline/services/git-parse.js';
 
@@ -135,5 +141,36 @@ describe('git output parsers', () => {
     expect(pickAsvConfigPath(['a/b/asv.conf.json', 'bench/asv.conf.jsonc', 'bench/asv.conf.json', 'README.md'])).toBe('bench/asv.conf.json');
     expect(pickAsvConfigPath(['asv.conf.jsonc', 'x/asv.conf.json'])).toBe('asv.conf.jsonc');
     expect(pickAsvConfigPath(['notasv.conf.json.bak', 'myasv.conf.json'])).toBeNull();
+  });
+});
+
+describe('binary patches for text that is not UTF-8', () => {
+  it('encodes base85 as git does (the empty blob is git\'s "HcmV?d00001")', () => {
+    // git deflates at its fastest level: the same bytes, base85-encoded as git does.
+    expect(`H${encodeBase85(deflateSync(Buffer.alloc(0), { level: 1 }))}`).toBe('HcmV?d00001');
+    expect(encodeBase85(Buffer.from([0, 0, 0, 0]))).toBe('00000');
+    expect(encodeBase85(Buffer.from([255, 255, 255, 255]))).toBe('|NsC0');
+  });
+
+  it('finds the sections of a record and the blobs of a full index line', () => {
+    const out = Buffer.from('\0h\0diff --git a/x b/x\nindex 1..2\n\0h2\0diff --git a/y b/y\nnew file mode 100644\nindex ' + '0'.repeat(40) + '..' + 'a'.repeat(40) + '\n');
+    const ranges = patchSectionRanges(out);
+    expect(ranges.map((r) => out.subarray(r.start, r.end).toString())).toEqual(['diff --git a/x b/x\nindex 1..2\n', expect.stringMatching(/^diff --git a\/y b\/y\n/)]);
+    expect(sectionBlobs(out.subarray(ranges[1]!.start, ranges[1]!.end).toString())).toEqual({ old: null, new: 'a'.repeat(40) });
+    expect(sectionBlobs('index 1234567..89abcde 100644')).toBeNull();
+  });
+
+  it('rewrites a section as a GIT binary patch, keeping its header', () => {
+    const header = `diff --git a/l.py b/l.py\nindex ${'1'.repeat(40)}..${'2'.repeat(40)} 100644\n--- a/l.py\n+++ b/l.py\n@@ -1 +1 @@\n-x\n+y\n`;
+    const section = binarySection(header, Buffer.from('x\n'), Buffer.from('y\n'));
+    expect(section).toMatch(new RegExp(`^diff --git a/l.py b/l.py\\nindex 1{40}\\.\\.2{40} 100644\\nGIT binary patch\\nliteral 2\\n[A-Za-z]\\S+\\n\\nliteral 2\\n[A-Za-z]\\S+\\n\\n$`));
+  });
+
+  it('shows a reader one line per binary patch and leaves text hunks as they are', () => {
+    const text = 'diff --git a/u.py b/u.py\n--- a/u.py\n+++ b/u.py\n@@ -1 +1 @@\n-y = 1\n+y = 2\n';
+    const binary = 'diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch\nliteral 3\nKcmZQz{0{&D1OWj6\n\nliteral 0\nHcmV?d00001\n\n';
+    expect(readableDiff(text)).toBe(text);
+    expect(readableDiff(binary + text)).toBe(`diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n${text}`);
+    expect(readableDiff(text + binary)).toBe(`${text}diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n`);
   });
 });

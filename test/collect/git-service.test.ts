@@ -38,7 +38,7 @@ describe('git adapter', () => {
     const commits = await git.log(repo.path, { revs: ['main'], firstParent: true, since: '2025-03-01T00:00:00Z', patch: true });
     expect(commits.map((c) => c.message.split('\n')[0])).toEqual(['Edit a (#6)', 'No asv (#5)', 'jsonc (#4)', 'Drop bench config (#3)']);
     expect(commits[0]!.files).toEqual([{ path: 'pkg/a.py', previousPath: null, status: 'modified', additions: 2, deletions: 1, binary: false }]);
-    expect(commits[0]!.patch).toBe(await repo.git(['diff', repo.sha(refs.noAsv!), repo.sha(refs.edit!)]));
+    expect(commits[0]!.patch).toBe(await repo.git(['diff', '--binary', '--full-index', repo.sha(refs.noAsv!), repo.sha(refs.edit!)]));
     const merge = await git.commits(repo.path, [repo.sha(refs.addBench!)]);
     expect(merge[0]!.files.map((f) => f.path)).toEqual(['benchmarks/asv.conf.json', 'benchmarks/bench_a.py']);
   });
@@ -53,7 +53,7 @@ describe('git adapter', () => {
   it('diffs, lists trees, shows files and dates commits', async () => {
     const base = repo.sha(refs.root!);
     const head = repo.sha(refs.addBench!);
-    expect(await git.diff(repo.path, base, head)).toBe(await repo.git(['diff', base, head]));
+    expect(await git.diff(repo.path, base, head)).toBe(await repo.git(['diff', '--binary', '--full-index', base, head]));
     const tree = await git.lsTree(repo.path, head, { recursive: true, long: true });
     expect(tree.map((e) => e.path)).toEqual(['benchmarks/asv.conf.json', 'benchmarks/bench_a.py', 'pkg/__init__.py', 'pkg/a.py']);
     expect(tree[0]!.size).toBe(15);

@@ -88,7 +88,7 @@ describe('collect --source git:PATH', () => {
       expect(pr.headSha).toBe(want.headSha);
       expect(pr.mergedAt).toBe(want.mergedAt);
       expect(pr.title).toBe(want.title);
-      expect(pr.diff).toBe(await repo.git(['diff', '-M', '--no-color', want.baseSha, want.mergeSha]));
+      expect(pr.diff).toBe(await repo.git(['diff', '-M', '--no-color', '--binary', '--full-index', want.baseSha, want.mergeSha]));
       expect(pr.url).toBe(`https://github.com/demo-org/demo/pull/${n}`);
       expect(pr.source).toBe('git');
       expect(pr.asvConfig).toEqual({ path: B, text: '{"version": 1, "project": "demo"}\n' });
@@ -110,7 +110,8 @@ describe('collect --source git:PATH', () => {
     const merge13 = loadPullRequest(t.db, 'demo-org/demo', 13)!;
     expect(merge13.createdAt).toBe('2025-04-06T00:00:00.000Z');
     expect(merge13.files.find((f) => f.path === 'demo/table.bin')).toEqual({ path: 'demo/table.bin', previousPath: null, status: 'added', additions: 0, deletions: 0, binary: true });
-    expect(merge13.diff).toContain('Binary files /dev/null and b/demo/table.bin differ');
+    // The binary file is in the diff in full, so that `git apply` can apply it.
+    expect(merge13.diff).toMatch(/diff --git a\/demo\/table\.bin b\/demo\/table\.bin\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\nliteral 5\n/);
   });
 
   it('names the repository from --repo when given, and runs nothing twice', async () => {

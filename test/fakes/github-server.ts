@@ -94,13 +94,16 @@ export interface FakeRepo {
   readonly language?: string | null;
   /** Old names: requests to them answer 301 to `/repositories/{id}`. */
   readonly formerNames?: readonly string[];
-  /** The tree (path → content) at every commit, unless `trees` has the commit. */
-  readonly files?: Readonly<Record<string, string>>;
+  /** The tree (path → content: text, or bytes for binary files) at every commit, unless `trees` has the commit. */
+  readonly files?: Readonly<Record<string, FileContent>>;
   /** Trees of particular commits (or branch names). */
-  readonly trees?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly trees?: Readonly<Record<string, Readonly<Record<string, FileContent>>>>;
   readonly pulls?: readonly FakePull[];
   readonly issues?: readonly FakeIssue[];
 }
+
+/** A file's content: text (served as UTF-8) or bytes. */
+export type FileContent = string | Uint8Array;
 
 export type Fault =
   | { readonly kind: 'secondary-rate-limit'; readonly status?: 403 | 429; readonly retryAfter?: number }
@@ -131,6 +134,17 @@ export interface LoggedRequest {
   readonly token: string | null;
   readonly fault: Fault['kind'] | null;
 }
+
+/** What `onRequest` listeners see of a request. */
+export interface ArrivingRequest {
+  readonly method: string;
+  /** Path with query string. */
+  readonly path: string;
+  /** 1-based arrival order since the server started. */
+  readonly index: number;
+}
+
+export type RequestListener = (request: ArrivingRequest) => Fault | null | undefined;
 
 export interface FakeGitHubOptions {
   readonly repos?: readonly FakeRepo[];
@@ -185,6 +199,8 @@ export class FakeGitHub {
   readonly #budgets = new Map<string, { remaining: number; reset: number }>();
   readonly #options: FakeGitHubOptions;
   readonly #routes: [string, RegExp, Handler][];
+  #listener: RequestListener | null = null;
+  #received = 0;
   #nextId = 1000;
   url = '';
 
@@ -243,6 +259,15 @@ export class FakeGitHub {
     this.addRepo({ ...state.repo, id: state.id, pulls: [...pulls, pull] });
   }
 
+  /**
+   * Called with every request as it arrives, before it is answered (1-based arrival order); a
+   * fault it returns is served to that request. Kill tests hold the k-th request (`hang`) and
+   * kill the client while it waits. Null removes the listener.
+   */
+  onRequest(listener: RequestListener | null): void {
+    this.#listener = listener;
+  }
+
   inject(rule: FaultRule): void {
     this.#faults.push({ rule, left: rule.times ?? 1 });
   }
@@ -272,7 +297,8 @@ export class FakeGitHub {
     const log = (status: number, fault: Fault['kind'] | null) => this.#log.push({ method, path: pathWithQuery, conditional, status, token, fault });
     const resource = url.pathname.startsWith('/search/code') ? 'code_search' : url.pathname.startsWith('/search/') ? 'search' : 'core';
 
-    const fault = this.#takeFault(method, pathWithQuery);
+    this.#received += 1;
+    const fault = this.#listener?.({ method, path: pathWithQuery, index: this.#received }) ?? this.#takeFault(method, pathWithQuery);
     if (fault) {
       this.#serveFault(fault, res, token, resource, log);
       return;
@@ -515,7 +541,7 @@ export class FakeGitHub {
     ];
   }
 
-  #tree(s: RepoState, ref: string): Readonly<Record<string, string>> | null {
+  #tree(s: RepoState, ref: string): Readonly<Record<string, FileContent>> | null {
     return s.repo.trees?.[ref] ?? s.repo.files ?? null;
   }
 
@@ -727,7 +753,7 @@ function commentJson(c: FakeComment, i: number): unknown {
   };
 }
 
-function treeJson(sha: string, files: Readonly<Record<string, string>>, recursive: boolean): unknown {
+function treeJson(sha: string, files: Readonly<Record<string, FileContent>>, recursive: boolean): unknown {
   const entries = new Map<string, { path: string; mode: string; type: string; sha: string; size?: number }>();
   for (const [path, content] of Object.entries(files)) {
     const parts = path.split('/');
@@ -744,7 +770,7 @@ function treeJson(sha: string, files: Readonly<Record<string, string>>, recursiv
   return { sha, truncated: false, tree: [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
-function blobSha(content: string): string {
+function blobSha(content: FileContent): string {
   return createHash('sha1').update(content).digest('hex');
 }
 

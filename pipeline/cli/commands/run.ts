@@ -8,6 +8,7 @@ import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
 import { getStage, type Registry } from '../../registry.js';
+import type { ServiceOverrides } from '../../services/index.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
 import { installShutdown } from '../../shutdown.js';
@@ -33,14 +34,14 @@ export function addScopeOptions(command: Command): Command {
     .option('--source <github|git:PATH>', 'pull requests from the GitHub API (default) or a local clone');
 }
 
-export function registerRun(program: Command, registry: Registry): void {
+export function registerRun(program: Command, registry: Registry, services?: ServiceOverrides): void {
   addScopeOptions(program.command('run'))
     .description('run every stage in order for a window (default: the previous full calendar month)')
     .option('--until-stage <stage>', 'stop after this stage')
     .option('--dry-run', 'plan and count what each stage would do; no LLM call, no build, nothing written')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), registry);
+      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
     });
 
   addScopeOptions(program.command('stage'))
@@ -50,7 +51,7 @@ export function registerRun(program: Command, registry: Registry): void {
     .option('--dry-run', 'plan and count; run nothing')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (name: string, flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), registry);
+      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
     });
 }
 
@@ -61,6 +62,7 @@ export async function runCommand(
   flags: RunFlags,
   globals: GlobalFlags,
   registry: Registry,
+  services?: ServiceOverrides,
 ): Promise<number> {
   const session = openSession(globals);
   const { config, log } = session;
@@ -76,7 +78,7 @@ export async function runCommand(
   const shutdown = installShutdown(log, () => {
     if (runId !== null) finishRun(db, runId, 'interrupted', EXIT.interrupted, { interrupted: 'hard stop' });
   });
-  const ctx = createContext({ config, credentials: session.credentials, db, log, runId, signal: shutdown.hard });
+  const ctx = createContext({ config, credentials: session.credentials, db, log, runId, signal: shutdown.hard, ...(services ? { services } : {}) });
   const events = new Emitter<RunnerEvents>();
   const detach = attachProgress(events, { statusLine: session.statusLine, log, intervalMs: config.progressIntervalSeconds * 1000 });
 
