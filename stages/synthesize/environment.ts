@@ -289,10 +289,12 @@ export class Environments {
           changes: [
             `WORKDIR ${REPO_DIR}`,
             'CMD ["/bin/bash"]',
-            'LABEL org.perfmine.tier=env',
+            // An image built with a patch is validate's expert side, not the commit's environment.
+            `LABEL org.perfmine.tier=${spec.patch ? 'expert' : 'env'}`,
             `LABEL org.perfmine.repo=${spec.repo}`,
             `LABEL org.perfmine.sha=${spec.sha}`,
             `LABEL org.perfmine.script-sha256=${scriptSha}`,
+            ...(spec.patch ? [`LABEL org.perfmine.patch-sha256=${sha256(spec.patch)}`] : []),
           ],
         },
         onOutput: (stream, text) => this.#log.trace({ stream, text }, 'build output'),
