@@ -3,8 +3,10 @@ import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
 import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
-import { Environments, type AttemptRun, type BuildSettings } from '../synthesize/environment.js';
-import { expertAttemptTag, expertImageTag } from '../synthesize/image-names.js';
+import { ItemError } from '../../pipeline/errors.js';
+import { Environments, type AttemptRun, type BuildSettings, type CommitBuildSpec } from '../synthesize/environment.js';
+import { describeFailure } from '../synthesize/failure.js';
+import { attemptImageTag, expertAttemptTag, expertImageTag } from '../synthesize/image-names.js';
 import { SNAPSHOT_SCRIPT } from './correctness/snapshot.js';
 import { asvInvocationScript, readInvocationOutput } from './protocol/asv-invocation.js';
 import { readExpertAttempt } from './protocol/expert-image.js';
@@ -79,23 +81,20 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     const s = env.synthesized;
     const envs = new Environments(this.#docker, { ...this.#build, timeoutsMs: { ...this.#build.timeoutsMs, build: timeoutMs } }, this.#log);
     const tiers = await envs.ensureTiers({ ...s, repoImage: s.repoImageTag }, this.#wheelhouse, signal);
+    const spec: CommitBuildSpec = {
+      repo: s.repo,
+      sha: s.sha,
+      script: s.script,
+      repoImage: tiers.repoImage,
+      importName: s.importName,
+      asvConfigPath: s.asvConfigPath,
+      pythonVersion: s.pythonVersion,
+    };
+    await this.#ensureBase(envs, env, spec, signal);
     const tag = expertAttemptTag(s.repo, env.number, `${process.pid}-${++expertSequence}`);
     let run: AttemptRun;
     try {
-      run = await envs.buildAndVerify(
-        {
-          repo: s.repo,
-          sha: s.sha,
-          script: s.script,
-          repoImage: tiers.repoImage,
-          importName: s.importName,
-          asvConfigPath: s.asvConfigPath,
-          pythonVersion: s.pythonVersion,
-          patch,
-        },
-        tag,
-        signal,
-      );
+      run = await envs.buildAndVerify({ ...spec, patch }, tag, signal);
     } catch (error) {
       await envs.discard(tag).catch(() => undefined);
       throw error;
@@ -103,6 +102,30 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     const reading = readExpertAttempt(run);
     if (!reading.ok && run.image) await envs.discard(run.image);
     return { reading, image: reading.ok ? run.image : null, durationMs: run.durationMs };
+  }
+
+  /**
+   * The base side is synthesize's verified image; when it is gone (pruned since synthesize ran),
+   * it is built again from the same script and verified again, as `perfmine cache rebuild` does.
+   */
+  async #ensureBase(envs: Environments, env: CandidateEnvironment, spec: CommitBuildSpec, signal?: AbortSignal): Promise<void> {
+    if (await this.#docker.imageExists(env.baseImage)) return;
+    this.#log.info({ image: env.baseImage }, 'the verified base image is gone: building it again');
+    const tag = attemptImageTag(spec.repo, spec.sha, `${process.pid}-base-${++expertSequence}`);
+    let run: AttemptRun;
+    try {
+      run = await envs.buildAndVerify(spec, tag, signal);
+    } catch (error) {
+      await envs.discard(tag).catch(() => undefined);
+      throw error;
+    }
+    if (run.failure !== null || run.image === null) {
+      if (run.image) await envs.discard(run.image);
+      throw new ItemError('base-image-unverified', `${env.key}: the base image ${env.baseImage} was gone, and building it again failed: ${describeFailure(run.failure!)}`, {
+        fix: 'run `perfmine stage synthesize --force` for its base commit',
+      });
+    }
+    await envs.promote(tag, env.baseImage);
   }
 
   async runInvocation(...[env, image, invocation, layout, settings, timeoutMs, signal]: Parameters<MeasurementRunner['runInvocation']>) {

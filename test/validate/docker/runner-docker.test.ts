@@ -173,6 +173,17 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     expect(left).toEqual([]);
   }, 300_000);
 
+  it('builds the verified base image again (and verifies it) when it is gone', async () => {
+    await docker.removeImage(synthesized.imageTag);
+    expect(await docker.imageExists(synthesized.imageTag)).toBe(false);
+    const built = await runner.buildExpert(env({ key: `${REPO}#12`, number: 12 }), patch, 300_000);
+    expect(built.reading).toEqual({ ok: true });
+    const image = await docker.inspectImage(synthesized.imageTag);
+    expect(image?.labels).toMatchObject({ 'org.perfmine.tier': 'env', 'org.perfmine.sha': base });
+    expect((await inImage(synthesized.imageTag, 'git rev-parse HEAD; git status --porcelain')).stdout.trim()).toBe(base);
+    await runner.release([built.image!]);
+  }, 300_000);
+
   it('rebuilds the repository tier when it is gone (a newer clone untagged it) before building the expert', async () => {
     await docker.removeImage(synthesized.repoImageTag);
     expect(await docker.imageExists(synthesized.repoImageTag)).toBe(false);
