@@ -135,7 +135,7 @@ beforeAll(async () => {
       llm: { maxRetries: 0 },
       docker: { cpus: 1, memoryMb: 2048, pidsLimit: 512 },
       synthesize: { offline: true, buildNetwork: 'none', timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
-      validate: { pairs: 3, calibrationPairs: 2, rounds: 2 },
+      validate: { pairs: 4, calibrationPairs: 3, rounds: 2 },
     }),
   );
   first = summaryOf(await perfmine(runArgs()));
