@@ -60,6 +60,13 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     this.#metrics = options.metrics;
   }
 
+  async prepare(): Promise<void> {
+    const removed = await this.#docker.removeLeftovers();
+    if (removed.containers.length + removed.images.length > 0) {
+      this.#log.info({ containers: removed.containers.length, images: removed.images.length }, 'removed leftovers of a crashed run');
+    }
+  }
+
   async #bash(env: CandidateEnvironment, image: string, script: string, timeoutMs: number, role: string, signal?: AbortSignal, files?: readonly TarEntry[]): Promise<RunResult> {
     return this.#docker.run(
       {

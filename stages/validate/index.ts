@@ -62,7 +62,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
     description: 'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
     system: 'docker',
 
-    preflight(ctx) {
+    async preflight(ctx) {
       const c = ctx.config.validate;
       if (c.calibrationPairs < c.paired.minCalibrationPairs) {
         throw new ConfigError(`validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`, {
@@ -73,6 +73,8 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       if (c.pairs < c.paired.minPairs) {
         throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, { reason: 'invalid-config' });
       }
+      // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts.
+      await runnerFactory(ctx).prepare?.();
     },
 
     async plan(ctx, scope) {

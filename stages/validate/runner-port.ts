@@ -69,6 +69,8 @@ export interface SnapshotRequest {
 }
 
 export interface MeasurementRunner {
+  /** Called once before a stage's items: removes what a crashed run left behind (transient expert images, containers). */
+  prepare?(): Promise<void>;
   /**
    * Builds and verifies the expert image as synthesize builds environments: the base commit
    * checked out with the patch applied, the build script rerun. The image is transient until

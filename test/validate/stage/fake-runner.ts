@@ -77,6 +77,7 @@ export class FakeRunner implements MeasurementRunner {
   readonly layouts: AsvLayout[] = [];
   readonly images: string[] = [];
   readonly environments: CandidateEnvironment[] = [];
+  prepared = 0;
 
   /** `byKey` overrides the script for particular candidates (`owner/name#N`). */
   constructor(
@@ -86,6 +87,10 @@ export class FakeRunner implements MeasurementRunner {
 
   #script(env: CandidateEnvironment): FakeScript {
     return this.byKey[env.key] ?? this.defaults;
+  }
+
+  async prepare() {
+    this.prepared += 1;
   }
 
   async buildExpert(env: CandidateEnvironment, patch: string) {

@@ -63,6 +63,8 @@ describe('validate stage (container seam faked with real asv results)', () => {
       'release perfmine/expert:acme/fastlib#101',
     ]);
     expect(fake.images.filter((i) => i.startsWith('perfmine/env:'))).toHaveLength(8);
+    // leftovers of a crashed run were removed once, before any item
+    expect(fake.prepared).toBe(1);
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
     // synthesize's layout and outputs: the checkout at /repo, its script and tiers, the Python it chose
     expect(fake.layouts[0]).toEqual({ repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: 'results' });
