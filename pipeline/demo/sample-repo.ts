@@ -77,6 +77,9 @@ def count_primes(limit):
     return sum(1 for k in range(limit) if is_prime(k))
 `;
 
+// Six workloads: enough for validate's paired verdict to normalize each base/expert pair by the
+// machine's speed during it (validate.paired.minNormalizationWorkloads, default 5), so that a
+// shared, noisy machine does not decide. Each pull request below changes at most two of them.
 const BENCHMARKS = `import fastmath
 
 
@@ -94,6 +97,14 @@ class TimePrimes:
 
     def time_count_primes(self, limit):
         return fastmath.count_primes(limit)
+
+
+class TimeIsPrime:
+    params = [100003, 1000003]
+    param_names = ["n"]
+
+    def time_is_prime(self, n):
+        return fastmath.is_prime(n)
 `;
 
 const TESTS = `from fastmath import count_primes, fib, is_prime, sum_of_squares
@@ -243,17 +254,19 @@ function steps(month: string): Step[] {
       pr: {
         number: 105,
         title: 'Optimize count_primes with a list of candidates',
-        body: 'Build the list of candidates first and count primes in it; should be quicker.',
+        body: 'Build the list of candidates first and test each one in a single comprehension; should be quicker.',
         style: 'merge',
         branch: 'erin/count-list',
         expect: 'regression',
       },
       day: at(20),
       files: {
+        // Same counts, but every divisor up to k is tried for a prime k (not up to its square
+        // root): tens of times slower at 6000, a regression no noisy machine can hide.
         'fastmath/core.py': edit(
           core(
             '    return sum(1 for k in range(limit) if is_prime(k))\n',
-            '    candidates = [k for k in range(limit) if is_prime(k) or not is_prime(k)]\n    primes = [k for k in candidates if is_prime(k) and is_prime(k)]\n    return len(primes)\n',
+            '    candidates = list(range(2, limit))\n    return len([k for k in candidates if all(k % d for d in range(2, k))])\n',
           ),
         ),
       },

@@ -22,6 +22,22 @@ export const IMAGE_OWNER_LABEL = 'org.perfmine.image-owner';
 export const TRANSIENT_TAG_RE = /-attempt-\d+$/;
 /** Environment variable names that never enter a container (credentials, and the engine itself). */
 export const FORBIDDEN_ENV_RE = /TOKEN|SECRET|PASSWORD|API_KEY|CREDENTIAL|^DOCKER_|^GOOGLE_APPLICATION/i;
+/**
+ * Marks every layer of one build (a LABEL right after the first FROM, so intermediate layers
+ * carry it too): a failed build's dangling layers are found by it and pruned.
+ */
+export const BUILD_LABEL = 'org.perfmine.build';
+
+/** The Dockerfile with `LABEL org.perfmine.build=<id>` right after its first FROM. Pure. */
+export function labelledDockerfile(dockerfile: string, buildId: string): string {
+  const lines = dockerfile.split('\n');
+  const from = lines.findIndex((l) => /^\s*FROM\s/i.test(l));
+  if (from < 0) return dockerfile;
+  lines.splice(from + 1, 0, `LABEL ${BUILD_LABEL}=${buildId}`);
+  return lines.join('\n');
+}
+
+let buildSequence = 0;
 
 export interface ContainerLimits {
   readonly cpus: number;
@@ -181,9 +197,24 @@ export class DockerService {
   /**
    * Builds an image from a generated context (a tar stream). The build is cancelled at its
    * timeout (the request is aborted, and the engine stops the build and removes its containers).
-   * A failed build is a result, not an error: only an engine that does not answer throws.
+   * A failed build is a result, not an error: only an engine that does not answer throws. Every
+   * layer of the build carries a build label, so that a failed build's dangling layers are pruned.
    */
   async buildImage(spec: BuildSpec, signal?: AbortSignal): Promise<BuildResult> {
+    const buildId = `${this.runLabel}-${process.pid}-${++buildSequence}`;
+    const context = spec.context.map((entry) =>
+      entry.name === 'Dockerfile' && (typeof entry.content === 'string' || Buffer.isBuffer(entry.content))
+        ? { ...entry, content: labelledDockerfile(entry.content.toString(), buildId) }
+        : entry,
+    );
+    const result = await this.#build({ ...spec, context }, signal);
+    if (!result.ok) {
+      await this.docker.pruneImages({ filters: { dangling: ['true'], label: [`${BUILD_LABEL}=${buildId}`] } }).catch(() => undefined);
+    }
+    return result;
+  }
+
+  async #build(spec: BuildSpec, signal?: AbortSignal): Promise<BuildResult> {
     const started = Date.now();
     const log = new TailBuffer(spec.tailChars ?? 8_000);
     const controller = new AbortController();

@@ -5,8 +5,6 @@ export const emitConfig = z
   .object({
     /** Where the task Dockerfile clones the repository from (`{repo}` is owner/name). */
     repoUrl: z.string().includes('{repo}').default('https://github.com/{repo}.git'),
-    /** Where the task image holds the checkout (the same layout validate measured in). */
-    repoDir: z.string().startsWith('/').default('/workspace/repo'),
     /** The image name rows give each task: `{owner}`, `{name}`, `{number}` are filled in (lowercase). */
     imageName: z.string().includes('{number}').default('perfmine/{owner}__{name}:{number}'),
   })

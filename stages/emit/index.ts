@@ -24,8 +24,6 @@ export interface EmitInput {
   readonly workloads: readonly StoredWorkloadVerdict[];
   readonly validation: StoredValidation;
   readonly config: EmitConfig;
-  /** The image every environment starts from (the task Dockerfile's FROM). */
-  readonly baseImage: string;
 }
 
 const PRODUCER = `perfmine ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
@@ -59,7 +57,8 @@ export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'
  */
 export const emitStage = defineStage<EmitInput, EmitOutput>({
   name: 'emit',
-  version: 1,
+  // 2: the task Dockerfile has synthesize's layout (/repo, PERFMINE_PYTHON) and base image
+  version: 2,
   description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
   system: 'local',
 
@@ -93,7 +92,6 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
           workloads: loadWorkloadVerdicts(ctx.db, row.key),
           validation,
           config: ctx.config.emit,
-          baseImage: ctx.config.docker.baseImage,
         },
       });
     }
@@ -124,17 +122,16 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
       row,
       workloads: item.input.workloads,
       validation: item.input.validation,
-      baseImage: item.input.baseImage,
+      baseImage: synthesize.baseImage,
       verifiedImage: synthesize.imageTag,
       scriptSource: synthesize.scriptSource,
       pythonVersion: synthesize.pythonVersion,
       repoUrl: config.repoUrl,
-      repoDir: config.repoDir,
     });
     return { status: 'done', output: { row, files } };
   },
 
   async finish(ctx: PipelineContext, scope: Scope) {
-    for (const month of monthsOf(scope.window)) emitMonth(ctx, month);
+    for (const month of monthsOf(scope.window)) ctx.metrics.add('emit.tasks', emitMonth(ctx, month).tasks);
   },
 });

@@ -1,9 +1,11 @@
 import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
 import type { TaskRow } from './row.js';
+import { REPO_DIR, SCRIPT_PATH } from '../synthesize/verification.js';
 
 /**
  * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,
- * expert.patch, docker_build.sh, a Dockerfile that rebuilds the environment from the base image,
+ * expert.patch, docker_build.sh, a Dockerfile that rebuilds the environment from the base image
+ * (the layout validate measured in: the checkout at /repo),
  * workloads.json and metadata.json. Pure; no production time anywhere, so the same task gives the
  * same bytes.
  */
@@ -12,12 +14,12 @@ export interface TaskFileInput {
   readonly row: TaskRow;
   readonly workloads: readonly StoredWorkloadVerdict[];
   readonly validation: StoredValidation;
+  /** The image the environment was verified on (synthesize's base image). */
   readonly baseImage: string;
   readonly verifiedImage: string;
   readonly scriptSource: string;
   readonly pythonVersion: string | null;
   readonly repoUrl: string;
-  readonly repoDir: string;
 }
 
 export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json'] as const;
@@ -30,7 +32,12 @@ function withNewline(text: string): string {
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-export function taskDockerfile(input: { row: TaskRow; baseImage: string; repoUrl: string; repoDir: string }): string {
+/**
+ * The environment as synthesize verified it and validate measured it: the base image, the
+ * repository at /repo checked out at the base commit, the interpreter synthesize chose in
+ * PERFMINE_PYTHON, the build script at /perfmine/docker_build.sh run from the checkout.
+ */
+export function taskDockerfile(input: { row: TaskRow; baseImage: string; repoUrl: string; pythonVersion: string | null }): string {
   const { row } = input;
   return [
     `# ${row.instance_id}: the environment perfmine verified and measured, rebuilt from the base image:`,
@@ -38,10 +45,11 @@ export function taskDockerfile(input: { row: TaskRow; baseImage: string; repoUrl
     `#   docker build -t ${row.image_name} .`,
     `FROM ${input.baseImage}`,
     `ARG REPO_URL=${input.repoUrl.replaceAll('{repo}', row.repo)}`,
-    `RUN git clone --no-checkout "$REPO_URL" ${input.repoDir} && git -C ${input.repoDir} checkout --detach ${row.base_commit}`,
-    `COPY docker_build.sh /workspace/docker_build.sh`,
-    `WORKDIR ${input.repoDir}`,
-    `RUN bash /workspace/docker_build.sh`,
+    `RUN git clone -q --no-checkout "$REPO_URL" ${REPO_DIR} && git -C ${REPO_DIR} checkout -q --detach ${row.base_commit}`,
+    ...(input.pythonVersion ? [`ENV PERFMINE_PYTHON=python${input.pythonVersion}`] : []),
+    `COPY docker_build.sh ${SCRIPT_PATH}`,
+    `WORKDIR ${REPO_DIR}`,
+    `RUN bash ${SCRIPT_PATH}`,
     '',
   ].join('\n');
 }

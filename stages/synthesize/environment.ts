@@ -241,6 +241,26 @@ export class Environments {
     }
   }
 
+  /**
+   * The toolchain and repository tiers an environment was built on, as recorded (synthesize's
+   * output, the build-script store), rebuilt from the base image and the clone source when they
+   * are gone (a newer clone untags older repository images).
+   */
+  async ensureTiers(
+    spec: { readonly repo: string; readonly baseImage: string; readonly toolchainImage: string; readonly repoImage: string; readonly cloneSource: string },
+    wheelhouse: string | null,
+    signal?: AbortSignal,
+  ): Promise<{ toolchainImage: string; repoImage: string }> {
+    let toolchainImage = spec.toolchainImage;
+    if (!(await this.docker.imageExists(toolchainImage))) {
+      toolchainImage = (await this.ensureToolchain(spec.baseImage, spec.toolchainImage === spec.baseImage ? null : wheelhouse, signal)).image;
+    }
+    const repoImage = (await this.docker.imageExists(spec.repoImage))
+      ? spec.repoImage
+      : await this.ensureRepoImage(spec.repo, parseCloneSource(spec.cloneSource), toolchainImage, signal);
+    return { toolchainImage, repoImage };
+  }
+
   /** Checks the script, builds the commit image (tag `tag`) and verifies it. */
   async buildAndVerify(spec: CommitBuildSpec, tag: string, signal?: AbortSignal): Promise<AttemptRun> {
     const started = Date.now();
@@ -289,10 +309,12 @@ export class Environments {
           changes: [
             `WORKDIR ${REPO_DIR}`,
             'CMD ["/bin/bash"]',
-            'LABEL org.perfmine.tier=env',
+            // An image built with a patch is validate's expert side, not the commit's environment.
+            `LABEL org.perfmine.tier=${spec.patch ? 'expert' : 'env'}`,
             `LABEL org.perfmine.repo=${spec.repo}`,
             `LABEL org.perfmine.sha=${spec.sha}`,
             `LABEL org.perfmine.script-sha256=${scriptSha}`,
+            ...(spec.patch ? [`LABEL org.perfmine.patch-sha256=${sha256(spec.patch)}`] : []),
           ],
         },
         onOutput: (stream, text) => this.#log.trace({ stream, text }, 'build output'),

@@ -32,3 +32,13 @@ export function envImageTag(repo: string, sha: string): string {
 export function attemptImageTag(repo: string, sha: string, attempt: string | number): string {
   return `perfmine/env-${imageSlug(repo)}:${sha.slice(0, 12)}-attempt-${attempt}`;
 }
+
+/** Validate's expert side of a candidate (the base commit's environment with the pull request's patch). */
+export function expertImageTag(repo: string, number: number): string {
+  return `perfmine/expert-${imageSlug(repo)}:${number}`;
+}
+
+/** The expert image while it is in use (transient: removed after validation unless kept). */
+export function expertAttemptTag(repo: string, number: number, attempt: string | number): string {
+  return `${expertImageTag(repo, number)}-attempt-${attempt}`;
+}

@@ -2,7 +2,7 @@ import type { BuildScripts, RebuildSpec } from '../../cache/build-scripts.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import { buildSettings, Environments, parseCloneSource } from './environment.js';
+import { buildSettings, Environments } from './environment.js';
 import { describeFailure } from './failure.js';
 import { attemptImageTag, envImageTag } from './image-names.js';
 import { scriptHash } from './script-check.js';
@@ -30,11 +30,9 @@ export async function rebuildEnvironment(
   options: { readonly log: Logger; readonly store?: BuildScripts; readonly commitDate: string; readonly runId?: number | null; readonly signal?: AbortSignal },
 ): Promise<RebuildResult> {
   const envs = new Environments(docker, buildSettings(config), options.log);
-  let toolchain = spec.toolchainImage;
-  if (!(await docker.imageExists(toolchain))) {
-    toolchain = (await envs.ensureToolchain(spec.baseImage, spec.toolchainImage === spec.baseImage ? null : config.synthesize.asv.wheelhouse, options.signal)).image;
-  }
-  const repoImage = (await docker.imageExists(spec.repoImage)) ? spec.repoImage : await envs.ensureRepoImage(spec.repo, parseCloneSource(spec.cloneSource), toolchain, options.signal);
+  const tiers = await envs.ensureTiers(spec, config.synthesize.asv.wheelhouse, options.signal);
+  const toolchain = tiers.toolchainImage;
+  const repoImage = tiers.repoImage;
   const tag = attemptImageTag(spec.repo, spec.sha, `${Date.now()}`);
   const run = await envs.buildAndVerify(
     { repo: spec.repo, sha: spec.sha, script: spec.script, repoImage, importName: spec.importName, asvConfigPath: spec.asvConfigPath, pythonVersion: spec.pythonVersion },

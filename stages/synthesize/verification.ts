@@ -11,13 +11,22 @@ export const SCRIPT_PATH = '/perfmine/docker_build.sh';
 export const CHECKOUT_MARKER = '/perfmine/checkout-ok';
 export const TAMPER_MARKER = 'perfmine-tampered:';
 
-/** Checks out the commit (fetching it when the clone predates it), cleans, applies the patch. */
+/** The exit code of the checkout step when the patch does not apply to the commit. */
+export const PATCH_DOES_NOT_APPLY_EXIT = 97;
+
+/**
+ * Checks out the commit (fetching it when the clone predates it), cleans, applies the patch to
+ * the working tree and the index (so that files it adds are tracked, like every other file the
+ * patch touches).
+ */
 export const PREPARE_SCRIPT = `set -euo pipefail
 cd ${REPO_DIR}
 if ! git cat-file -e "$PERFMINE_SHA^{commit}" 2>/dev/null; then git fetch -q origin "$PERFMINE_SHA"; fi
 git checkout -qf "$PERFMINE_SHA"
 git clean -qfdx
-if [ -s /perfmine/patch.diff ]; then git apply --whitespace=nowarn /perfmine/patch.diff; fi
+if [ -s /perfmine/patch.diff ]; then
+  git apply --index --whitespace=nowarn /perfmine/patch.diff || { echo "perfmine: the patch does not apply to $PERFMINE_SHA" >&2; exit ${PATCH_DOES_NOT_APPLY_EXIT}; }
+fi
 : > ${CHECKOUT_MARKER}
 `;
 
@@ -47,20 +56,25 @@ function shellQuote(text: string): string {
 }
 
 /**
- * The tamper check: HEAD is still the commit, and the tracked files differ from it exactly as the
- * patch says (not at all without one). Prints the changed paths after a marker.
+ * The tamper check: HEAD is still the commit, and the tree of tracked files as they are on disk
+ * (files the patch added included) is exactly the commit's tree with the patch applied (the
+ * commit's tree without one). Both trees are written with scratch indexes, so nothing in the
+ * checkout changes. Prints the changed paths after a marker.
  */
 function tamperScript(patched: boolean): string {
   return `set -uo pipefail
 cd ${REPO_DIR}
 head=$(git rev-parse HEAD)
 if [ "$head" != "$PERFMINE_SHA" ]; then echo "HEAD moved to $head (expected $PERFMINE_SHA)" >&2; exit 3; fi
-git diff HEAD --binary > /tmp/actual.diff
-git diff HEAD --name-only > /tmp/actual.names
-${patched ? 'git checkout -qf HEAD -- . && git apply --whitespace=nowarn /perfmine-verify/patch.diff && git diff HEAD --binary > /tmp/expected.diff' : ': > /tmp/expected.diff'}
-if ! cmp -s /tmp/actual.diff /tmp/expected.diff; then
+cp "$(git rev-parse --git-path index)" /tmp/actual.index || exit 5
+GIT_INDEX_FILE=/tmp/actual.index git add -u -- . || exit 5
+actual=$(GIT_INDEX_FILE=/tmp/actual.index git write-tree) || exit 5
+GIT_INDEX_FILE=/tmp/expected.index git read-tree HEAD || exit 5
+${patched ? 'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff || { echo "the patch does not apply to the commit" >&2; exit 5; }' : ':'}
+expected=$(GIT_INDEX_FILE=/tmp/expected.index git write-tree) || exit 5
+if [ "$actual" != "$expected" ]; then
   echo "${TAMPER_MARKER}"
-  cat /tmp/actual.names
+  git diff --name-only "$expected" "$actual"
   exit 4
 fi
 echo "tracked files as expected at $head"

@@ -27,10 +27,8 @@ export const validateConfig = z
       .default({ OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', NUMEXPR_NUM_THREADS: '1', VECLIB_MAXIMUM_THREADS: '1' }),
     /** Repositories whose suites may use the network while measured (some download data at import). */
     networkRepos: z.array(repoName).default([]),
-    /** Where the verified image holds the checkout (synthesize's layout). */
-    repoDir: z.string().startsWith('/').default('/workspace/repo'),
-    /** The Python that runs pytest and the snapshot helper in the image. */
-    python: z.string().min(1).default('python3'),
+    /** The Python that runs pytest and the snapshot helper in the image (null: the `pythonX.Y` synthesize chose). */
+    python: z.string().min(1).nullable().default(null),
     /** Time limit of one asv invocation (its container is killed after it). */
     invocationTimeoutSeconds: positiveInt.default(1800),
     /** Measurement time per candidate: no new pair starts once the invocations so far plus one more pair would pass it. */
@@ -42,7 +40,7 @@ export const validateConfig = z
     /** Time limit of the snapshot helper, and of each benchmark call in it. */
     snapshotTimeoutSeconds: positiveInt.default(900),
     snapshotCallSeconds: positiveInt.default(60),
-    /** Time limit of the expert image build (patch + build script). */
+    /** Time limit of the expert image's build step (checkout + patch + build script); verification has synthesize's limits. */
     buildTimeoutSeconds: positiveInt.default(3600),
     /** Keep each candidate's expert image after validation (default: removed; emit rebuilds from the base image). */
     keepExpertImages: z.boolean().default(false),

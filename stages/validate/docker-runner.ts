@@ -1,55 +1,73 @@
 import { readFileSync } from 'node:fs';
-import { ItemError } from '../../pipeline/errors.js';
-import { buildImage, removeImage } from '../../pipeline/services/docker-build.js';
+import type { Logger } from '../../pipeline/logging.js';
+import type { Metrics } from '../../pipeline/metrics.js';
 import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
+import type { TarEntry } from '../../pipeline/services/tar.js';
+import { ItemError } from '../../pipeline/errors.js';
+import { Environments, type AttemptRun, type BuildSettings, type CommitBuildSpec } from '../synthesize/environment.js';
+import { describeFailure } from '../synthesize/failure.js';
+import { attemptImageTag, expertAttemptTag, expertImageTag } from '../synthesize/image-names.js';
 import { SNAPSHOT_SCRIPT } from './correctness/snapshot.js';
 import { asvInvocationScript, readInvocationOutput } from './protocol/asv-invocation.js';
-import { MAX_INLINE_SCRIPT, writeFilesScript } from './protocol/container-files.js';
-import { expertDockerfile, readExpertBuild } from './protocol/expert-image.js';
+import { readExpertAttempt } from './protocol/expert-image.js';
 import { framedInt, parseFramedOutput } from './protocol/framed-output.js';
 import { pytestScript } from './protocol/pytest-script.js';
 import { snapshotScript } from './protocol/snapshot-script.js';
-import type { CandidateEnvironment, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
+import type { CandidateEnvironment, ExpertBuildOutcome, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
 
 /**
- * The measurement runner against the Docker engine: the foundation's DockerService.run for every
- * container (fresh, limited, unprivileged, labelled, network off unless the repository allows
- * it), and derived images built from in-memory contexts (pipeline/services/docker-build.ts).
- * Files come back framed on stdout, so nothing is mounted.
+ * The measurement runner against the Docker engine, through the one container adapter
+ * (DockerService): every container fresh, limited, unprivileged, labelled, without network unless
+ * the repository allows it. The expert image is built by synthesize's machinery (Environments:
+ * checkout + patch + the verified build script, then the same verification, the tamper check
+ * allowing exactly the patch). Inputs (the snapshot helper, the base's record) are put into the
+ * container before it starts; outputs come back framed on stdout. Nothing is mounted.
  */
 
 /** Output kept from a container whose stdout carries files (results, JUnit, snapshot JSON). */
 const FILE_OUTPUT_CHARS = 64 * 1024 * 1024;
-
-/** A Docker tag for a candidate: `owner__name-N`, lowercase. */
-export function candidateTag(key: string): string {
-  return key
-    .toLowerCase()
-    .replace('/', '__')
-    .replace('#', '-')
-    .replace(/[^a-z0-9_.-]/g, '_')
-    .slice(0, 120);
-}
+/** Where the snapshot helper and the base's record go in a container. */
+const HELPER_DIR = 'perfmine/validate';
 
 export interface DockerRunnerOptions {
   readonly docker: DockerService;
   readonly limits: ContainerLimits;
-  /** The run's label value (leftovers of a crashed run are found by it). */
-  readonly runLabel: string;
+  /** Synthesize's build settings (limits, time limits, build network, asv discovery), for the expert build. */
+  readonly build: BuildSettings;
+  /** synthesize.asv.wheelhouse, when the toolchain tier must be rebuilt. */
+  readonly wheelhouse: string | null;
+  readonly log: Logger;
+  /** `docker.measureMs` (asv invocations) is added here. */
+  readonly metrics?: Metrics;
 }
+
+let expertSequence = 0;
 
 export class DockerMeasurementRunner implements MeasurementRunner {
   readonly #docker: DockerService;
   readonly #limits: ContainerLimits;
-  readonly #runLabel: string;
+  readonly #build: BuildSettings;
+  readonly #wheelhouse: string | null;
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
 
   constructor(options: DockerRunnerOptions) {
     this.#docker = options.docker;
     this.#limits = options.limits;
-    this.#runLabel = options.runLabel;
+    this.#build = options.build;
+    this.#wheelhouse = options.wheelhouse;
+    this.#log = options.log;
+    this.#metrics = options.metrics;
   }
 
-  async #bash(env: CandidateEnvironment, image: string, script: string, timeoutMs: number, role: string, signal?: AbortSignal): Promise<RunResult> {
+  async prepare(): Promise<void> {
+    const removed = await this.#docker.removeLeftovers();
+    if (removed.containers.length + removed.images.length > 0) {
+      this.#log.info({ containers: removed.containers.length, images: removed.images.length }, 'removed leftovers of a crashed run');
+    }
+  }
+
+  async #bash(env: CandidateEnvironment, image: string, script: string, timeoutMs: number, role: string, signal?: AbortSignal, files?: readonly TarEntry[]): Promise<RunResult> {
     return this.#docker.run(
       {
         image,
@@ -60,37 +78,72 @@ export class DockerMeasurementRunner implements MeasurementRunner {
         limits: this.#limits,
         tailChars: FILE_OUTPUT_CHARS,
         labels: { 'org.perfmine.item': env.key, 'org.perfmine.role': role },
+        ...(files ? { files } : {}),
       },
       signal,
     );
   }
 
-  async buildExpert(env: CandidateEnvironment, patch: string, timeoutMs: number, signal?: AbortSignal) {
-    const image = `perfmine/expert:${candidateTag(env.key)}`;
-    const result = await buildImage(
-      this.#docker,
-      {
-        tag: image,
-        dockerfile: expertDockerfile({ baseImage: env.baseImage, repoDir: env.repoDir }),
-        files: { 'perfmine/expert.patch': patch, 'perfmine/docker_build.sh': env.buildScript, 'perfmine/snapshot.py': readFileSync(SNAPSHOT_SCRIPT, 'utf8') },
-        labels: { 'org.perfmine.item': env.key },
-        timeoutMs,
-        tailChars: 20_000,
-      },
-      this.#runLabel,
-      signal,
-    );
-    const reading = readExpertBuild(result);
-    return { reading, image: reading.ok ? image : null, durationMs: result.durationMs };
+  async buildExpert(env: CandidateEnvironment, patch: string, timeoutMs: number, signal?: AbortSignal): Promise<ExpertBuildOutcome> {
+    const s = env.synthesized;
+    const envs = new Environments(this.#docker, { ...this.#build, timeoutsMs: { ...this.#build.timeoutsMs, build: timeoutMs } }, this.#log);
+    const tiers = await envs.ensureTiers({ ...s, repoImage: s.repoImageTag }, this.#wheelhouse, signal);
+    const spec: CommitBuildSpec = {
+      repo: s.repo,
+      sha: s.sha,
+      script: s.script,
+      repoImage: tiers.repoImage,
+      importName: s.importName,
+      asvConfigPath: s.asvConfigPath,
+      pythonVersion: s.pythonVersion,
+    };
+    await this.#ensureBase(envs, env, spec, signal);
+    const tag = expertAttemptTag(s.repo, env.number, `${process.pid}-${++expertSequence}`);
+    let run: AttemptRun;
+    try {
+      run = await envs.buildAndVerify({ ...spec, patch }, tag, signal);
+    } catch (error) {
+      await envs.discard(tag).catch(() => undefined);
+      throw error;
+    }
+    const reading = readExpertAttempt(run);
+    if (!reading.ok && run.image) await envs.discard(run.image);
+    return { reading, image: reading.ok ? run.image : null, durationMs: run.durationMs };
+  }
+
+  /**
+   * The base side is synthesize's verified image; when it is gone (pruned since synthesize ran),
+   * it is built again from the same script and verified again, as `perfmine cache rebuild` does.
+   */
+  async #ensureBase(envs: Environments, env: CandidateEnvironment, spec: CommitBuildSpec, signal?: AbortSignal): Promise<void> {
+    if (await this.#docker.imageExists(env.baseImage)) return;
+    this.#log.info({ image: env.baseImage }, 'the verified base image is gone: building it again');
+    const tag = attemptImageTag(spec.repo, spec.sha, `${process.pid}-base-${++expertSequence}`);
+    let run: AttemptRun;
+    try {
+      run = await envs.buildAndVerify(spec, tag, signal);
+    } catch (error) {
+      await envs.discard(tag).catch(() => undefined);
+      throw error;
+    }
+    if (run.failure !== null || run.image === null) {
+      if (run.image) await envs.discard(run.image);
+      throw new ItemError('base-image-unverified', `${env.key}: the base image ${env.baseImage} was gone, and building it again failed: ${describeFailure(run.failure!)}`, {
+        fix: 'run `perfmine stage synthesize --force` for its base commit',
+      });
+    }
+    await envs.promote(tag, env.baseImage);
   }
 
   async runInvocation(...[env, image, invocation, layout, settings, timeoutMs, signal]: Parameters<MeasurementRunner['runInvocation']>) {
     const result = await this.#bash(env, image, asvInvocationScript(layout, settings), timeoutMs, `asv-${invocation.role}`, signal);
+    this.#metrics?.add('docker.measureMs', result.durationMs);
+    this.#metrics?.add('validate.invocations');
     return { output: readInvocationOutput(result.stdout), exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs };
   }
 
-  async runTests(env: CandidateEnvironment, image: string, options: { python: string; args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal) {
-    const script = pytestScript({ repoDir: env.repoDir, python: options.python, timeLimitSeconds: options.timeLimitSeconds, args: options.args });
+  async runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal) {
+    const script = pytestScript({ repoDir: env.repoDir, python: env.python, timeLimitSeconds: options.timeLimitSeconds, args: options.args });
     // the container outlives pytest's own limit by a margin, so that pytest can write its report
     const result = await this.#bash(env, image, script, (options.timeLimitSeconds + 120) * 1000, 'pytest', signal);
     const framed = parseFramedOutput(result.stdout);
@@ -117,7 +170,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
   #settings(env: CandidateEnvironment, request: SnapshotRequest) {
     return {
       repoDir: env.repoDir,
-      python: request.python,
+      python: env.python,
       configPath: request.configPath,
       bench: request.bench,
       perCallSeconds: request.perCallSeconds,
@@ -125,36 +178,30 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     };
   }
 
+  #helper(): TarEntry {
+    return { name: `${HELPER_DIR}/snapshot.py`, content: readFileSync(SNAPSHOT_SCRIPT, 'utf8') };
+  }
+
   async recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal) {
-    const script = snapshotScript(this.#settings(env, request), {
-      script: '/tmp/perfmine/snapshot.py',
-      mode: 'record',
-      prelude: writeFilesScript({ '/tmp/perfmine/snapshot.py': readFileSync(SNAPSHOT_SCRIPT, 'utf8') }),
-    });
-    if (script.length > MAX_INLINE_SCRIPT) throw new ItemError('script-too-large', `the snapshot script is ${script.length} bytes, over ${MAX_INLINE_SCRIPT}`);
-    const result = await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-record', signal);
+    const script = snapshotScript(this.#settings(env, request), { script: `/${HELPER_DIR}/snapshot.py`, mode: 'record' });
+    const result = await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-record', signal, [this.#helper()]);
     return this.#snapshotResult(result);
   }
 
   async compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal) {
-    // the base's record may be large: it travels in a derived image, not in the command
-    const derived = `perfmine/snapshot-compare:${candidateTag(env.key)}`;
-    const built = await buildImage(
-      this.#docker,
-      { tag: derived, dockerfile: `FROM ${image}\nCOPY perfmine/ /perfmine/\n`, files: { 'perfmine/baseline.json': baseline }, network: 'none', timeoutMs: 300_000 },
-      this.#runLabel,
-      signal,
-    );
-    if (!built.ok) throw new ItemError('snapshot-image-failed', `cannot add the base snapshot to ${image}: ${built.error ?? 'build failed'}`);
-    try {
-      const script = snapshotScript(this.#settings(env, request), { script: '/perfmine/snapshot.py', mode: 'compare', baseline: '/perfmine/baseline.json' });
-      return this.#snapshotResult(await this.#bash(env, derived, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-compare', signal));
-    } finally {
-      await removeImage(this.#docker, derived);
-    }
+    const script = snapshotScript(this.#settings(env, request), { script: `/${HELPER_DIR}/snapshot.py`, mode: 'compare', baseline: `/${HELPER_DIR}/baseline.json` });
+    const files = [this.#helper(), { name: `${HELPER_DIR}/baseline.json`, content: baseline }];
+    return this.#snapshotResult(await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-compare', signal, files));
   }
 
   async release(images: readonly string[]) {
-    for (const image of images) await removeImage(this.#docker, image);
+    for (const image of images) await this.#docker.removeImage(image);
+  }
+
+  async keep(env: CandidateEnvironment, image: string): Promise<string> {
+    const lasting = expertImageTag(env.synthesized.repo, env.number);
+    await this.#docker.tagImage(image, lasting);
+    await this.#docker.removeImage(image);
+    return lasting;
   }
 }

@@ -4,7 +4,9 @@ import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
 import { parseAsvConfig } from '../filter/asv-config.js';
+import { buildSettings } from '../synthesize/environment.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
+import { REPO_DIR } from '../synthesize/verification.js';
 import type { ValidateConfig } from './config.js';
 import { DockerMeasurementRunner } from './docker-runner.js';
 import type { ValidateOutput } from './output.js';
@@ -29,8 +31,16 @@ const dockerRunner: RunnerFactory = (ctx) =>
   new DockerMeasurementRunner({
     docker: ctx.services.docker,
     limits: { cpus: ctx.config.docker.cpus, memoryMb: ctx.config.docker.memoryMb, pidsLimit: ctx.config.docker.pidsLimit },
-    runLabel: String(ctx.runId ?? 1),
+    build: buildSettings(ctx.config),
+    wheelhouse: ctx.config.synthesize.asv.wheelhouse,
+    log: ctx.log,
+    metrics: ctx.metrics,
   });
+
+/** The interpreter of pytest and the snapshot helper: configured, else the one synthesize chose. */
+export function pythonOf(config: ValidateConfig, synthesize: SynthesizeOutput): string {
+  return config.python ?? (synthesize.pythonVersion ? `python${synthesize.pythonVersion}` : 'python3');
+}
 
 /** The synthesize item of a candidate's base commit. */
 export function baseCommitKey(repo: string, sha: string): string {
@@ -47,11 +57,12 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
   const pending = new WeakMap<object, { validation: CandidateValidation; input: ValidateInput }>();
   return defineStage<ValidateInput, ValidateOutput>({
     name: 'validate',
-    version: 1,
+    // 2: measured in synthesize's images (checkout at /repo), the expert built and verified by synthesize's machinery
+    version: 2,
     description: 'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
     system: 'docker',
 
-    preflight(ctx) {
+    async preflight(ctx) {
       const c = ctx.config.validate;
       if (c.calibrationPairs < c.paired.minCalibrationPairs) {
         throw new ConfigError(`validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`, {
@@ -62,6 +73,8 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       if (c.pairs < c.paired.minPairs) {
         throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, { reason: 'invalid-config' });
       }
+      // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts.
+      await runnerFactory(ctx).prepare?.();
     },
 
     async plan(ctx, scope) {
@@ -109,13 +122,27 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       if (!pr.asvConfig) throw new ItemError('asv-config-missing', `${item.key}: no asv config at the base commit in the collected record`);
       const asvConfig = parseAsvConfig(pr.asvConfig.text);
       if (!asvConfig.ok) throw new ItemError('asv-config-unreadable', `${item.key}: ${pr.asvConfig.path}: ${asvConfig.error}`);
+      if (pr.asvConfig.path !== synthesize.asvConfigPath) {
+        throw new ItemError('asv-config-mismatch', `${item.key}: the collected record has ${pr.asvConfig.path}, the environment was verified with ${synthesize.asvConfigPath}`, {
+          fix: 'run `perfmine stage synthesize --force` for its base commit',
+        });
+      }
       const resultsDir = (asvConfig.config as Record<string, unknown>)['results_dir'];
       const validation = await validateCandidate(
         {
           key: item.key,
           patch: pr.diff,
-          environment: { key: item.key, baseImage: synthesize.imageTag, buildScript: synthesize.script, repoDir: config.repoDir, env: config.env, network: item.input.network },
-          layout: { repoDir: config.repoDir, configPath: pr.asvConfig.path, resultsDir: resolveResultsDir(pr.asvConfig.path, typeof resultsDir === 'string' ? resultsDir : undefined) },
+          environment: {
+            key: item.key,
+            number: classify.number,
+            baseImage: synthesize.imageTag,
+            synthesized: synthesize,
+            repoDir: REPO_DIR,
+            python: pythonOf(config, synthesize),
+            env: config.env,
+            network: item.input.network,
+          },
+          layout: { repoDir: REPO_DIR, configPath: synthesize.asvConfigPath, resultsDir: resolveResultsDir(synthesize.asvConfigPath, typeof resultsDir === 'string' ? resultsDir : undefined) },
         },
         { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal },
       );

@@ -2,6 +2,7 @@ import type { AsvLayout, AsvRunSettings, InvocationOutput } from './protocol/asv
 import type { ExpertBuildReading } from './protocol/expert-image.js';
 import type { PlannedInvocation } from './protocol/schedule.js';
 import type { PytestRun } from './correctness/tests.js';
+import type { SynthesizeOutput } from '../synthesize/output.js';
 
 /**
  * The one seam where validate uses containers. The stage's logic (validate-candidate.ts) talks
@@ -10,16 +11,22 @@ import type { PytestRun } from './correctness/tests.js';
  * and reports what happened; an engine that does not answer is an OutsideServiceError.
  */
 
-/** What the candidate's containers are made from. */
+/** What the candidate's containers are made from: synthesize's verified environment of its base commit. */
 export interface CandidateEnvironment {
-  /** `owner/name#N`, for labels and image tags. */
+  /** `owner/name#N`, for labels. */
   readonly key: string;
+  readonly number: number;
   /** The verified image of the base commit (synthesize's imageTag). */
   readonly baseImage: string;
-  /** The verified docker_build.sh, rerun on the expert. */
-  readonly buildScript: string;
-  /** Where the image holds the checkout. */
+  /**
+   * How that image was made (script, tiers, clone source, Python, asv config, import name): the
+   * expert side is built the same way, with the patch.
+   */
+  readonly synthesized: SynthesizeOutput;
+  /** Where the images hold the checkout (synthesize's layout). */
   readonly repoDir: string;
+  /** The interpreter that runs pytest and the snapshot helper (the one synthesize chose). */
+  readonly python: string;
   /** Environment variables of every container (threads pinned). */
   readonly env: Readonly<Record<string, string>>;
   /** Whether measurement, tests and snapshot may use the network (per-repository config). */
@@ -59,11 +66,16 @@ export interface SnapshotRequest {
   readonly bench: string | null;
   readonly perCallSeconds: number;
   readonly timeLimitSeconds: number;
-  readonly python: string;
 }
 
 export interface MeasurementRunner {
-  /** Builds the expert image: base image + patch applied and committed + build script rerun. */
+  /** Called once before a stage's items: removes what a crashed run left behind (transient expert images, containers). */
+  prepare?(): Promise<void>;
+  /**
+   * Builds and verifies the expert image as synthesize builds environments: the base commit
+   * checked out with the patch applied, the build script rerun. The image is transient until
+   * `keep` or `release`.
+   */
   buildExpert(env: CandidateEnvironment, patch: string, timeoutMs: number, signal?: AbortSignal): Promise<ExpertBuildOutcome>;
   /** One asv invocation in a fresh container of `image`. */
   runInvocation(
@@ -76,11 +88,13 @@ export interface MeasurementRunner {
     signal?: AbortSignal,
   ): Promise<InvocationRun>;
   /** pytest in a fresh container of `image`, under a time limit. */
-  runTests(env: CandidateEnvironment, image: string, options: { python: string; args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
+  runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
   /** The snapshot helper's record on `image` (the base). */
   recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
   /** The snapshot helper's compare on `image` (the expert) against the base's record. */
   compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
   /** Removes images this runner built for the candidate. */
   release(images: readonly string[]): Promise<void>;
+  /** Keeps the expert image under its lasting name (`validate.keepExpertImages`); returns that name. */
+  keep(env: CandidateEnvironment, image: string): Promise<string>;
 }

@@ -127,18 +127,25 @@ export async function validateCandidate(candidate: Candidate, deps: ValidateDeps
     ...rest,
   });
 
-  // 1. the expert image: patch applied and committed, build script rerun
+  // 1. the expert image: the base commit with the patch applied, the build script rerun, verified
   const built = await runner.buildExpert(env, candidate.patch, config.buildTimeoutSeconds * 1000, signal);
   log.info({ ok: built.reading.ok, durationMs: built.durationMs }, 'expert image');
   const evidence: { -readonly [K in keyof Evidence]: Evidence[K] } = { expertBuild: built.reading };
   const early = decideSoFar(evidence);
   if (early || built.image === null) return done(early ?? { kept: false, reason: 'expert-build-failed', detail: 'no expert image' });
   const expertImage = built.image;
+  let result: CandidateValidation;
   try {
-    return await measureAndCheck(candidate, deps, evidence, expertImage, invocations, done);
-  } finally {
-    if (!config.keepExpertImages) await runner.release([expertImage]);
+    result = await measureAndCheck(candidate, deps, evidence, expertImage, invocations, done);
+  } catch (error) {
+    await runner.release([expertImage]);
+    throw error;
   }
+  if (!config.keepExpertImages) {
+    await runner.release([expertImage]);
+    return result;
+  }
+  return { ...result, expertImage: await runner.keep(env, expertImage) };
 }
 
 type Done = (decision: Decision, rest?: Partial<CandidateValidation>) => CandidateValidation;
@@ -229,7 +236,7 @@ async function measureAndCheck(
   if (afterMeasurement) return done(afterMeasurement, rest);
 
   // 3. tests: the expert must pass every test the base passes
-  const testOptions = { python: config.python, args: config.pytestArgs, timeLimitSeconds: config.testTimeoutSeconds };
+  const testOptions = { args: config.pytestArgs, timeLimitSeconds: config.testTimeoutSeconds };
   const baseReading = readPytestRun(await runner.runTests(env, env.baseImage, testOptions, signal));
   evidence.tests = { base: baseReading };
   let tests: TestsSummary = { baseCollected: baseReading.collected, why: baseReading.collected ? null : baseReading.why, comparison: null };
@@ -252,7 +259,6 @@ async function measureAndCheck(
     bench: config.bench,
     perCallSeconds: config.snapshotCallSeconds,
     timeLimitSeconds: config.snapshotTimeoutSeconds,
-    python: config.python,
   };
   const recorded = await runner.recordSnapshot(env, env.baseImage, request, signal);
   if (recorded.json === null) {

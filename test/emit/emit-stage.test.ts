@@ -56,6 +56,8 @@ beforeAll(async () => {
   expect(validated).toMatchObject({ done: 3, dropped: { 'no-improvement': 1 } });
   const emitted = await runStage(ctx, emitStage, monthScope('2025-04'));
   expect(emitted).toMatchObject({ planned: 3, done: 3 });
+  // the run summary's "tasks emitted" line
+  expect(ctx.metrics.get('emit.tasks')).toBe(3);
 });
 afterAll(() => db.close());
 

@@ -75,15 +75,17 @@ describe('dataset rows', () => {
 
   it('rebuilds the environment with a Dockerfile from the base image: clone, checkout, build script', () => {
     const row = assembleRow(input);
-    expect(taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', repoUrl: 'https://github.com/{repo}.git', repoDir: '/workspace/repo' }).split('\n').slice(3)).toEqual([
+    expect(taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', repoUrl: 'https://github.com/{repo}.git', pythonVersion: '3.11' }).split('\n').slice(3)).toEqual([
       'FROM perfmine/base:bookworm',
       'ARG REPO_URL=https://github.com/acme/fastlib.git',
-      `RUN git clone --no-checkout "$REPO_URL" /workspace/repo && git -C /workspace/repo checkout --detach ${'a'.repeat(40)}`,
-      'COPY docker_build.sh /workspace/docker_build.sh',
-      'WORKDIR /workspace/repo',
-      'RUN bash /workspace/docker_build.sh',
+      `RUN git clone -q --no-checkout "$REPO_URL" /repo && git -C /repo checkout -q --detach ${'a'.repeat(40)}`,
+      'ENV PERFMINE_PYTHON=python3.11',
+      'COPY docker_build.sh /perfmine/docker_build.sh',
+      'WORKDIR /repo',
+      'RUN bash /perfmine/docker_build.sh',
       '',
     ]);
+    expect(taskDockerfile({ row, baseImage: 'b', repoUrl: 'u', pythonVersion: null })).not.toContain('PERFMINE_PYTHON');
   });
 
   it('lists every workload with its place in the suite, medians, speedup, p-value and both verdicts', () => {

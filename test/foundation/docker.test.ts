@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { DockerService, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BUILD_LABEL, DockerService, labelledDockerfile, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
 
 const BASE = process.env.PERFMINE_TEST_BASE_IMAGE ?? 'perfmine/base:bookworm';
 const limits = { cpus: 1, memoryMb: 512, pidsLimit: 128 };
@@ -7,6 +7,42 @@ const limits = { cpus: 1, memoryMb: 512, pidsLimit: 128 };
 describe('Docker engine through dockerode (real engine, local base image)', () => {
   const runLabel = `test-foundation-${process.pid}`;
   const docker = new DockerService({ runLabel });
+  afterAll(async () => {
+    await docker.removeLabelled(runLabel);
+  }, 60_000);
+
+  it('builds an image from a generated context, every layer labelled; a failed build leaves no dangling layer', async () => {
+    const ok = await docker.buildImage({
+      tag: `perfmine-test/foundation:${process.pid}`,
+      context: [
+        { name: 'Dockerfile', content: `FROM ${BASE}\nCOPY hello.txt /hello.txt\nRUN cat /hello.txt > /copy.txt\n` },
+        { name: 'hello.txt', content: 'hello\n' },
+      ],
+      timeoutMs: 120_000,
+    });
+    expect(ok).toMatchObject({ ok: true, timedOut: false, error: null });
+    const image = await docker.inspectImage(`perfmine-test/foundation:${process.pid}`);
+    expect(image?.labels).toMatchObject({ [PERFMINE_LABEL]: runLabel, [BUILD_LABEL]: expect.stringMatching(new RegExp(`^${runLabel}-${process.pid}-\\d+$`)) });
+
+    const failed = await docker.buildImage({
+      tag: `perfmine-test/foundation-failed:${process.pid}`,
+      context: [{ name: 'Dockerfile', content: `FROM ${BASE}\nRUN echo first > /first.txt\nRUN echo compiling && exit 3\n` }],
+      timeoutMs: 120_000,
+    });
+    expect(failed).toMatchObject({ ok: false, imageId: null });
+    expect(failed.log).toContain('compiling');
+    // Every layer of this process's builds left in the engine belongs to the successful build.
+    const okBuild = image!.labels[BUILD_LABEL]!;
+    const layers = await docker.docker.listImages({ all: true, filters: { label: [BUILD_LABEL] } });
+    const ours = layers.map((i) => i.Labels?.[BUILD_LABEL] ?? '').filter((id) => id.startsWith(`${runLabel}-`));
+    expect(ours.length).toBeGreaterThan(0);
+    expect(new Set(ours)).toEqual(new Set([okBuild]));
+  });
+
+  it('labels a Dockerfile right after its first FROM', () => {
+    expect(labelledDockerfile('# c\nFROM a AS b\nRUN x\nFROM b\n', 'id-1')).toBe(`# c\nFROM a AS b\nLABEL ${BUILD_LABEL}=id-1\nRUN x\nFROM b\n`);
+    expect(labelledDockerfile('RUN x', 'id')).toBe('RUN x');
+  });
 
   it('starts a container from the base image and reads its output', async () => {
     expect(await docker.imageExists(BASE)).toBe(true);

@@ -111,7 +111,9 @@ describe('verification commands and the tamper check', () => {
     const jsonc = verifyCommands({ sha: 'abc', importName: null, asvConfigPath: 'asv.conf.jsonc', asvDiscover: 'just-discover', patched: true });
     expect(jsonc[2]!.cmd[2]).toMatch(/asv run --python=same --bench just-discover --machine perfmine-verify --config 'asv\.conf\.jsonc'$/);
     expect(jsonc[1]!.cmd[2]).toMatch(/import name is unknown/);
-    expect(jsonc[0]!.cmd[2]).toContain('git apply --whitespace=nowarn /perfmine-verify/patch.diff');
+    // The expected tree is the commit's with the patch applied in a scratch index; without a patch, the commit's.
+    expect(jsonc[0]!.cmd[2]).toContain('GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff');
+    expect(cmds[0]!.cmd[2]).not.toContain('patch.diff');
   });
 
   it('reads the changed paths and says what each is', () => {

@@ -1,47 +1,37 @@
+import { describeFailure, type Failure, type StepResult } from '../../synthesize/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../synthesize/verification.js';
+
 /**
- * The expert image: the candidate's verified base image with the expert patch applied (and
- * committed, so that asv can label results with the checkout's HEAD) and the build script rerun,
- * so that compiled code is rebuilt. Pure: the Dockerfile and the reading of the build's outcome.
+ * The expert image is built by synthesize's machinery (stages/synthesize/environment.ts,
+ * `buildAndVerify` with the patch): from the repository tier, the base commit checked out, the
+ * pull request's diff applied to the working tree and the index, the verified build script rerun
+ * (so compiled code is rebuilt), and the image verified like any environment, the tamper check
+ * allowing exactly the patch. HEAD stays at the base commit. This file reads the outcome. Pure.
  */
-
-export const PATCH_MARK = '@@perfmine patch-does-not-apply';
-export const BUILD_MARK = '@@perfmine build-failed';
-
-export interface ExpertImageSpec {
-  readonly baseImage: string;
-  readonly repoDir: string;
-}
-
-/** Prints a mark so that the build log has it only when the step failed (the step's own command line shows the two words apart). */
-function mark(text: string): string {
-  const [head, ...rest] = text.split(' ');
-  return `printf '%s %s\\n' '${head!}' '${rest.join(' ')}'`;
-}
-
-/** Context files: `perfmine/expert.patch`, `perfmine/docker_build.sh`, and optionally `perfmine/snapshot.py`. */
-export function expertDockerfile(spec: ExpertImageSpec): string {
-  const git = "git -c safe.directory='*'";
-  return [
-    `FROM ${spec.baseImage}`,
-    'COPY perfmine/ /perfmine/',
-    `WORKDIR ${spec.repoDir}`,
-    `RUN ${git} apply --index --whitespace=nowarn /perfmine/expert.patch || { ${mark(PATCH_MARK)}; exit 97; }`,
-    `RUN ${git} -c user.name=perfmine -c user.email=perfmine@localhost commit -q --no-verify --allow-empty -m "perfmine: expert patch"`,
-    `RUN bash /perfmine/docker_build.sh || { ${mark(BUILD_MARK)}; exit 98; }`,
-    '',
-  ].join('\n');
-}
 
 export type ExpertBuildReading = { readonly ok: true } | { readonly ok: false; readonly reason: 'patch-does-not-apply' | 'expert-build-failed'; readonly detail: string };
 
-/** What a failed build means: the patch step's mark, else the build script's (or any other step). */
-export function readExpertBuild(result: { ok: boolean; error: string | null; log: string; timedOut: boolean }): ExpertBuildReading {
-  if (result.ok) return { ok: true };
-  if (result.log.includes(PATCH_MARK)) return { ok: false, reason: 'patch-does-not-apply', detail: tailLines(result.log, 15) };
-  const why = result.timedOut ? 'the expert build ran past its time limit' : (result.error ?? 'the expert build failed');
-  return { ok: false, reason: 'expert-build-failed', detail: `${why}\n${tailLines(result.log, 30)}` };
+export interface ExpertAttempt {
+  readonly steps: readonly StepResult[];
+  readonly failure: Failure | null;
 }
 
 function tailLines(text: string, n: number): string {
-  return text.split('\n').slice(-n).join('\n');
+  return text.trimEnd().split('\n').slice(-n).join('\n');
+}
+
+/**
+ * ok when every step passed; `patch-does-not-apply` when the checkout step stopped at the patch
+ * (its own exit code); `expert-build-failed` for anything else: the build script, or a
+ * verification step (tamper check, import, asv discovery, pytest collection) on the expert.
+ */
+export function readExpertAttempt(run: ExpertAttempt): ExpertBuildReading {
+  if (run.failure === null) return { ok: true };
+  const failed = run.steps.find((s) => !s.ok);
+  const logs = failed ? tailLines(`${failed.stdout}\n${failed.stderr}`.trim(), 30) : '';
+  if (run.failure.step === 'checkout' && failed?.exitCode === PATCH_DOES_NOT_APPLY_EXIT) {
+    return { ok: false, reason: 'patch-does-not-apply', detail: tailLines(failed.stderr, 15) };
+  }
+  const where = run.failure.step === 'build' || run.failure.step === 'script' || run.failure.step === 'checkout' ? 'the expert build failed' : `the expert image failed verification (${run.failure.step})`;
+  return { ok: false, reason: 'expert-build-failed', detail: `${where}: ${describeFailure(run.failure)}${logs ? `\n${logs}` : ''}` };
 }

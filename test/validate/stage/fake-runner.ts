@@ -1,6 +1,8 @@
 import type { AsvLayout, AsvRunSettings } from '../../../stages/validate/protocol/asv-invocation.js';
 import { readInvocationOutput, SUITE_IMPORT_FAILURE } from '../../../stages/validate/protocol/asv-invocation.js';
-import { readExpertBuild } from '../../../stages/validate/protocol/expert-image.js';
+import { readExpertAttempt } from '../../../stages/validate/protocol/expert-image.js';
+import { classifyFailure, type StepResult } from '../../../stages/synthesize/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../stages/synthesize/verification.js';
 import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
 import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
@@ -74,6 +76,8 @@ export class FakeRunner implements MeasurementRunner {
   readonly settings: AsvRunSettings[] = [];
   readonly layouts: AsvLayout[] = [];
   readonly images: string[] = [];
+  readonly environments: CandidateEnvironment[] = [];
+  prepared = 0;
 
   /** `byKey` overrides the script for particular candidates (`owner/name#N`). */
   constructor(
@@ -85,11 +89,23 @@ export class FakeRunner implements MeasurementRunner {
     return this.byKey[env.key] ?? this.defaults;
   }
 
+  async prepare() {
+    this.prepared += 1;
+  }
+
   async buildExpert(env: CandidateEnvironment, patch: string) {
     this.calls.push('build');
+    this.environments.push(env);
     const kind = this.#script(env).build ?? 'ok';
-    const log = kind === 'patch-fails' ? `Step 4/6 : RUN git apply\nerror: patch failed: fastlib/core.py:1\n@@perfmine patch-does-not-apply\n` : kind === 'build-fails' ? 'error: gcc failed\n@@perfmine build-failed\n' : `applied ${patch.length} bytes`;
-    const reading = readExpertBuild({ ok: kind === 'ok', error: kind === 'ok' ? null : 'The command returned a non-zero code', log, timedOut: false });
+    // The steps synthesize's build and verification would report.
+    const step = (s: StepResult['step'], ok: boolean, exitCode: number, stderr = ''): StepResult => ({ step: s, ok, exitCode, timedOut: false, stdout: '', stderr, durationMs: 100 });
+    const steps: StepResult[] =
+      kind === 'patch-fails'
+        ? [step('script', true, 0), step('checkout', false, PATCH_DOES_NOT_APPLY_EXIT, `error: patch failed: fastlib/core.py:1\nperfmine: the patch does not apply to ${'a'.repeat(40)}`)]
+        : kind === 'build-fails'
+          ? [step('script', true, 0), step('build', false, 1, 'error: command \'/usr/bin/gcc\' failed with exit code 1')]
+          : [step('script', true, 0), step('build', true, 0, `applied ${patch.length} bytes`), ...(['tamper', 'import', 'asv', 'pytest'] as const).map((s) => step(s, true, 0))];
+    const reading = readExpertAttempt({ steps, failure: classifyFailure(steps) });
     return { reading, image: kind === 'ok' ? `perfmine/expert:${env.key}` : null, durationMs: 1000 };
   }
 
@@ -141,5 +157,10 @@ export class FakeRunner implements MeasurementRunner {
 
   async release(images: readonly string[]) {
     this.calls.push(`release ${images.join(' ')}`);
+  }
+
+  async keep(env: CandidateEnvironment, image: string) {
+    this.calls.push(`keep ${image}`);
+    return `perfmine/expert-kept:${env.number}`;
   }
 }

@@ -6,7 +6,7 @@ import { createValidateStage } from '../../../stages/validate/index.js';
 import { validateOutputSchema } from '../../../stages/validate/output.js';
 import { monthScope, testConfig, testContext } from '../../helpers/context.js';
 import { FAILING_JUNIT, FakeRunner, PASSING_JUNIT, RICH_BENCHMARKS, UNCOLLECTABLE_JUNIT, type FakeScript } from './fake-runner.js';
-import { storeCandidate } from './candidate.js';
+import { BUILD_SCRIPT, storeCandidate } from './candidate.js';
 
 /**
  * The validate stage's orchestration with the container seam replaced by a runner that serves the
@@ -63,8 +63,13 @@ describe('validate stage (container seam faked with real asv results)', () => {
       'release perfmine/expert:acme/fastlib#101',
     ]);
     expect(fake.images.filter((i) => i.startsWith('perfmine/env:'))).toHaveLength(8);
+    // leftovers of a crashed run were removed once, before any item
+    expect(fake.prepared).toBe(1);
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
-    expect(fake.layouts[0]).toEqual({ repoDir: '/workspace/repo', configPath: 'asv.conf.json', resultsDir: 'results' });
+    // synthesize's layout and outputs: the checkout at /repo, its script and tiers, the Python it chose
+    expect(fake.layouts[0]).toEqual({ repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: 'results' });
+    expect(fake.environments[0]).toMatchObject({ key, number: 101, baseImage: 'perfmine/env:aaaaaaaaaaaa', repoDir: '/repo', python: 'python3.11', network: false });
+    expect(fake.environments[0]!.synthesized).toMatchObject({ script: BUILD_SCRIPT, repoImageTag: 'perfmine/repo:acme__fastlib', asvConfigPath: 'asv.conf.json', importName: 'fastlib' });
 
     const invocations = loadInvocations(db, key);
     expect(invocations.map((i) => i.role)).toEqual(fake.calls.filter((c) => c.startsWith('asv ')).map((c) => c.split(' ')[1]));
@@ -120,6 +125,20 @@ describe('validate stage (container seam faked with real asv results)', () => {
     const { row, fake } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, tests: { base: UNCOLLECTABLE_JUNIT, expert: null } });
     expect(row).toMatchObject({ status: 'dropped', reason: 'tests-not-collected' });
     expect(fake.calls).not.toContain('pytest expert');
+  });
+
+  it('keeps the expert image under its lasting name when validate.keepExpertImages is set', async () => {
+    const { fake, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { keepExpertImages: true } });
+    expect(fake.calls.at(-1)).toBe('keep perfmine/expert:acme/fastlib#101');
+    expect(fake.calls.some((c) => c.startsWith('release'))).toBe(false);
+    expect(validateOutputSchema.parse(row.output).expertImage).toBe('perfmine/expert-kept:101');
+  });
+
+  it('drops an expert whose build script fails as expert-build-failed, naming the step', async () => {
+    const { row, fake } = await validate({ build: 'build-fails' });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'expert-build-failed' });
+    expect(row.detail).toContain('the expert build failed: build/compiler-error');
+    expect(fake.calls).toEqual(['build']);
   });
 
   it('drops a patch that does not apply before measuring anything', async () => {

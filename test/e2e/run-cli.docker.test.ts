@@ -1,0 +1,283 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../cache/store.js';
+import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
+import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
+import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
+import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
+import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
+import { BIN, collect, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../synthesize/harness.js';
+
+/**
+ * Issue 8's must-show: `perfmine run`, the real CLI in child processes, over the generated sample
+ * repository (git source), with the loopback OpenAI-compatible server answering classify's
+ * prompts, the real Docker engine and the stand-in asv image as the base image.
+ *
+ * 1. The run emits exactly demo__fastmath-101.
+ * 2. The same command again makes no LLM call and no build, and writes the same files.
+ * 3. `status --json` shows the funnel and each pull request's drop reason; `tasks --json` the task.
+ * 4. A pull request (#107, a speedup that needs a dependency the image lacks) lands on the
+ *    branch; the same command is killed with SIGKILL while synthesize builds its base commit (the
+ *    log line that says so is awaited, no sleep; the ledger then shows the item unfinished), and
+ *    run again: it finishes the interrupted work (#107 is dropped, its expert does not import),
+ *    and the month's files are byte for byte those of step 1, the rows of every earlier decision
+ *    unchanged. (Comparing with a second, independent run instead would compare two measurements
+ *    of a noisy machine, which are never equal byte for byte.)
+ *
+ * Everything the child processes create in Docker carries their owner label
+ * (`org.perfmine.owner` / `org.perfmine.image-owner`, host, PID namespace and PID): the test
+ * removes exactly the images and containers of its own children.
+ */
+const REPO = 'demo/fastmath';
+const MONTH = '2025-04';
+const dir = tempDir('e2e');
+const db = join(dir, 'perfmine.db');
+const out = join(dir, 'out');
+const monthDir = join(out, MONTH);
+const configPath = join(dir, 'perfmine.config.json');
+const API_KEY = 'sk-e2e-never-logged';
+const docker = new DockerService({ runLabel: 'test-e2e-observer' });
+const children = new Set<number>();
+let llm: FakeLlmServer;
+let sample: SampleRepo;
+
+interface RunSummary {
+  readonly exitCode: number;
+  readonly stages: readonly { stage: string; planned: number; reused: number; ran: number; done: number; dropped: Record<string, number>; failed: Record<string, number> }[];
+  readonly metrics: Record<string, number>;
+}
+
+function start(args: readonly string[]) {
+  const child = spawnNode(BIN, ['--config', configPath, '--db', db, '--out', out, ...args], {
+    env: { PERFMINE_BASE_IMAGE: ASV_FAKE_IMAGE, PERFMINE_LOG_FORMAT: 'json', OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: API_KEY, PERFMINE_MODEL: 'scripted-model' },
+  });
+  children.add(child.pid!);
+  return child;
+}
+
+const perfmine = (args: readonly string[]): Promise<CliResult> => collect(start(args));
+const RUN = ['--json', 'run', '--month', MONTH, '--source', '', '--repo', REPO];
+const runArgs = () => RUN.map((a) => (a === '' ? `git:${sample.path}` : a));
+
+/** Every file of the month but the manifest (the only one with the production time), with its bytes. */
+function monthFiles(): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (relative(monthDir, p) !== 'manifest.json') files.set(relative(monthDir, p), readFileSync(p));
+    }
+  };
+  walk(monthDir);
+  return files;
+}
+
+/** The rows that hold the pipeline's decisions, keyed so that later runs can be compared with them. */
+function decisionRows(): Map<string, string> {
+  const store = openStore(db, { readonly: true });
+  try {
+    const rows = new Map<string, string>();
+    const add = (table: string, sql: string, id: (r: Record<string, unknown>) => string) => {
+      for (const r of store.prepare<[], Record<string, unknown>>(sql).all()) rows.set(`${table} ${id(r)}`, JSON.stringify(r));
+    };
+    add('stage_items', 'SELECT * FROM stage_items', (r) => `${String(r['stage'])} ${String(r['key'])}`);
+    add('validations', 'SELECT * FROM validations', (r) => String(r['key']));
+    add('workload_verdicts', 'SELECT * FROM workload_verdicts', (r) => `${String(r['key'])} ${String(r['workload'])}`);
+    add('invocations', 'SELECT * FROM invocations', (r) => `${String(r['key'])} ${String(r['seq'])}`);
+    add('build_attempts', 'SELECT * FROM build_attempts', (r) => String(r['id']));
+    add('pull_requests', 'SELECT * FROM pull_requests', (r) => `${String(r['repo'])}#${String(r['number'])}`);
+    return rows;
+  } finally {
+    store.close();
+  }
+}
+
+function ledgerStatus(stage: string, key: string): string | undefined {
+  const store = openStore(db, { readonly: true });
+  try {
+    return store.prepare<[string, string], { status: string }>('SELECT status FROM stage_items WHERE stage = ? AND key = ?').get(stage, key)?.status;
+  } finally {
+    store.close();
+  }
+}
+
+function summaryOf(result: CliResult): RunSummary {
+  if (result.code !== 0) throw new Error(`perfmine exited ${result.code}:\n${result.stderr.slice(-4000)}`);
+  return JSON.parse(result.stdout) as RunSummary;
+}
+
+/** Classify's prompts answered as a model would for these pull requests: performance, the title as the observation. */
+function answer(r: RecordedRequest) {
+  if (r.schemaName === 'perf_intent') return reply.json({ reasoning: 'The title names a speedup and the diff changes the function it names.', label: 'YES' });
+  if (r.schemaName === 'problem_extract') {
+    const title = /Pull request title: (.+)/.exec(r.lastUser)?.[1]?.trim() ?? '';
+    return reply.json({ initial_observations: [title], triage_attempts: [], solution_overview: [], solution_observations: [] });
+  }
+  if (r.schemaName === 'optimization_category') return reply.json({ reasoning: 'Replaces an algorithm with a better one.', category: 'use_better_algorithm', difficulty: 'easy' });
+  return reply.serverError(500, `e2e: nothing scripted for ${r.schemaName ?? 'this request'}`);
+}
+
+let first: RunSummary;
+let firstFiles: Map<string, Buffer>;
+let firstRows: Map<string, string>;
+
+beforeAll(async () => {
+  await ensureAsvFakeImage();
+  llm = await startLlmServer({ script: answer });
+  sample = createSampleRepo(join(dir, 'fastmath'), MONTH);
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      llm: { maxRetries: 0 },
+      docker: { cpus: 1, memoryMb: 2048, pidsLimit: 512 },
+      synthesize: { offline: true, buildNetwork: 'none', timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
+      validate: { pairs: 4, calibrationPairs: 3, rounds: 2 },
+    }),
+  );
+  first = summaryOf(await perfmine(runArgs()));
+  firstFiles = monthFiles();
+  firstRows = decisionRows();
+}, 1_800_000);
+
+afterAll(async () => {
+  await llm?.close();
+  // Only what this test's perfmine processes created (owner label: this host and PID namespace, their PIDs).
+  const here = currentOwner();
+  const ours = (owner: string | undefined) => {
+    const o = owner ? parseOwner(owner) : null;
+    return o !== null && o.host === here.host && o.pidNamespace === here.pidNamespace && children.has(o.pid);
+  };
+  for (const c of await docker.containers()) if (ours(c.Labels?.[OWNER_LABEL])) await docker.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  let pending = (await docker.images()).filter((i) => ours(i.Labels?.[IMAGE_OWNER_LABEL]));
+  while (pending.length > 0) {
+    const blocked = [];
+    for (const image of pending) {
+      try {
+        await docker.docker.getImage(image.Id).remove({ force: true });
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 409) blocked.push(image);
+      }
+    }
+    if (blocked.length === pending.length) break;
+    pending = blocked;
+  }
+  rmSync(dir, { recursive: true, force: true });
+}, 300_000);
+
+describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, stand-in asv)', () => {
+  it('emits exactly the real speedup, demo__fastmath-101', () => {
+    expect(first.exitCode).toBe(0);
+    const stage = (name: string) => first.stages.find((s) => s.stage === name)!;
+    expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
+    expect(stage('classify')).toMatchObject({ planned: 4, done: 4 });
+    expect(stage('validate')).toMatchObject({ planned: 4, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 }, failed: {} });
+    const rows = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { instance_id: string }).instance_id);
+    expect(rows).toEqual(['demo__fastmath-101']);
+    // three prompts per candidate, all answered by the loopback server; the key is never logged
+    expect(llm.count()).toBe(12);
+    expect(llm.requests.every((r) => r.authorized && r.model === 'scripted-model')).toBe(true);
+    expect(first.metrics['llm.requests']).toBe(12);
+    expect(first.metrics['docker.builds']).toBeGreaterThanOrEqual(8);
+    expect(first.metrics['docker.measureMs']).toBeGreaterThan(0);
+    expect(first.metrics['emit.tasks']).toBe(1);
+  });
+
+  it('runs the same command again with no LLM call and no build, and writes the same files', async () => {
+    const asked = llm.count();
+    const again = await perfmine(runArgs());
+    const summary = summaryOf(again);
+    expect(again.stderr).not.toContain(API_KEY);
+    expect(llm.count()).toBe(asked);
+    expect(summary.metrics['llm.requests'] ?? 0).toBe(0);
+    expect(summary.metrics['docker.builds'] ?? 0).toBe(0);
+    expect(summary.metrics['docker.measureMs'] ?? 0).toBe(0);
+    for (const s of summary.stages) expect([s.stage, s.ran]).toEqual([s.stage, 0]);
+    const store = openStore(db, { readonly: true });
+    const attempts = (store.prepare('SELECT COUNT(*) AS n FROM build_attempts').get() as { n: number }).n;
+    store.close();
+    expect(attempts).toBe([...firstRows.keys()].filter((k) => k.startsWith('build_attempts ')).length);
+    expect(monthFiles()).toEqual(firstFiles);
+    expect(decisionRows()).toEqual(firstRows);
+  }, 600_000);
+
+  it('perfmine status --json shows the funnel and the reason each pull request was dropped; perfmine tasks --json lists the task', async () => {
+    const status = JSON.parse((await perfmine(['--json', 'status', '--month', MONTH])).stdout) as { stages: { stage: string; done: number; dropped: number; failed: number; pending: number; droppedBy: Record<string, number> }[] };
+    const funnel = Object.fromEntries(status.stages.map((s) => [s.stage, [s.done, s.dropped, s.failed, s.pending, s.droppedBy]]));
+    expect(funnel).toMatchObject({
+      collect: [6, 0, 0, 0, {}],
+      filter: [4, 2, 0, 0, { 'negative-message': 1, 'no-core-files': 1 }],
+      classify: [4, 0, 0, 0, {}],
+      synthesize: [4, 0, 0, 0, {}],
+      validate: [1, 3, 0, 0, { 'no-improvement': 2, 'snapshot-mismatch': 1 }],
+      emit: [1, 0, 0, 0, {}],
+    });
+    const items = async (stage: string) =>
+      (JSON.parse((await perfmine(['--json', 'status', '--month', MONTH, '--stage', stage, '--items'])).stdout) as { items: { key: string; status: string; reason: string | null }[] }).items.map((i) => [i.key, i.status, i.reason]);
+    expect(await items('filter')).toEqual([
+      [`${REPO}#101`, 'done', null],
+      [`${REPO}#102`, 'dropped', 'no-core-files'],
+      [`${REPO}#103`, 'done', null],
+      [`${REPO}#104`, 'done', null],
+      [`${REPO}#105`, 'done', null],
+      [`${REPO}#106`, 'dropped', 'negative-message'],
+    ]);
+    expect(await items('validate')).toEqual([
+      [`${REPO}#101`, 'done', null],
+      [`${REPO}#103`, 'dropped', 'no-improvement'],
+      [`${REPO}#104`, 'dropped', 'snapshot-mismatch'],
+      [`${REPO}#105`, 'dropped', 'no-improvement'],
+    ]);
+    const tasks = JSON.parse((await perfmine(['--json', 'tasks', '--month', MONTH])).stdout) as { tasks: { instance_id: string; written: boolean; improved: number }[] };
+    expect(tasks.tasks.map((t) => [t.instance_id, t.written, t.improved])).toEqual([['demo__fastmath-101', true, 1]]);
+  }, 300_000);
+
+  it('killed with SIGKILL while synthesize builds, and run again: finishes the work and writes the same month, byte for byte', async () => {
+    // A pull request lands: its base commit (the branch's tip) has no environment yet.
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=perfmine demo', '-c', 'user.email=demo@example.invalid', ...args], {
+        cwd: sample.path,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_DATE: '2025-04-28T10:00:00Z', GIT_COMMITTER_DATE: '2025-04-28T10:00:00Z' },
+      }).trim();
+    const base = git('rev-parse', 'HEAD');
+    const core = readFileSync(join(sample.path, 'fastmath', 'core.py'), 'utf8');
+    writeFileSync(join(sample.path, 'fastmath', 'core.py'), `import numba\n\n${core.replace('def is_prime(n):', '@numba.njit\ndef is_prime(n):')}`);
+    git('commit', '-qam', 'perf: compile is_prime with numba (#107)');
+    const commitKey = `${REPO}@${base}`;
+
+    const killed = start(runArgs());
+    const done = collect(killed);
+    const line = await waitForLine(killed.stderr, /"stage":"synthesize".*"msg":"synthesizing"/);
+    killed.kill('SIGKILL');
+    const result = await done;
+    expect(result.signal).toBe('SIGKILL');
+    expect(line).toContain(commitKey);
+    // The kill landed inside the item: synthesize had not finished it.
+    expect(ledgerStatus('synthesize', commitKey)).toBe('pending');
+    expect(ledgerStatus('classify', `${REPO}#107`)).toBe('done');
+
+    const asked = llm.count();
+    const resumed = summaryOf(await perfmine(runArgs()));
+    expect(llm.count()).toBe(asked); // classify of #107 was committed before the kill
+    const stage = (name: string) => resumed.stages.find((s) => s.stage === name)!;
+    expect(stage('synthesize')).toMatchObject({ planned: 5, reused: 4, ran: 1, done: 5 });
+    expect(stage('validate')).toMatchObject({ planned: 5, reused: 4, ran: 1, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1, 'expert-build-failed': 1 } });
+    expect(ledgerStatus('validate', `${REPO}#107`)).toBe('dropped');
+    // Nothing of the killed process is left in the engine (its build container was removed at the next start).
+    const left = (await docker.containers()).filter((c) => parseOwner(c.Labels?.[OWNER_LABEL] ?? '')?.pid === killed.pid);
+    expect(left).toEqual([]);
+
+    expect(monthFiles()).toEqual(firstFiles);
+    const rows = decisionRows();
+    for (const [k, v] of firstRows) {
+      // The repository's own row describes the clone at its tip, which moved with #107.
+      if (k === `stage_items discover ${REPO}`) continue;
+      expect(rows.get(k), k).toBe(v);
+    }
+    expect(rows.get(`stage_items discover ${REPO}`)).not.toBe(firstRows.get(`stage_items discover ${REPO}`));
+  }, 900_000);
+});
