@@ -93,6 +93,12 @@ const dockerSection = z
     cpus: z.number().positive().default(2),
     memoryMb: positiveInt.default(4096),
     pidsLimit: positiveInt.default(1024),
+    /**
+     * What a container may write, in MiB: no single file may grow past it (RLIMIT_FSIZE), and a
+     * container whose writable layer outgrows it is killed (checked every diskCheckSeconds).
+     */
+    diskMb: positiveInt.default(20_480),
+    diskCheckSeconds: positiveInt.default(10),
   })
   .strict();
 

@@ -9,6 +9,8 @@ import { TailBuffer } from './tail.js';
 import { packEntries, unpackToMap, type TarEntry } from './tar.js';
 
 /** Every container and image perfmine creates carries this label (value: the run id or `1`). */
+const MIB = 1024 * 1024;
+
 export const PERFMINE_LABEL = 'org.perfmine';
 /**
  * Who created a container (`host/pidns:pid:starttime`): how leftovers of a crashed run are
@@ -43,6 +45,18 @@ export interface ContainerLimits {
   readonly cpus: number;
   readonly memoryMb: number;
   readonly pidsLimit: number;
+  /**
+   * What the container may write, in MiB: no file may grow past it (RLIMIT_FSIZE: the writer gets
+   * SIGXFSZ), and the container is killed when its writable layer outgrows it (a watchdog checks
+   * every `diskCheckMs`). Unset: neither.
+   */
+  readonly diskMb?: number;
+  readonly diskCheckMs?: number;
+}
+
+/** The limits of every container, as the `docker` section of the configuration sets them. */
+export function containerLimits(docker: { cpus: number; memoryMb: number; pidsLimit: number; diskMb: number; diskCheckSeconds: number }): ContainerLimits {
+  return { cpus: docker.cpus, memoryMb: docker.memoryMb, pidsLimit: docker.pidsLimit, diskMb: docker.diskMb, diskCheckMs: docker.diskCheckSeconds * 1000 };
 }
 
 export interface RunSpec {
@@ -71,6 +85,8 @@ export interface RunResult {
   /** Null when the container was killed at its timeout. */
   readonly exitCode: number | null;
   readonly timedOut: boolean;
+  /** Killed because its writable layer outgrew `limits.diskMb`. */
+  readonly diskExceeded: boolean;
   readonly stdout: string;
   readonly stderr: string;
   readonly durationMs: number;
@@ -307,6 +323,7 @@ export class DockerService {
           Memory: spec.limits.memoryMb * 1024 * 1024,
           MemorySwap: spec.limits.memoryMb * 1024 * 1024,
           PidsLimit: spec.limits.pidsLimit,
+          ...(spec.limits.diskMb === undefined ? {} : { Ulimits: [{ Name: 'fsize', Soft: spec.limits.diskMb * MIB, Hard: spec.limits.diskMb * MIB }] }),
           Privileged: false,
           CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
           SecurityOpt: ['no-new-privileges'],
@@ -318,6 +335,7 @@ export class DockerService {
       throw wrap(error, 'docker-create-failed');
     }
     let timedOut = false;
+    let diskExceeded = false;
     const kill = () => container.kill().catch(() => undefined);
     try {
       if (spec.files && spec.files.length > 0) {
@@ -339,15 +357,20 @@ export class DockerService {
       }, spec.timeoutMs);
       const onAbort = () => void kill();
       signal?.addEventListener('abort', onAbort, { once: true });
+      const watchdog = spec.limits.diskMb === undefined ? null : this.#watchDisk(container, spec.limits.diskMb, spec.limits.diskCheckMs ?? 10_000, () => {
+        diskExceeded = true;
+        void kill();
+      });
       let status: { StatusCode: number };
       try {
         status = await waited;
       } finally {
         clearTimeout(timer);
+        if (watchdog) clearInterval(watchdog);
         signal?.removeEventListener('abort', onAbort);
       }
       await ended;
-      const exitCode = timedOut ? null : status.StatusCode;
+      const exitCode = timedOut || diskExceeded ? null : status.StatusCode;
       const files = new Map<string, Buffer>();
       for (const path of spec.collect ?? []) {
         try {
@@ -368,12 +391,34 @@ export class DockerService {
         this.#metrics?.add('docker.builds');
         this.#metrics?.add('docker.buildMs', Date.now() - started);
       }
-      return { exitCode, timedOut, stdout: stdout.text(), stderr: stderr.text(), durationMs: Date.now() - started, imageId, files };
+      return { exitCode, timedOut, diskExceeded, stdout: stdout.text(), stderr: stderr.text(), durationMs: Date.now() - started, imageId, files };
     } catch (error) {
       throw wrap(error, 'docker-run-failed');
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
     }
+  }
+
+  /** Checks the container's writable layer every `everyMs`; calls `exceeded` once it is larger than `limitMb`. */
+  #watchDisk(container: Docker.Container, limitMb: number, everyMs: number, exceeded: () => void): NodeJS.Timeout {
+    let checking = false;
+    const timer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      // `size=1` asks the engine for SizeRw (dockerode passes options as the query; its types lack it).
+      const inspect = container.inspect.bind(container) as unknown as (options: { size: boolean }) => Promise<{ SizeRw?: number }>;
+      inspect({ size: true })
+        .then((info) => {
+          if ((info.SizeRw ?? 0) > limitMb * MIB) {
+            clearInterval(timer);
+            exceeded();
+          }
+        })
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    }, everyMs);
+    timer.unref();
+    return timer;
   }
 
   /** Containers carrying the perfmine label (with this value, when given). */

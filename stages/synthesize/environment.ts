@@ -8,7 +8,7 @@ import { ConfigError, ItemError, OutsideServiceError } from '../../pipeline/erro
 import { sha256 } from '../../pipeline/hash.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Source } from '../../pipeline/scope.js';
-import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
+import { containerLimits, type ContainerLimits, type DockerService, type RunResult } from '../../pipeline/services/docker.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { classifyFailure, type Failure, type StepResult } from './failure.js';
 import { imageSlug, repoImageTag, toolchainTag } from './image-names.js';
@@ -47,7 +47,7 @@ export interface BuildSettings {
 export function buildSettings(config: Config): BuildSettings {
   const t = config.synthesize.timeouts;
   return {
-    limits: { cpus: config.docker.cpus, memoryMb: config.docker.memoryMb, pidsLimit: config.docker.pidsLimit },
+    limits: containerLimits(config.docker),
     timeoutsMs: {
       repoImage: t.repoImage * 1000,
       build: t.build * 1000,
@@ -116,6 +116,7 @@ function stepOf(step: StepResult['step'], r: RunResult, ok: boolean, detail?: st
     ok,
     exitCode: r.exitCode,
     timedOut: r.timedOut,
+    ...(r.diskExceeded ? { diskExceeded: true } : {}),
     stdout: r.stdout,
     stderr: r.stderr,
     durationMs: r.durationMs,

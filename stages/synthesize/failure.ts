@@ -11,6 +11,8 @@ export interface StepResult {
   /** Null when the step was killed at its time limit or never ran a process. */
   readonly exitCode: number | null;
   readonly timedOut: boolean;
+  /** Killed because the container wrote more than its disk limit. */
+  readonly diskExceeded?: boolean;
   readonly stdout: string;
   readonly stderr: string;
   readonly durationMs: number;
@@ -34,6 +36,8 @@ export type FailureKind =
   | 'asv-discovery'
   | 'pytest-collection'
   | 'out-of-memory'
+  | 'out-of-disk'
+  | 'out-of-processes'
   | 'unknown';
 
 export interface Failure {
@@ -60,16 +64,29 @@ const RULES: readonly Rule[] = [
   { kind: 'dependency-resolution', re: /(Could not find a version that satisfies the requirement [^\s]+|No matching distribution found for [^\s]+|ResolutionImpossible)/ },
   { kind: 'compiler-error', re: /(error: command '[^']*(?:gcc|g\+\+|cc|c\+\+|clang)[^']*' failed[^\n]*|\S+\.(?:c|cc|cpp|cxx|pyx):\d+:\d+: error: [^\n]+)/ },
   { kind: 'python-syntax', re: /(SyntaxError: [^\n]+)/ },
+  { kind: 'out-of-disk', re: /[^\n]*(?:No space left on device|File size limit exceeded|Disk quota exceeded)[^\n]*/ },
+  { kind: 'out-of-processes', re: /[^\n]*(?:(?:fork|clone|pthread_create)[^\n]*Resource temporarily unavailable|can't start new thread)[^\n]*/ },
   { kind: 'out-of-memory', re: /(Killed signal terminated program|MemoryError|Cannot allocate memory)/ },
 ];
 
-function lastMeaningfulLine(text: string): string {
-  const lines = text
+function meaningfulLines(text: string): string[] {
+  return text
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !/^\[\.\.\. \d+ earlier characters cut\]$/.test(l));
-  const error = [...lines].reverse().find((l) => /error|Error|ERROR|failed|FAILED|Traceback/.test(l));
-  return (error ?? lines.at(-1) ?? '').slice(0, 300);
+}
+
+/**
+ * The line that says what went wrong: the last one that reads like an error (stderr first, then
+ * stdout), else the last line of stderr, else of stdout (a script's chatter on stdout is rarely
+ * the reason).
+ */
+function headlineOf(stderr: string, stdout: string): string {
+  const err = meaningfulLines(stderr);
+  const out = meaningfulLines(stdout);
+  const isError = (l: string) => /error|Error|ERROR|failed|FAILED|Traceback/.test(l);
+  const line = [...err].reverse().find(isError) ?? [...out].reverse().find(isError) ?? err.at(-1) ?? out.at(-1) ?? '';
+  return line.slice(0, 300);
 }
 
 /** The first failing step of an attempt and why, or null when every step passed. */
@@ -77,12 +94,16 @@ export function classifyFailure(steps: readonly StepResult[]): Failure | null {
   const failed = steps.find((s) => !s.ok);
   if (!failed) return null;
   const logs = `${failed.stderr}\n${failed.stdout}`;
+  const headline = () => headlineOf(failed.stderr, failed.stdout);
+  if (failed.diskExceeded) {
+    return { step: failed.step, kind: 'out-of-disk', timedOut: false, headline: `${failed.step} step killed: the container wrote more than its disk limit (docker.diskMb)`, subject: null };
+  }
   if (failed.timedOut) {
     return { step: failed.step, kind: 'timeout', timedOut: true, headline: `${failed.step} step killed at its time limit after ${Math.round(failed.durationMs / 1000)} s`, subject: null };
   }
-  if (failed.step === 'script') return { step: 'script', kind: 'invalid-script', timedOut: false, headline: (failed.detail ?? lastMeaningfulLine(logs)).slice(0, 300), subject: null };
-  if (failed.step === 'checkout') return { step: 'checkout', kind: 'checkout-failed', timedOut: false, headline: lastMeaningfulLine(logs), subject: null };
-  if (failed.step === 'tamper') return { step: 'tamper', kind: 'tampered', timedOut: false, headline: (failed.detail ?? lastMeaningfulLine(logs)).slice(0, 300), subject: null };
+  if (failed.step === 'script') return { step: 'script', kind: 'invalid-script', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
+  if (failed.step === 'checkout') return { step: 'checkout', kind: 'checkout-failed', timedOut: false, headline: headline(), subject: null };
+  if (failed.step === 'tamper') return { step: 'tamper', kind: 'tampered', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
   if (failed.exitCode === 137 && !/Killed/.test(logs)) {
     return { step: failed.step, kind: 'out-of-memory', timedOut: false, headline: `${failed.step} step was killed (exit 137: out of memory?)`, subject: null };
   }
@@ -94,7 +115,7 @@ export function classifyFailure(steps: readonly StepResult[]): Failure | null {
     return { step: failed.step, kind: rule.kind, timedOut: false, headline: (m[0] ?? '').trim().slice(0, 300), subject };
   }
   const byStep: Partial<Record<Step, FailureKind>> = { import: 'import-error', asv: 'asv-discovery', pytest: 'pytest-collection' };
-  return { step: failed.step, kind: byStep[failed.step] ?? 'unknown', timedOut: false, headline: lastMeaningfulLine(logs) || `${failed.step} step exited ${failed.exitCode}`, subject: null };
+  return { step: failed.step, kind: byStep[failed.step] ?? 'unknown', timedOut: false, headline: headline() || `${failed.step} step exited ${failed.exitCode}`, subject: null };
 }
 
 /** One line for logs, the attempt table and the agent: `build/missing-header: fatal error: ...`. */

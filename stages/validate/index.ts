@@ -1,6 +1,7 @@
 import { saveValidation } from '../../cache/measurements.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
+import { containerLimits } from '../../pipeline/services/docker.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
 import { parseAsvConfig } from '../filter/asv-config.js';
@@ -30,7 +31,7 @@ export type RunnerFactory = (ctx: PipelineContext) => MeasurementRunner;
 const dockerRunner: RunnerFactory = (ctx) =>
   new DockerMeasurementRunner({
     docker: ctx.services.docker,
-    limits: { cpus: ctx.config.docker.cpus, memoryMb: ctx.config.docker.memoryMb, pidsLimit: ctx.config.docker.pidsLimit },
+    limits: containerLimits(ctx.config.docker),
     build: buildSettings(ctx.config),
     wheelhouse: ctx.config.synthesize.asv.wheelhouse,
     log: ctx.log,
@@ -108,7 +109,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             prContentHash,
             config,
             network: config.networkRepos.includes(classify.repo),
-            limits: { cpus: ctx.config.docker.cpus, memoryMb: ctx.config.docker.memoryMb, pidsLimit: ctx.config.docker.pidsLimit },
+            limits: containerLimits(ctx.config.docker),
           },
         });
       }

@@ -18,6 +18,7 @@ const label = testLabel('faults');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('docker-faults');
 const PIDS_LIMIT = 64;
+const DISK_MB = 200;
 
 /** The Docker bridge's address on this host: where a container with network reaches it. */
 async function bridgeGateway(): Promise<string> {
@@ -71,6 +72,12 @@ const HEADER = '#!/usr/bin/env bash\nset -euo pipefail\ncd /repo\n';
 /** Writes until the device is full: /dev/shm is the container's 64 MB tmpfs, so ENOSPC comes at once. */
 const FILLS_DISK = `${HEADER}echo "writing until the disk is full"\ndd if=/dev/zero of=/dev/shm/fill bs=1M\necho "unreachable: the disk never filled"\n`;
 
+/** One file written to the root filesystem without end: the file-size limit (docker.diskMb) stops it. */
+const BIG_FILE = `${HEADER}echo "writing one endless file"\ndd if=/dev/zero of=/var/tmp/big bs=1M\necho "unreachable: the file never stopped"\n`;
+
+/** Many files on the root filesystem, none large: only the disk watchdog (writable layer size) stops them. */
+const MANY_FILES = `${HEADER}echo "writing many files"\nfor i in $(seq 1 4000); do head -c 1048576 /dev/zero > /var/tmp/f$i; done\necho "unreachable: wrote 4 GB"\n`;
+
 /** Starts processes without bound; only the container's pid limit stops it. */
 const FORKS = `${HEADER}n=0\nwhile true; do sleep 600 & n=$((n + 1)); echo "forked $n"; done\n`;
 
@@ -109,7 +116,7 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
   let report: StageReport;
   let lines: string[];
 
-  const repos = { disk: 'faults/disk', fork: 'faults/fork', network: 'faults/network' } as const;
+  const repos = { disk: 'faults/disk', bigFile: 'faults/big-file', manyFiles: 'faults/many-files', fork: 'faults/fork', network: 'faults/network' } as const;
   const attempts = (repo: string): Attempt[] => new BuildScripts(db).forCommit(repo, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== 'seeded by the test');
 
   beforeAll(async () => {
@@ -130,12 +137,14 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     // Three repositories (one clone): no item's script is another's neighbour.
     for (const repo of Object.values(repos)) seedCandidates(db, repo, fixture.commits, [0]);
     seedCachedScript(db, repos.disk, c0!.sha, c0!.date, FILLS_DISK);
+    seedCachedScript(db, repos.bigFile, c0!.sha, c0!.date, BIG_FILE);
+    seedCachedScript(db, repos.manyFiles, c0!.sha, c0!.date, MANY_FILES);
     seedCachedScript(db, repos.fork, c0!.sha, c0!.date, FORKS);
     seedCachedScript(db, repos.network, c0!.sha, c0!.date, phonesHome(url));
 
     const config = testConfig(join(dir, 'perfmine.db'), {
       llm: { mode: 'none' },
-      docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 1024, pidsLimit: PIDS_LIMIT, concurrency: 1 },
+      docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 1024, pidsLimit: PIDS_LIMIT, concurrency: 1, diskMb: DISK_MB, diskCheckSeconds: 1 },
       // The build may use the network (as for PyPI); verification never can.
       synthesize: { offline: true, buildNetwork: 'bridge', timeouts: { repoImage: 300, build: 120, import: 60, asv: 60, pytest: 60, tamper: 60, tool: 60 } },
     });
@@ -153,7 +162,7 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
 
   it('records every item, and the run goes on past each misbehaving script', () => {
     if (report.dropped['no-verified-script'] !== 3) console.log(lines.join(''));
-    expect(report).toMatchObject({ planned: 3, ran: 3, done: 0, dropped: { 'no-verified-script': 3 }, failed: {} });
+    expect(report).toMatchObject({ planned: 5, ran: 5, done: 0, dropped: { 'no-verified-script': 5 }, failed: {} });
     for (const repo of Object.values(repos)) {
       expect(attempts(repo).map((a) => `${a.source}:${a.outcome}:${a.failingStep}`), repo).toEqual(['cache:failed:' + (repo === repos.network ? 'import' : 'build'), 'template:failed:build']);
       expect(new Ledger(db).get('synthesize', `${repo}@${fixture.commits[0]!.sha}`)?.detail).toMatch(/^2 attempt\(s\); last failure: build\/missing-header/);
@@ -163,14 +172,25 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
   it('a script that fills its disk fails on ENOSPC, recorded with the line that says so', () => {
     const [attempt] = attempts(repos.disk);
     expect(attempt).toMatchObject({ failingStep: 'build', imageTag: null });
-    expect(attempt!.failure).toMatch(/^build\/unknown: dd: error writing '\/dev\/shm\/fill': No space left on device$/);
+    expect(attempt!.failure).toMatch(/^build\/out-of-disk: dd: error writing '\/dev\/shm\/fill': No space left on device$/);
     expect(attempt!.stdoutTail).not.toContain('unreachable: the disk never filled');
     expect(attempt!.steps.find((s) => s.step === 'build')).toMatchObject({ ok: false, timedOut: false, exitCode: 1 });
   });
 
-  it.todo(
-    'a script that fills the container root filesystem is stopped by a disk limit — pipeline/services/docker.ts run() sets no such limit (no StorageOpt, no tmpfs, no RLIMIT_FSIZE Ulimits): today only the build time limit stops it, after it has written to the host disk for that long',
-  );
+  it('a script that writes one endless file on the root filesystem is stopped by the file-size limit (docker.diskMb)', () => {
+    const [attempt] = attempts(repos.bigFile);
+    expect(attempt).toMatchObject({ failingStep: 'build', failureKind: 'out-of-disk', imageTag: null });
+    expect(attempt!.failure).toMatch(/File size limit exceeded/);
+    expect(attempt!.stdoutTail).not.toContain('unreachable: the file never stopped');
+  });
+
+  it('a script that writes many files on the root filesystem is killed by the disk watchdog, long before it writes them all', () => {
+    const [attempt] = attempts(repos.manyFiles);
+    expect(attempt).toMatchObject({ failingStep: 'build', failureKind: 'out-of-disk', imageTag: null });
+    expect(attempt!.failure).toBe('build/out-of-disk: build step killed: the container wrote more than its disk limit (docker.diskMb)');
+    expect(attempt!.stdoutTail).not.toContain('unreachable: wrote 4 GB');
+    expect(attempt!.steps.find((s) => s.step === 'build')).toMatchObject({ ok: false, exitCode: null, timedOut: false });
+  });
 
   it('a script that forks without bound is stopped by the pid limit, and recorded', () => {
     const [attempt] = attempts(repos.fork);
@@ -183,8 +203,11 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     expect(attempt!.steps.find((s) => s.step === 'build')).toMatchObject({ ok: false, timedOut: false });
   });
 
-  it.skip('the recorded failure of the fork bomb names the fork failure — stages/synthesize/failure.ts classifyFailure takes the last line of stderr+stdout when no line says error, so it records "build/unknown: forked 63"', () => {
-    expect(attempts(repos.fork)[0]!.failure).toMatch(/fork: Resource temporarily unavailable/);
+  it('the recorded failure of the fork bomb names the fork failure', () => {
+    const [attempt] = attempts(repos.fork);
+    expect(attempt).toMatchObject({ failureKind: 'out-of-processes' });
+    // bash says it as `fork: retry: Resource temporarily unavailable` while it retries.
+    expect(attempt!.failure).toMatch(/^build\/out-of-processes: .*fork: (?:retry: )?Resource temporarily unavailable$/);
   });
 
   it('a script that phones home from verification is refused by --network none, and recorded as a network failure', () => {
