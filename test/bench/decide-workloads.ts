@@ -7,6 +7,7 @@
  *   npx tsx test/bench/decide-workloads.ts [workloads] [samples]
  */
 import { pathToFileURL } from 'node:url';
+import { mulberry32 } from '../helpers/prng.js';
 import { computeStats, decideWorkload, type Mark, type Measurement } from '../../stages/validate/asv/index.js';
 
 export interface DecideBenchmarkResult {
@@ -17,20 +18,9 @@ export interface DecideBenchmarkResult {
   readonly marks: Readonly<Record<Mark, number>>;
 }
 
-/** mulberry32: a small, fast, seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generate(workloads: number, samples: number, seed: number): { base: number[][]; head: number[][] } {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const base: number[][] = [];
   const head: number[][] = [];
   for (let w = 0; w < workloads; w++) {

@@ -25,18 +25,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { BIN, cleanEnv, collect, REPO_ROOT, type CliResult } from '../helpers/cli.js';
+import { mulberry32 } from '../helpers/prng.js';
 
-/** mulberry32: a small seeded PRNG (uniform in [0, 1)). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The event (1-based) at which a run is killed, chosen by the seed among `total` events. */
 export function killPoint(seed: number, total: number): number {
