@@ -10,7 +10,7 @@ export const validateConfig = z
     /** Base/expert invocation pairs per candidate, measured A B B A … */
     pairs: positiveInt.default(4),
     /** Base/base calibration pairs, interleaved with the A/B pairs (at least paired.minCalibrationPairs for a calibrated verdict). */
-    calibrationPairs: z.number().int().nonnegative().default(2),
+    calibrationPairs: z.number().int().nonnegative().default(3),
     /** The machine name asv files results under (`asv machine --yes --machine NAME`). */
     machine: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('perfmine'),
     /** `asv run --bench REGEX`: which benchmarks to measure (null: all). */

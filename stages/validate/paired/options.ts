@@ -6,8 +6,13 @@ import { z } from 'zod';
  */
 export const pairedOptionsSchema = z
   .object({
-    /** A workload needs at least this many usable base/expert pairs to get a verdict (else incomparable). */
-    minPairs: z.number().int().min(1).default(2),
+    /**
+     * A workload needs at least this many usable base/expert pairs to get a verdict (else
+     * incomparable). Three, because the median of two pairs is their mean: one pair caught in a
+     * slow-machine spike decides it (seen on this kind of machine: pairs 0.65 and 0.99 flagged an
+     * untouched workload of a slowdown as improved). From three on, one spike cannot move the median.
+     */
+    minPairs: z.number().int().min(1).default(3),
     /** Pairs whose normalized ratio may point the other way (or sit exactly at 1) and still count as consistent. */
     allowedDisagreeing: z.number().int().min(0).default(0),
     /** The smallest threshold factor, calibrated or not: a change under 5% is never called one. */

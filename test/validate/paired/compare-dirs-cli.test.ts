@@ -8,14 +8,15 @@ import { invocationFile } from '../invocation-files.js';
 
 /**
  * `perfmine compare` on directories of per-invocation results files, as the validate stage keeps
- * them. The directories are written from the real rich #3399 r2x2 runs: invocation i of a commit
- * holds samples [10i, 10i+10) with its median as the result and its own started_at times.
+ * them. The directories are written from the real rich #3399 r4x4 runs (four pairs: the default
+ * rule needs three): invocation i of a commit holds samples [20i, 20i+20) with its median as the
+ * result and its own started_at times.
  */
 const scratch = mkdtempSync(join(tmpdir(), 'perfmine-compare-dirs-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const R2 = `${RICH_DIR}r2x2/`;
-const file = (run: string, commit: string) => `${R2}${run}/${commit}-existing-py_usr_bin_python3.json`;
+const R4 = `${RICH_DIR}r4x4/`;
+const file = (run: string, commit: string) => `${R4}${run}/${commit}-existing-py_usr_bin_python3.json`;
 
 /**
  * A directory of invocations named so that name order is the reverse of time order: the command
@@ -25,17 +26,17 @@ function invocationDir(name: string, source: string, count: number): string {
   const dir = join(scratch, name);
   mkdirSync(dir, { recursive: true });
   const text = readReference(source);
-  for (let i = 0; i < count; i++) writeFileSync(join(dir, `${String.fromCharCode(122 - i)}-invocation.json`), invocationFile(text, i, 10));
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, `${String.fromCharCode(122 - i)}-invocation.json`), invocationFile(text, i, 20));
   return dir;
 }
 
 const dirs = {
-  base: invocationDir('base', file('ab', '349042fd'), 2),
-  expert: invocationDir('expert', file('ab', '577def22'), 2),
-  first: invocationDir('aa1', file('aa1', '349042fd'), 2),
-  second: invocationDir('aa2', file('aa2', '349042fd'), 2),
+  base: invocationDir('base', file('ab', '349042fd'), 4),
+  expert: invocationDir('expert', file('ab', '577def22'), 4),
+  first: invocationDir('aa1', file('aa1', '349042fd'), 4),
+  second: invocationDir('aa2', file('aa2', '349042fd'), 4),
 };
-writeFileSync(join(dirs.base, 'benchmarks.json'), readReference(`${R2}ab/benchmarks.json`));
+writeFileSync(join(dirs.base, 'benchmarks.json'), readReference(`${R4}ab/benchmarks.json`));
 
 /** The paired section: everything from its first line on. */
 function pairedSection(stdout: string): string {
@@ -49,21 +50,21 @@ describe('perfmine compare with per-invocation sides', () => {
       file('ab', '349042fd'),
       file('ab', '577def22'),
       '--split-samples',
-      '10',
+      '20',
       '--calibration',
       file('aa1', '349042fd'),
       file('aa2', '349042fd'),
     ]);
     expect(fromFiles.code).toBe(0);
     expect(fromFiles.stdout).toContain('paired: 0 improved, 0 worse, 32 unchanged, 0 incomparable');
-    expect(fromFiles.stdout).toContain('asv (pooled samples): 2 improved, 0 worse');
-    expect(fromFiles.stdout).toContain("false positives on base/base (leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 0 improved, 1 worse");
+    expect(fromFiles.stdout).toContain('asv (pooled samples): 0 improved, 15 worse');
+    expect(fromFiles.stdout).toContain("false positives on base/base (leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 11 improved, 0 worse");
 
     const fromDirs = await runCli(['compare', dirs.base, dirs.expert, '--calibration', dirs.first, dirs.second]);
     expect(fromDirs.code).toBe(0);
     expect(pairedSection(fromDirs.stdout)).toBe(pairedSection(fromFiles.stdout));
     // units come from benchmarks.json inside the base directory
-    expect(fromDirs.stdout).toMatch(/\| -  +\| 1\.78±0\.\d+ms/);
+    expect(fromDirs.stdout).toMatch(/\| \+ +\| [\d.]+±[\d.]+[mμ]?s/);
   });
 
   it('answers --json with both verdicts per row and the protocol numbers', async () => {
@@ -77,13 +78,13 @@ describe('perfmine compare with per-invocation sides', () => {
     };
     expect(out.pooled).toBe(true);
     // time order (started_at inside the files), not name order
-    expect(out.base.files.map((f) => f.split('/').at(-1))).toEqual(['z-invocation.json', 'y-invocation.json']);
-    expect(out.paired).toMatchObject({ pairs: 2, counts: { improved: 0, worsened: 0 }, calibration: { calibrated: true, falsePositives: { rate: 0 } } });
+    expect(out.base.files.map((f) => f.split('/').at(-1))).toEqual(['z-invocation.json', 'y-invocation.json', 'x-invocation.json', 'w-invocation.json']);
+    expect(out.paired).toMatchObject({ pairs: 4, counts: { improved: 0, worsened: 0 }, calibration: { calibrated: true, falsePositives: { rate: 0 } } });
     expect(out.benchmarks).toHaveLength(32);
-    expect(out.benchmarks.filter((b) => b.mark === '-')).toHaveLength(2);
+    expect(out.benchmarks.filter((b) => b.mark === '+')).toHaveLength(15);
     for (const b of out.benchmarks) {
       expect(b.paired.change).toBe('unchanged');
-      expect(b.paired.pairRatios).toHaveLength(2);
+      expect(b.paired.pairRatios).toHaveLength(4);
       expect(b.paired.pValue).toBeGreaterThan(0);
     }
   });

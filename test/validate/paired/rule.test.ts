@@ -37,7 +37,9 @@ describe('the per-workload rule', () => {
     expect(applyRule([L(0.7), L(0.8), L(0.75)], logT, opts)).toMatchObject({ change: 'improved', pairs: 3, fasterPairs: 3, slowerPairs: 0 });
     expect(applyRule([L(0.7), L(1.01), L(0.75)], logT, opts).change).toBe('unchanged');
     expect(applyRule([L(0.9), L(0.9), L(0.9)], logT, opts).change).toBe('unchanged');
-    expect(applyRule([L(1.3), L(1.5)], logT, opts).change).toBe('worsened');
+    expect(applyRule([L(1.3), L(1.5), L(1.4)], logT, opts).change).toBe('worsened');
+    // two pairs are too few by default: their median is their mean, and one spike decides it
+    expect(applyRule([L(0.65), L(0.99)], logT, opts).change).toBe('too-few-pairs');
   });
 
   it('allows the configured number of disagreeing pairs', () => {
@@ -46,13 +48,13 @@ describe('the per-workload rule', () => {
   });
 
   it('counts a pair at exactly 1 as disagreeing, and needs minPairs usable pairs', () => {
-    expect(applyRule([L(0.5), 0], logT, opts).change).toBe('unchanged');
-    expect(applyRule([L(0.5), null], logT, opts)).toMatchObject({ change: 'too-few-pairs', pairs: 1 });
+    expect(applyRule([L(0.5), L(0.5), 0], logT, opts).change).toBe('unchanged');
+    expect(applyRule([L(0.5), L(0.5), null], logT, opts)).toMatchObject({ change: 'too-few-pairs', pairs: 2 });
     expect(applyRule([], logT, opts)).toMatchObject({ change: 'too-few-pairs', medianLog: null });
   });
 
   it('takes the median of an even count as the mean of the middle two (in log space)', () => {
-    const r = applyRule([L(0.5), L(0.8)], logT, opts);
+    const r = applyRule([L(0.5), L(0.8)], logT, { ...opts, minPairs: 2 });
     expect(Math.exp(r.medianLog!)).toBeCloseTo(Math.sqrt(0.4), 12);
   });
 
@@ -60,7 +62,7 @@ describe('the per-workload rule', () => {
     expect(pairedOptionsSchema.safeParse({ minPairs: 2, allowedDisagreeing: 2 }).success).toBe(false);
     expect(pairedOptionsSchema.safeParse({ thresholdFloor: 0.9 }).success).toBe(false);
     expect(pairedOptionsSchema.parse({})).toEqual(opts);
-    expect(opts).toMatchObject({ minPairs: 2, allowedDisagreeing: 0, thresholdFloor: 1.05, safetyFactor: 1.5, spreadQuantile: 0.95 });
+    expect(opts).toMatchObject({ minPairs: 3, allowedDisagreeing: 0, thresholdFloor: 1.05, safetyFactor: 1.5, spreadQuantile: 0.95 });
   });
 });
 

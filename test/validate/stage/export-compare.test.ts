@@ -21,7 +21,7 @@ it("the invocations validate kept, exported, give `perfmine compare` the stage's
   const fast = new Set(['benchmarks.TextSuite.time_fit', 'benchmarks.StyleSuite.time_style_add']);
   await runStage(testContext(db), createValidateStage(() => new FakeRunner({ expert: { names: fast, factor: 0.5 } })), monthScope('2025-04'));
   const paths = exportInvocations(db, key, scratch);
-  expect(paths).toHaveLength(12);
+  expect(paths).toHaveLength(14);
   const stored = loadWorkloadVerdicts(db, key);
   const validation = loadValidation(db, key)!;
   db.close();

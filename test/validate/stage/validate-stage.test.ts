@@ -39,9 +39,9 @@ describe('validate stage (container seam faked with real asv results)', () => {
     expect(row.status).toBe('done');
     const output = validateOutputSchema.parse(row.output);
     expect(new Set(output.improved)).toEqual(SPED_UP);
-    expect(output).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 2, workloads: 32, pairedWorsened: 0, falsePositiveRate: 0 });
+    expect(output).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 3, workloads: 32, pairedWorsened: 0, falsePositiveRate: 0 });
 
-    // A B (c c) B A (c c) A B B A; then tests and snapshot, then the expert image is released
+    // A B (c c) B A (c c) A B (c c) B A; then tests and snapshot, then the expert image is released
     expect(fake.calls).toEqual([
       'build',
       'asv base 1',
@@ -54,15 +54,18 @@ describe('validate stage (container seam faked with real asv results)', () => {
       'asv calibration-second 8',
       'asv base 9',
       'asv expert 10',
-      'asv expert 11',
-      'asv base 12',
+      'asv calibration-first 11',
+      'asv calibration-second 12',
+      'asv expert 13',
+      'asv base 14',
       'pytest base',
       'pytest expert',
       'snapshot record',
       'snapshot compare',
       'release perfmine/expert:acme/fastlib#101',
     ]);
-    expect(fake.images.filter((i) => i.startsWith('perfmine/env:'))).toHaveLength(8);
+    // the base image runs the 4 base invocations and both sides of the 3 calibration pairs
+    expect(fake.images.filter((i) => i.startsWith('perfmine/env:'))).toHaveLength(10);
     // leftovers of a crashed run were removed once, before any item
     expect(fake.prepared).toBe(1);
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
@@ -76,7 +79,7 @@ describe('validate stage (container seam faked with real asv results)', () => {
     for (const i of invocations) expect(JSON.parse(i.results!)).toHaveProperty('result_columns');
 
     const validation = loadValidation(db, key)!;
-    expect(validation).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 2, calibrated: true, falsePositives: { flagged: 0, compared: 32, rate: 0 } });
+    expect(validation).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 3, calibrated: true, falsePositives: { flagged: 0, compared: 32, rate: 0 } });
     expect(validation.machineFactors).toHaveLength(4);
     expect(validation.asvCalibrationFlags).toBeGreaterThanOrEqual(0);
 
@@ -162,7 +165,7 @@ describe('validate stage (container seam faked with real asv results)', () => {
     expect(row).toMatchObject({ status: 'dropped', reason: 'measurement-incomplete' });
     const invocations = loadInvocations(db, key);
     expect(invocations.filter((i) => i.status === 'ok')).toHaveLength(4);
-    expect(invocations.filter((i) => i.status === 'not-run')).toHaveLength(8);
+    expect(invocations.filter((i) => i.status === 'not-run')).toHaveLength(10);
   });
 
   it('passes the configured selection, rounds, attributes and affinity to asv, and allows network per repository', async () => {
