@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../cache/store.js';
 import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
+import { speedupBins, workloadBins } from '../../pipeline/report/render.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
 import { BIN, collect, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../synthesize/harness.js';
@@ -233,6 +236,36 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     ]);
     const tasks = JSON.parse((await perfmine(['--json', 'tasks', '--month', MONTH])).stdout) as { tasks: { instance_id: string; written: boolean; improved: number }[] };
     expect(tasks.tasks.map((t) => [t.instance_id, t.written, t.improved])).toEqual([['demo__fastmath-101', true, 1]]);
+  }, 300_000);
+
+  it('perfmine report renders the month in headless Chromium: the funnel and the charts with its numbers', async () => {
+    const page = join(dir, 'report', 'report.html');
+    // In `report`, --out names the page; the datasets it links to come from PERFMINE_OUT.
+    const wrote = await collect(
+      spawnNode(BIN, ['--config', configPath, '--db', db, 'report', '--month', MONTH, '--out', page], { env: { PERFMINE_OUT: out, PERFMINE_LOG_FORMAT: 'json' } }),
+    );
+    expect(wrote.code).toBe(0);
+    const task = JSON.parse(readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd()) as { instance_id: string; expert_speedup: { all: number }; workloads: { count: number } };
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      await tab.goto(pathToFileURL(page).href);
+      await tab.screenshot({ path: join(dir, 'report', 'report.png'), fullPage: true });
+      expect(statSync(join(dir, 'report', 'report.png')).size).toBeGreaterThan(10_000);
+      const total = (col: string) => tab.locator(`#funnel tfoot [data-col="${col}"]`).innerText();
+      expect([await total('collected'), await total('filtered'), await total('classified'), await total('built'), await total('validated'), await total('emitted')]).toEqual(['6', '4', '4', '4', '1', '1']);
+      const bars = await tab.locator('svg[data-chart="funnel"] rect.bar').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
+      expect(bars).toEqual([6, 4, 4, 4, 1, 1]);
+      const bin = (chart: string) => tab.locator(`svg[data-chart="${chart}"] rect.bar`).evaluateAll((els) => els.filter((e) => e.getAttribute('data-count') !== '0').map((e) => [e.getAttribute('data-label'), Number(e.getAttribute('data-count'))]));
+      const speedupBin = speedupBins([task.expert_speedup.all]).find((b) => b.count === 1)!.label;
+      expect(await bin('speedup-chart')).toEqual([[speedupBin, 1]]);
+      expect(await bin('workload-chart')).toEqual([[workloadBins([task.workloads.count]).find((b) => b.count === 1)!.label, 1]]);
+      expect(await tab.locator('#stages tr[data-stage="validate"]').innerText()).toMatch(/no-improvement 2.*snapshot-mismatch 1/s);
+      const href = await tab.locator(`#tasks tr[data-task="${task.instance_id}"] a`).getAttribute('href');
+      expect(statSync(join(dirname(page), href!)).isDirectory()).toBe(true);
+    } finally {
+      await browser.close();
+    }
   }, 300_000);
 
   it('killed with SIGKILL while synthesize builds, and run again: finishes the work and writes the same month, byte for byte', async () => {

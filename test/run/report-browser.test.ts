@@ -2,17 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { renderReport, type ReportData } from '../../pipeline/report/render.js';
 import { tempDir } from '../helpers/index.js';
-
-/** Debian's Chromium, started the way this machine's closed network needs. */
-export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.PERFMINE_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
 
 const data: ReportData = {
   month: '2025-04',
