@@ -1,13 +1,20 @@
 import { compareCodePoints, type ResultSet } from '../asv/result-set.js';
-import { logOf, median, present } from './stats.js';
+import { logOf, present, shorthMedian } from './stats.js';
 
 /**
  * Invocation pairs: the unit of evidence of perfmine's paired verdict. Pair p is the p-th
  * invocation of the first side with the p-th invocation of the second (each side in time order),
  * which for an A B B A … schedule are adjacent in time. Per pair and workload: the ratio of the
- * two invocation medians (second / first); per pair: the machine-speed factor, the median of
- * those ratios over all workloads, so that a whole-machine slowdown during the pair cancels; and
- * the normalized ratios (ratio / factor). Everything in natural-log space. Pure.
+ * two invocation medians (second / first); per pair: the machine-speed factor, so that a
+ * whole-machine slowdown during the pair cancels; and the normalized ratios (ratio / factor).
+ * Everything in natural-log space. Pure.
+ *
+ * The machine factor is the shorth median of the pair's ratios over all workloads (the median of
+ * their densest half, stats.ts), not their plain median: a patch that moves a large minority of
+ * the workloads together drags the plain median toward them, which makes every untouched
+ * workload look changed the other way (seen on this machine: two of six workloads 16-30x slower
+ * put the plain-median factors at 1.05-1.07, and an untouched workload, raw 0.97, normalized to
+ * 0.92, past the threshold). The untouched workloads are the densest half, so the shorth is not.
  */
 
 /** One workload in one invocation: its median if usable (positive, finite), and its benchmark version. */
@@ -35,7 +42,7 @@ export interface PairColumn {
   readonly versionChanged: readonly boolean[];
   /** Per workload: log(second / first); null where either side is unusable or the version changed. */
   readonly logRatios: readonly (number | null)[];
-  /** log of the machine-speed factor: the median of the pair's log ratios; 0 when not normalized. */
+  /** log of the machine-speed factor: the shorth median of the pair's log ratios; 0 when not normalized. */
   readonly logFactor: number;
   /** Whether the pair had enough workloads (minNormalizationWorkloads) to be normalized. */
   readonly normalized: boolean;
@@ -78,7 +85,7 @@ export function pairTable(first: readonly ResultSet[], second: readonly ResultSe
     });
     const usable = logRatios.filter(present);
     const normalized = usable.length >= minNormalizationWorkloads;
-    const logFactor = normalized ? median(usable)! : 0;
+    const logFactor = normalized ? shorthMedian(usable)! : 0;
     return {
       first: first[p]!.source,
       second: second[p]!.source,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ResultSet } from '../../../stages/validate/asv/index.js';
 import { applyRule, calibrate, DEFAULT_PAIRED_OPTIONS, pairedOptionsSchema, pairedVerdict, pairTable } from '../../../stages/validate/paired/index.js';
+import { median, shorthMedian } from '../../../stages/validate/paired/stats.js';
 
 const L = Math.log;
 const opts = DEFAULT_PAIRED_OPTIONS;
@@ -126,5 +127,20 @@ describe('calibration', () => {
     const report = pairedVerdict({ base: [inv('b', suite(6, 1))], expert: [inv('e', suite(6, 1))] });
     expect(report.calibration.calibrated).toBe(false);
     expect(report.threshold).toBe(1.05);
+  });
+});
+
+describe('the machine factor estimator', () => {
+  it('is the median of the densest half: untouched by a large minority that moved together', () => {
+    // four workloads untouched (noise of a few %), two 16x and 30x slower, in log space
+    const logs = [Math.log(0.97), Math.log(1.0), Math.log(1.01), Math.log(1.02), Math.log(16), Math.log(30)];
+    expect(Math.exp(shorthMedian(logs)!)).toBeCloseTo(Math.sqrt(1.0 * 1.01), 12);
+    // the plain median is dragged into the upper half of the untouched ones
+    expect(Math.exp(median(logs)!)).toBeCloseTo(Math.sqrt(1.01 * 1.02), 12);
+    expect(shorthMedian([])).toBeNull();
+    expect(shorthMedian([3])).toBe(3);
+    // without a moved minority it is close to the median, and it follows a whole-machine shift
+    const noise = [-0.03, -0.01, 0, 0.01, 0.02, 0.04];
+    expect(shorthMedian(noise.map((x) => x + 0.3))! - shorthMedian(noise)!).toBeCloseTo(0.3, 12);
   });
 });
