@@ -62,9 +62,8 @@ function rules(url: string): ScriptedRule[] {
  * credential value may appear in any log line, database row, image layer, container environment,
  * request the build made, or file the run wrote.
  *
- * Extension point (validate, emit): run them with the same `env` through `perfmine` (validate
- * through LABELLED_CLI, for its containers), add their stdout/stderr to `outputs`, and scan their
- * images, containers and the `--out` directory with the same helpers (see the todo below).
+ * Validate (which rebuilds the expert image with the same script) and emit run the same way; the
+ * scans below cover their logs, rows, containers, images and output files too.
  */
 describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
   let gh: FakeGitHub;
@@ -134,6 +133,8 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
         llm: { model: 'scripted-primary', timeoutMs: 60_000 },
         docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512 },
         synthesize: { offline: true, buildNetwork: 'bridge', agent: { roundsPerModel: 1, fallback: false }, timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
+        // The smallest protocol the paired verdict accepts; the expert image is kept for the image scan.
+        validate: { pairs: 3, calibrationPairs: 3, rounds: 1, keepExpertImages: true },
       }),
     );
     const env = {
@@ -155,7 +156,13 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     outputs.push(synth);
     expect(synth.code, synth.stderr.slice(-3000)).toBe(0);
     expect(JSON.parse(synth.stdout).stages[0]).toMatchObject({ done: 1 });
-  }, 900_000);
+    // Validate (its expert build runs the same script again) and emit, with the same environment.
+    for (const stage of ['validate', 'emit']) {
+      const r = await runToEnd([...common, '--json', 'stage', stage, '--month', '2024-01', '--repo', REPO, '--source', `git:${fixture.path}`], { env, cwd: runDir, script: LABELLED_CLI });
+      outputs.push(r);
+      expect(r.code, `${stage}: ${r.stderr.slice(-3000)}`).toBe(0);
+    }
+  }, 1_500_000);
 
   afterAll(async () => {
     await gh?.close();
@@ -181,6 +188,8 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     const rows = dumpEverything(db);
     expect(rows.some((r) => r.startsWith('http_cache: '))).toBe(true);
     expect(rows.some((r) => r.startsWith('build_attempts: '))).toBe(true);
+    expect(rows.some((r) => r.startsWith('validations: '))).toBe(true);
+    expect(rows.some((r) => r.startsWith('invocations: '))).toBe(true);
     expect(foundIn(rows.join('\n'), SECRETS)).toEqual([]);
   });
 
@@ -189,13 +198,17 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     expect(containers.length).toBeGreaterThanOrEqual(6); // preflight, builds, verification steps
     expect(containers.every((c) => c.labels['org.perfmine'] === label)).toBe(true);
     expect(containers.some((c) => c.env.some((e) => e.startsWith('PERFMINE_SHA=')))).toBe(true);
+    // validate's measurement containers are among them (threads pinned to one)
+    expect(containers.some((c) => c.env.includes('OMP_NUM_THREADS=1'))).toBe(true);
     expect(foundIn(containers.map((c) => c.env.join('\n')).join('\n'), SECRETS)).toEqual([]);
   });
 
-  it('in nothing the build could send out, though it had the network', () => {
-    expect(heard.map((h) => h.url)).toEqual(['/env-dump']);
-    expect(heard[0]!.body).toContain("'PERFMINE_SHA'");
-    expect(foundIn(heard[0]!.body, SECRETS)).toEqual([]);
+  it('in nothing the build could send out, though it had the network (synthesize, and validate rebuilding the expert)', () => {
+    expect(heard.map((h) => h.url)).toEqual(['/env-dump', '/env-dump']);
+    for (const h of heard) {
+      expect(h.body).toContain("'PERFMINE_SHA'");
+      expect(foundIn(h.body, SECRETS)).toEqual([]);
+    }
   });
 
   it('in no image layer or image configuration (docker save of every image the run created)', async () => {
@@ -219,5 +232,9 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     expect(await docker.containers(label)).toEqual([]);
   });
 
-  it.todo('validate and emit with the same credentials: their logs, validations/invocations rows, expert images, measurement containers and the --out dataset files hold none (to add once the validate/emit Docker integration lands)');
+  it('validate and emit ran in the same environment: the candidate decided, emit planned what was kept', () => {
+    const [validate, emit] = outputs.slice(-2).map((o) => (JSON.parse(o.stdout) as { stages: { stage: string; planned: number; ran: number; done: number; failed: Record<string, number> }[] }).stages[0]!);
+    expect(validate).toMatchObject({ stage: 'validate', planned: 1, ran: 1, failed: {} });
+    expect(emit).toMatchObject({ stage: 'emit', planned: validate!.done, failed: {} });
+  });
 });
