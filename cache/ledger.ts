@@ -125,12 +125,15 @@ export class Ledger {
                       THEN stage_items.updated_at ELSE excluded.updated_at END
       WHERE stage_items.repo IS NOT excluded.repo OR stage_items.at IS NOT excluded.at
          OR stage_items.input_hash <> excluded.input_hash OR stage_items.stage_version <> excluded.stage_version`);
+    // complete and fail follow plan, which has just written repo and at: their updates leave those
+    // two indexed columns out of the SET list (naming a column there rewrites its index entries
+    // even when the value is the same, which tripled the cost of a ledger write).
     this.#complete = db.prepare(`
       INSERT INTO stage_items (stage, key, repo, at, status, reason, detail, error_kind, last_error, attempts,
                                input_hash, stage_version, output, run_id, updated_at)
       VALUES (@stage, @key, @repo, @at, @status, @reason, @detail, NULL, NULL, 1, @inputHash, @version, @output, @runId, @now)
       ON CONFLICT (stage, key) DO UPDATE SET
-        repo = excluded.repo, at = excluded.at, status = excluded.status, reason = excluded.reason,
+        status = excluded.status, reason = excluded.reason,
         detail = excluded.detail, error_kind = NULL, last_error = NULL, attempts = stage_items.attempts + 1,
         input_hash = excluded.input_hash, stage_version = excluded.stage_version, output = excluded.output,
         run_id = excluded.run_id, updated_at = excluded.updated_at`);
@@ -139,20 +142,31 @@ export class Ledger {
                                input_hash, stage_version, run_id, updated_at)
       VALUES (@stage, @key, @repo, @at, 'failed', @reason, NULL, @kind, @message, 1, @inputHash, @version, @runId, @now)
       ON CONFLICT (stage, key) DO UPDATE SET
-        repo = excluded.repo, at = excluded.at, status = 'failed', reason = excluded.reason, detail = NULL,
+        status = 'failed', reason = excluded.reason, detail = NULL,
         error_kind = excluded.error_kind, last_error = excluded.last_error, attempts = stage_items.attempts + 1,
         input_hash = excluded.input_hash, stage_version = excluded.stage_version, run_id = excluded.run_id,
         updated_at = excluded.updated_at`);
   }
 
   /** The decision part of every row of a stage, by key (no output parsed): what the runner needs to plan. */
-  decisions(stage: string): Map<string, Pick<LedgerRow, 'status' | 'reason' | 'inputHash' | 'stageVersion'>> {
+  decisions(stage: string): Map<string, Pick<LedgerRow, 'repo' | 'at' | 'status' | 'reason' | 'inputHash' | 'stageVersion'>> {
     const rows = this.#db
-      .prepare<[string], { key: string; status: ItemStatus; reason: string | null; input_hash: string; stage_version: number }>(
-        'SELECT key, status, reason, input_hash, stage_version FROM stage_items WHERE stage = ?',
+      .prepare<[string], { key: string; repo: string | null; at: string | null; status: ItemStatus; reason: string | null; input_hash: string; stage_version: number }>(
+        'SELECT key, repo, at, status, reason, input_hash, stage_version FROM stage_items WHERE stage = ?',
       )
       .all(stage);
-    return new Map(rows.map((r) => [r.key, { status: r.status, reason: r.reason, inputHash: r.input_hash, stageVersion: r.stage_version }]));
+    return new Map(rows.map((r) => [r.key, { repo: r.repo, at: r.at, status: r.status, reason: r.reason, inputHash: r.input_hash, stageVersion: r.stage_version }]));
+  }
+
+  /** Whether `plan` would change the row: a new item, or a changed input, version, repository or instant. */
+  static planChanges(known: Pick<LedgerRow, 'repo' | 'at' | 'inputHash' | 'stageVersion'> | undefined, item: PlannedItem, version: number): boolean {
+    return (
+      known === undefined ||
+      known.inputHash !== item.inputHash ||
+      known.stageVersion !== version ||
+      known.repo !== item.repo ||
+      known.at !== (item.at && normalizeInstant(item.at))
+    );
   }
 
   get(stage: string, key: string): LedgerRow | undefined {

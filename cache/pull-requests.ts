@@ -43,7 +43,8 @@ const recordWithoutDiff = pullRequestSchema.omit({ diff: true });
 export function loadPullRequestSummary(db: Db, repo: string, number: number): { record: Omit<PullRequest, 'diff'>; diffBytes: number } | undefined {
   const row = prepared<[string, number], { record: string; diff_bytes: number }>(
     db,
-    'SELECT record, length(CAST(diff AS BLOB)) AS diff_bytes FROM pull_requests WHERE repo = ? AND number = ?',
+    // octet_length reads the size from the record header, not the diff itself.
+    'SELECT record, octet_length(diff) AS diff_bytes FROM pull_requests WHERE repo = ? AND number = ?',
   ).get(repo, number);
   if (!row) return undefined;
   return { record: recordWithoutDiff.parse(JSON.parse(row.record)), diffBytes: row.diff_bytes };

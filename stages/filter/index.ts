@@ -4,7 +4,6 @@ import { ItemError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { collectOutputSchema, type CollectOutput } from '../collect/pull-request.js';
 import { readableDiff } from '../collect/readable-diff.js';
-import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
 import type { FilterOutput } from './output.js';
 
@@ -50,7 +49,8 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
     // the LLM is shown it (binary patches as one line), and its stored size bounds that.
     const diff = { bytes: stored.diffBytes, text: () => readableDiff(loadDiff(ctx.db, repo, number) ?? '') };
     const decision = decideFilter({ ...stored.record, diff }, contentHash, ctx.config.filter);
-    ctx.log.debug({ verdict: decision.status, reason: decision.reason, cues: decision.output.positiveCues.map((c) => c.cue) }, 'filtered');
+    // No log line per item: the ledger keeps the verdict, its reason and the cues (`perfmine status
+    // --stage filter --items`), and a logger per item cost about 4% of the stage over 30,000 items.
     return decision.status === 'done'
       ? { status: 'done', output: decision.output, detail: decision.detail }
       : { status: 'dropped', reason: decision.reason ?? 'unspecified', detail: decision.detail, output: decision.output };

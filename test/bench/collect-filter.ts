@@ -12,14 +12,19 @@ import { monthWindow } from '../../pipeline/window.js';
 import { filterStage } from '../../stages/filter/index.js';
 import { syntheticRepos } from '../fakes/github-data.js';
 import { FakeGitHub } from '../fakes/github-server.js';
-import { harness, tempDir } from '../helpers/harness.js';
+import { loadConfig } from '../../pipeline/config/load.js';
+import { createContext } from '../../pipeline/context.js';
+import { readCredentials } from '../../pipeline/credentials.js';
+import { createLogger } from '../../pipeline/logging.js';
+import { tempDir } from '../helpers/harness.js';
 import { timed, timedCli } from './measure.js';
 
 export interface CollectFilterResult {
   readonly pullRequests: number;
   readonly first: { readonly ms: number; readonly collectMs: number; readonly filterMs: number; readonly requests: number; readonly peakMiB: number };
   readonly second: { readonly ms: number; readonly requests: number; readonly conditional: number; readonly notModified: number; readonly rowsWritten: number; readonly ratio: number };
-  readonly filterOnly: { readonly ms: number; readonly items: number };
+  /** In process (the stage itself), and as `perfmine stage filter --force` (with Node's and tsx's start). */
+  readonly filterOnly: { readonly ms: number; readonly items: number; readonly cliMs: number };
 }
 
 /** Rows of every table except runs (`SELECT *`), as one text per table: equal text, nothing written. */
@@ -67,10 +72,14 @@ export async function collectFilterBenchmark(options: { repos?: number; pulls?: 
     const after = snapshot(db);
     const pullRequests = (new Database(db, { readonly: true }).prepare('SELECT COUNT(*) AS n FROM pull_requests').get() as { n: number }).n;
 
-    // The rule filter alone, in process, over the stored pull requests (--force: every item decided again).
-    const { ctx } = harness({ db, config: { llm: { mode: 'none' } } });
+    // The rule filter alone, in process, over the stored pull requests (--force: every item decided
+    // again and written again), logging at the CLI's default level as a real run does.
+    const store = openStore(db);
+    const { config: filterConfig } = loadConfig({ env: {}, flags: { llm: { mode: 'none' } }, cwd: dir });
+    const ctx = createContext({ config: filterConfig, credentials: readCredentials({}), db: store, log: createLogger({ level: 'info', format: 'json', destination: { write: () => {} } }) });
     const filterOnly = await timed(() => runStage(ctx, filterStage, { window: monthWindow('2025-04'), repos: [], prs: [], source: { kind: 'github' } }, { force: true }));
-    ctx.db.close();
+    const filterCli = await timedCli(['--config', config, '--db', db, 'stage', 'filter', '--month', '2025-04', '--force'], env, dir);
+    store.close();
 
     const firstMs = collect1.ms + filter1.ms;
     const secondMs = collect2.ms + filter2.ms;
@@ -85,10 +94,9 @@ export async function collectFilterBenchmark(options: { repos?: number; pulls?: 
         rowsWritten: changedRows(before, after),
         ratio: secondMs / firstMs,
       },
-      filterOnly: { ms: filterOnly.ms, items: filterOnly.value.ran },
+      filterOnly: { ms: filterOnly.ms, items: filterOnly.value.ran, cliMs: filterCli.ms },
     };
   } finally {
     await gh.close();
-    void openStore;
   }
 }

@@ -35,7 +35,7 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
         { figure: '   same window again: requests', value: `${r.second.requests} (${r.second.conditional} conditional, ${r.second.notModified} answered 304)`, target: 'all conditional', ok: r.second.requests === r.second.conditional },
         { figure: '   same window again: rows written', value: String(r.second.rowsWritten), target: '0', ok: r.second.rowsWritten === 0 },
         { figure: '   same window again: wall time ratio', value: `${pct(r.second.ratio)} (${ms(r.second.ms)})`, target: '<= 5%', ok: r.second.ratio <= 0.05 },
-        { figure: `2. rule filter alone over ${r.filterOnly.items.toLocaleString('en-US')} stored PRs`, value: ms(r.filterOnly.ms), target: '< 2 s', ok: r.filterOnly.ms < 2000 },
+        { figure: `2. rule filter alone over ${r.filterOnly.items.toLocaleString('en-US')} stored PRs`, value: `${ms(r.filterOnly.ms)} in process, ${ms(r.filterOnly.cliMs)} through the CLI`, target: '< 2 s', ok: r.filterOnly.ms < 2000 },
       ],
     };
   },
