@@ -95,17 +95,24 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
   }
 }
 
-export interface StoredWorkloadVerdict {
-  readonly workload: string;
+/** A workload's place in the suite and its pooled medians: what validate computes and the store keeps. */
+export interface WorkloadMedians {
+  /** The benchmark (asv key) and its place in the suite. */
   readonly benchmark: string;
   readonly module: string;
   readonly className: string | null;
   readonly function: string;
   readonly params: string | null;
   readonly unit: string | null;
+  /** Pooled medians (asv's stored value of the pooled samples). */
   readonly baseMedian: number | null;
   readonly expertMedian: number | null;
+  /** FormulaCode's speedup: base / expert of the pooled medians. */
   readonly speedup: number | null;
+}
+
+export interface StoredWorkloadVerdict extends WorkloadMedians {
+  readonly workload: string;
   readonly asv: { readonly mark: string; readonly change: string; readonly ratio: number | null; readonly tilde: boolean; readonly pValue: number | null };
   readonly paired: {
     readonly change: 'improved' | 'worsened' | 'unchanged' | 'incomparable';

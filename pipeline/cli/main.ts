@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
 import { reportError } from './report-error.js';
 import { registry as defaultRegistry, type Registry } from '../registry.js';

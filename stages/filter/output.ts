@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { collectOutputSchema } from '../collect/pull-request.js';
 
 const cueMatchSchema = z.object({
   cue: z.string(),
@@ -10,14 +11,8 @@ const cueMatchSchema = z.object({
  * What filter records for every pull request it decides (done items are handed on to classify;
  * dropped ones keep it for tracing). Classify reads it from the ledger.
  */
-export const filterOutputSchema = z.object({
-  repo: z.string(),
-  number: z.number().int().positive(),
-  mergedAt: z.string(),
-  baseSha: z.string(),
-  mergeSha: z.string(),
-  /** Hash of the collected record the decision was made on (collect's contentHash). */
-  contentHash: z.string(),
+export const filterOutputSchema = collectOutputSchema.extend({
+  // contentHash: the hash of the collected record the decision was made on.
   /** `positive` / `mixed` / `ambiguous` / `negative` (see stages/filter/message.ts). */
   messageVerdict: z.enum(['positive', 'mixed', 'ambiguous', 'negative']),
   /** Positive performance cues found (title, body, labels); `--llm none` relies on the title and body ones. */

@@ -10,7 +10,8 @@ import type { Logger } from '../../pipeline/logging.js';
 import type { Source } from '../../pipeline/scope.js';
 import { containerLimits, type ContainerLimits, type DockerService, type RunResult } from '../../pipeline/services/docker.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
-import { classifyFailure, type Failure, type StepResult } from './failure.js';
+import type { NewAttempt } from '../../cache/build-scripts.js';
+import { classifyFailure, describeFailure, type Failure, type StepResult } from './failure.js';
 import { imageSlug, repoImageTag, toolchainTag } from './image-names.js';
 import { checkScript } from './script-check.js';
 import { bashSyntaxError } from './script-syntax.js';
@@ -104,6 +105,22 @@ export interface AttemptRun {
   /** The built image's tag (verified or not), or null when nothing was built. */
   readonly image: string | null;
   readonly durationMs: number;
+}
+
+/** What the attempt table records of a run: its outcome, the failing step and its output tails, every step. */
+export function attemptRecordOf(run: AttemptRun): Pick<NewAttempt, 'outcome' | 'failingStep' | 'failureKind' | 'failure' | 'stdoutTail' | 'stderrTail' | 'steps' | 'durationMs'> {
+  const verified = run.failure === null && run.image !== null;
+  const failing = run.steps.find((s) => !s.ok) ?? run.steps.find((s) => s.step === 'build');
+  return {
+    outcome: verified ? 'verified' : run.failure?.step === 'script' ? 'rejected' : 'failed',
+    failingStep: run.failure?.step ?? null,
+    failureKind: run.failure?.kind ?? null,
+    failure: run.failure ? describeFailure(run.failure) : null,
+    stdoutTail: failing?.stdout ?? '',
+    stderrTail: failing?.stderr ?? '',
+    steps: run.steps.map((s) => ({ step: s.step, ok: s.ok, exitCode: s.exitCode, timedOut: s.timedOut, durationMs: s.durationMs, ...(s.detail ? { detail: s.detail } : {}) })),
+    durationMs: run.durationMs,
+  };
 }
 
 function pythonEnv(version: string | null): Record<string, string> {

@@ -2,7 +2,7 @@ import type { BuildScripts, RebuildSpec } from '../../cache/build-scripts.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import { buildSettings, Environments } from './environment.js';
+import { attemptRecordOf, buildSettings, Environments } from './environment.js';
 import { describeFailure } from './failure.js';
 import { attemptImageTag, envImageTag } from './image-names.js';
 import { scriptHash } from './script-check.js';
@@ -43,7 +43,6 @@ export async function rebuildEnvironment(
   const finalTag = verified ? envImageTag(spec.repo, spec.sha) : null;
   if (finalTag) await envs.promote(tag, finalTag);
   else if (run.image) await envs.discard(run.image);
-  const failing = run.steps.find((s) => !s.ok) ?? run.steps.find((s) => s.step === 'build');
   const attemptId =
     options.store?.record({
       ...spec,
@@ -53,14 +52,7 @@ export async function rebuildEnvironment(
       scriptHash: scriptHash(spec.script),
       source: 'cache',
       sourceDetail: 'perfmine cache rebuild',
-      outcome: verified ? 'verified' : run.failure?.step === 'script' ? 'rejected' : 'failed',
-      failingStep: run.failure?.step ?? null,
-      failureKind: run.failure?.kind ?? null,
-      failure: run.failure ? describeFailure(run.failure) : null,
-      stdoutTail: failing?.stdout ?? '',
-      stderrTail: failing?.stderr ?? '',
-      steps: run.steps.map((s) => ({ step: s.step, ok: s.ok, exitCode: s.exitCode, timedOut: s.timedOut, durationMs: s.durationMs, ...(s.detail ? { detail: s.detail } : {}) })),
-      durationMs: run.durationMs,
+      ...attemptRecordOf(run),
       llmCalls: 0,
       promptTokens: 0,
       completionTokens: 0,

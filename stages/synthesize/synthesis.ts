@@ -6,7 +6,7 @@ import type { LlmService, LlmUsage, TokenBudget } from '../../pipeline/services/
 import { agentInputs, buildAgentAnswerSchema, type AttemptNote } from './agent-inputs.js';
 import { buildAgentTools } from './agent-tools.js';
 import type { SynthesizeConfig } from './config.js';
-import { formatCloneSource, type AttemptRun, type CloneSource, type Environments } from './environment.js';
+import { attemptRecordOf, formatCloneSource, type AttemptRun, type CloneSource, type Environments } from './environment.js';
 import { classifyFailure, describeFailure, type Failure, type StepResult } from './failure.js';
 import type { GitTree } from './git-tree.js';
 import { attemptImageTag, envImageTag } from './image-names.js';
@@ -139,14 +139,7 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
       scriptHash: scriptHash(candidate.script),
       source: candidate.source,
       sourceDetail: candidate.detail,
-      outcome: verified ? 'verified' : run.failure?.step === 'script' ? 'rejected' : 'failed',
-      failingStep: run.failure?.step ?? null,
-      failureKind: run.failure?.kind ?? null,
-      failure: run.failure ? describeFailure(run.failure) : null,
-      stdoutTail: failing?.stdout ?? '',
-      stderrTail: failing?.stderr ?? '',
-      steps: run.steps.map((s) => ({ step: s.step, ok: s.ok, exitCode: s.exitCode, timedOut: s.timedOut, durationMs: s.durationMs, ...(s.detail ? { detail: s.detail } : {}) })),
-      durationMs: run.durationMs,
+      ...attemptRecordOf(run),
       llmCalls: llm ? 1 : 0,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,

@@ -1,3 +1,4 @@
+import type { WorkloadMedians } from '../../cache/measurements.js';
 import type { BenchmarkInfo } from './asv/benchmarks.js';
 import { DEFAULT_DECIDE_OPTIONS, type Verdict } from './asv/compare.js';
 import { poolInvocations } from './asv/invocations.js';
@@ -25,20 +26,8 @@ export interface AsvPooledVerdict {
   readonly expertSamples: number;
 }
 
-export interface WorkloadVerdicts {
+export interface WorkloadVerdicts extends WorkloadMedians {
   readonly name: string;
-  /** The benchmark (asv key) and its place in the suite. */
-  readonly benchmark: string;
-  readonly module: string;
-  readonly className: string | null;
-  readonly function: string;
-  readonly params: string | null;
-  readonly unit: string | null;
-  /** Pooled medians (asv's stored value of the pooled samples). */
-  readonly baseMedian: number | null;
-  readonly expertMedian: number | null;
-  /** FormulaCode's speedup: base / expert of the pooled medians. */
-  readonly speedup: number | null;
   readonly asv: AsvPooledVerdict;
   readonly paired: PairedWorkloadVerdict;
 }

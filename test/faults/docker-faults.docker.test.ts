@@ -9,10 +9,9 @@ import { openStore, type Db } from '../../cache/store.js';
 import { runStage, type StageReport } from '../../pipeline/runner.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
-import { scriptHash } from '../../stages/synthesize/script-check.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { buildPythonRepo, correctScript, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from '../synthesize/harness.js';
+import { gitScope, memoryLogger, seedCandidates, seedVerifiedScript, SEEDED, tempDir, testConfig, testContext, testLabel } from '../synthesize/harness.js';
 
 const label = testLabel('faults');
 const docker = new DockerService({ runLabel: label });
@@ -30,41 +29,6 @@ async function bridgeGateway(): Promise<string> {
   const address = /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', name], { encoding: 'utf8' }))?.[1];
   if (!address) throw new Error(`the bridge network has no gateway (no IPv4 address on ${name})`);
   return address;
-}
-
-/** A script stored as verified for a commit, as an earlier run would have left it (the cache is tried first). */
-function seedCachedScript(db: Db, repo: string, sha: string, commitDate: string, script: string): void {
-  new BuildScripts(db).record({
-    repo,
-    sha,
-    commitDate,
-    script,
-    scriptHash: scriptHash(script),
-    source: 'template',
-    sourceDetail: 'seeded by the test',
-    outcome: 'verified',
-    failingStep: null,
-    failureKind: null,
-    failure: null,
-    stdoutTail: '',
-    stderrTail: '',
-    steps: [],
-    durationMs: 1,
-    llmCalls: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    costUsd: 0,
-    model: null,
-    baseImage: ASV_FAKE_IMAGE,
-    toolchainImage: ASV_FAKE_IMAGE,
-    repoImage: 'seeded',
-    cloneSource: 'git:/nowhere',
-    asvConfigPath: 'asv.conf.json',
-    importName: 'fixpkg',
-    pythonVersion: '3.11',
-    imageTag: null,
-    runId: null,
-  });
 }
 
 const HEADER = '#!/usr/bin/env bash\nset -euo pipefail\ncd /repo\n';
@@ -117,7 +81,7 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
   let lines: string[];
 
   const repos = { disk: 'faults/disk', bigFile: 'faults/big-file', manyFiles: 'faults/many-files', fork: 'faults/fork', network: 'faults/network' } as const;
-  const attempts = (repo: string): Attempt[] => new BuildScripts(db).forCommit(repo, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== 'seeded by the test');
+  const attempts = (repo: string): Attempt[] => new BuildScripts(db).forCommit(repo, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== SEEDED);
 
   beforeAll(async () => {
     await ensureAsvFakeImage();
@@ -136,11 +100,11 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     const [c0] = fixture.commits;
     // Three repositories (one clone): no item's script is another's neighbour.
     for (const repo of Object.values(repos)) seedCandidates(db, repo, fixture.commits, [0]);
-    seedCachedScript(db, repos.disk, c0!.sha, c0!.date, FILLS_DISK);
-    seedCachedScript(db, repos.bigFile, c0!.sha, c0!.date, BIG_FILE);
-    seedCachedScript(db, repos.manyFiles, c0!.sha, c0!.date, MANY_FILES);
-    seedCachedScript(db, repos.fork, c0!.sha, c0!.date, FORKS);
-    seedCachedScript(db, repos.network, c0!.sha, c0!.date, phonesHome(url));
+    seedVerifiedScript(db, repos.disk, c0!.sha, c0!.date, FILLS_DISK);
+    seedVerifiedScript(db, repos.bigFile, c0!.sha, c0!.date, BIG_FILE);
+    seedVerifiedScript(db, repos.manyFiles, c0!.sha, c0!.date, MANY_FILES);
+    seedVerifiedScript(db, repos.fork, c0!.sha, c0!.date, FORKS);
+    seedVerifiedScript(db, repos.network, c0!.sha, c0!.date, phonesHome(url));
 
     const config = testConfig(join(dir, 'perfmine.db'), {
       llm: { mode: 'none' },

@@ -2,12 +2,11 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerService, type RunResult } from '../../pipeline/services/docker.js';
-import { Environments } from '../../stages/synthesize/environment.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { parseAsvJson } from '../fakes/asv-json.js';
 import { buildPythonRepo, correctScript, type PythonRepo } from '../fixtures/python-repo.js';
 import { checkBenchmarksShape, checkResultsShape } from './asv-shape.js';
-import { memoryLogger, tempDir, testLabel } from './harness.js';
+import { tempDir, testEnvironments, testLabel } from './harness.js';
 
 const REAL = join(process.cwd(), '..', 'shared', 'reference', 'asv-real');
 const REAL_RESULTS = [
@@ -29,17 +28,7 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
   beforeAll(async () => {
     await ensureAsvFakeImage();
     fixture = buildPythonRepo({ dir: join(dir, 'repo'), eras: [{ era: 'setup-py', commits: 1 }] });
-    const envs = new Environments(
-      docker,
-      {
-        limits,
-        timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 120_000, pytest: 120_000, tamper: 60_000, tool: 60_000 },
-        tailChars: 8000,
-        buildNetwork: 'none',
-        asvDiscover: 'check',
-      },
-      memoryLogger().log,
-    );
+    const envs = testEnvironments(docker, limits);
     const repoImage = await envs.ensureRepoImage('fixture/asvfake', { kind: 'git', path: fixture.path }, ASV_FAKE_IMAGE);
     image = 'perfmine/env-fixture-asvfake:standin';
     const built = await envs.buildAndVerify(

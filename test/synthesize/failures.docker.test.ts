@@ -9,10 +9,9 @@ import { runStage } from '../../pipeline/runner.js';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, formatOwner } from '../../pipeline/services/owner.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
-import { scriptHash } from '../../stages/synthesize/script-check.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from './harness.js';
+import { gitScope, memoryLogger, seedCandidates, seedVerifiedScript, SEEDED, tempDir, testConfig, testContext, testLabel } from './harness.js';
 
 const REPO = 'fixture/failures';
 const label = testLabel('failures');
@@ -37,52 +36,16 @@ const TAMPERING = [
   '',
 ].join('\n');
 
-/** A verified attempt as an earlier run would have stored it. */
-function storeVerified(store: BuildScripts, sha: string, commitDate: string, script: string): void {
-  store.record({
-    repo: REPO,
-    sha,
-    commitDate,
-    script,
-    scriptHash: scriptHash(script),
-    source: 'template',
-    sourceDetail: 'seeded by the test',
-    outcome: 'verified',
-    failingStep: null,
-    failureKind: null,
-    failure: null,
-    stdoutTail: '',
-    stderrTail: '',
-    steps: [],
-    durationMs: 1,
-    llmCalls: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    costUsd: 0,
-    model: null,
-    baseImage: ASV_FAKE_IMAGE,
-    toolchainImage: ASV_FAKE_IMAGE,
-    repoImage: 'seeded',
-    cloneSource: 'git:/nowhere',
-    asvConfigPath: 'asv.conf.json',
-    importName: 'fixpkg',
-    pythonVersion: '3.11',
-    imageTag: null,
-    runId: null,
-  });
-}
-
 describe('synthesize rejects hanging and tampering scripts (real Docker engine)', () => {
   beforeAll(async () => {
     await ensureAsvFakeImage();
     fixture = buildPythonRepo({ dir: join(dir, 'repo'), eras: [{ era: 'setup-py', commits: 3 }] });
     db = openStore(join(dir, 'perfmine.db'));
     seedCandidates(db, REPO, fixture.commits, [0]);
-    const store = new BuildScripts(db);
     const [c0, c1] = fixture.commits;
     // The cached script of commit 0 hangs; the script verified on commit 1 edits a benchmark.
-    storeVerified(store, c0!.sha, c0!.date, HANGING);
-    storeVerified(store, c1!.sha, c1!.date, TAMPERING);
+    seedVerifiedScript(db, REPO, c0!.sha, c0!.date, HANGING);
+    seedVerifiedScript(db, REPO, c1!.sha, c1!.date, TAMPERING);
   }, 300_000);
 
   afterAll(async () => {
@@ -97,7 +60,7 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
     if (report.done !== 1) console.log(lines.join(''));
     expect(report).toMatchObject({ ran: 1, done: 1 });
 
-    const attempts = new BuildScripts(db).forCommit(REPO, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== 'seeded by the test');
+    const attempts = new BuildScripts(db).forCommit(REPO, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== SEEDED);
     expect(attempts.map((a) => `${a.source}:${a.outcome}`)).toEqual(['cache:failed', 'neighbour:failed', 'template:verified']);
 
     const [hang, tamper, template] = attempts;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BuildScripts } from '../../cache/build-scripts.js';
 import { Ledger } from '../../cache/ledger.js';
 import { savePullRequest } from '../../cache/pull-requests.js';
 import type { Db } from '../../cache/store.js';
@@ -19,6 +20,8 @@ import { monthWindow } from '../../pipeline/window.js';
 import type { ClassifyOutput } from '../../stages/classify/output.js';
 import type { PullRequest } from '../../stages/collect/pull-request.js';
 import type { FixtureCommit } from '../fixtures/python-repo.js';
+import { Environments, type BuildSettings } from '../../stages/synthesize/environment.js';
+import { scriptHash } from '../../stages/synthesize/script-check.js';
 import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
 
 /** A label value unique to this test run: everything the run creates carries it. */
@@ -125,4 +128,57 @@ export function seedCandidates(db: Db, repo: string, commits: readonly FixtureCo
     out.push(output);
   }
   return out;
+}
+
+/** sourceDetail of the scripts seedVerifiedScript stores: tests tell them from the stage's own attempts by it. */
+export const SEEDED = 'seeded by the test';
+
+/** A script stored as verified for a commit, as an earlier run would have left it (the cache is tried first). */
+export function seedVerifiedScript(db: Db, repo: string, sha: string, commitDate: string, script: string): void {
+  new BuildScripts(db).record({
+    repo,
+    sha,
+    commitDate,
+    script,
+    scriptHash: scriptHash(script),
+    source: 'template',
+    sourceDetail: SEEDED,
+    outcome: 'verified',
+    failingStep: null,
+    failureKind: null,
+    failure: null,
+    stdoutTail: '',
+    stderrTail: '',
+    steps: [],
+    durationMs: 1,
+    llmCalls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    costUsd: 0,
+    model: null,
+    baseImage: ASV_FAKE_IMAGE,
+    toolchainImage: ASV_FAKE_IMAGE,
+    repoImage: 'seeded',
+    cloneSource: 'git:/nowhere',
+    asvConfigPath: 'asv.conf.json',
+    importName: 'fixpkg',
+    pythonVersion: '3.11',
+    imageTag: null,
+    runId: null,
+  });
+}
+
+/** Environments with the test suites' settings: generous timeouts, no network for builds, `asv check`. */
+export function testEnvironments(docker: DockerService, limits: BuildSettings['limits']): Environments {
+  return new Environments(
+    docker,
+    {
+      limits,
+      timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 120_000, pytest: 120_000, tamper: 60_000, tool: 60_000 },
+      tailChars: 8000,
+      buildNetwork: 'none',
+      asvDiscover: 'check',
+    },
+    memoryLogger().log,
+  );
 }

@@ -3,11 +3,11 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerService } from '../../pipeline/services/docker.js';
-import { Environments, type CommitBuildSpec } from '../../stages/synthesize/environment.js';
+import type { CommitBuildSpec } from '../../stages/synthesize/environment.js';
 import { PATCH_DOES_NOT_APPLY_EXIT } from '../../stages/synthesize/verification.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { buildPythonRepo, correctScript, type PythonRepo } from '../fixtures/python-repo.js';
-import { memoryLogger, tempDir, testLabel } from './harness.js';
+import { tempDir, testEnvironments, testLabel } from './harness.js';
 
 /**
  * A commit built with a patch applied (validate's expert side) through the same build and
@@ -18,17 +18,7 @@ const label = testLabel('patched');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('patched');
 const limits = { cpus: 1, memoryMb: 1024, pidsLimit: 256 };
-const envs = new Environments(
-  docker,
-  {
-    limits,
-    timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 120_000, pytest: 120_000, tamper: 60_000, tool: 60_000 },
-    tailChars: 8000,
-    buildNetwork: 'none',
-    asvDiscover: 'check',
-  },
-  memoryLogger().log,
-);
+const envs = testEnvironments(docker, limits);
 let fixture: PythonRepo;
 let spec: CommitBuildSpec;
 let patch = '';

@@ -3,26 +3,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../pipeline/errors.js';
 import { DockerService } from '../../pipeline/services/docker.js';
-import { Environments } from '../../stages/synthesize/environment.js';
 import { ASV_FAKE_PATH } from '../fakes/asv-image.js';
-import { memoryLogger, tempDir, testLabel } from './harness.js';
+import { tempDir, testEnvironments, testLabel } from './harness.js';
 
 const BASE = 'perfmine/base:bookworm';
 const label = testLabel('toolchain');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('toolchain');
 const limits = { cpus: 1, memoryMb: 1024, pidsLimit: 256 };
-const envs = new Environments(
-  docker,
-  {
-    limits,
-    timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 60_000, pytest: 60_000, tamper: 60_000, tool: 60_000 },
-    tailChars: 8000,
-    buildNetwork: 'none',
-    asvDiscover: 'check',
-  },
-  memoryLogger().log,
-);
+const envs = testEnvironments(docker, limits);
 
 describe('asv from a local wheelhouse (air-gapped hosts; real Docker engine)', () => {
   afterAll(async () => {
