@@ -438,8 +438,14 @@ export async function localRepositoryName(git: GitService, path: string, repos: 
   return repoNameFromRemote(await git.remoteUrl(path), path);
 }
 
-export async function requireRepository(git: GitService, path: string): Promise<void> {
+/** The clone behind `--source git:PATH`: its name, default branch and that branch's tip (a clear error when there is none). */
+export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; defaultBranch: string; tip: string }> {
   if (!(await git.isRepository(path))) {
     throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
   }
+  const name = await localRepositoryName(git, path, repos);
+  const defaultBranch = await git.defaultBranch(path);
+  const tip = await git.revParse(path, defaultBranch);
+  if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
+  return { name, defaultBranch, tip };
 }

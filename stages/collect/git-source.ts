@@ -7,9 +7,9 @@
 import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
-import { ConfigError, ItemError } from '../../pipeline/errors.js';
+import { ItemError } from '../../pipeline/errors.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
-import { localRepositoryName, requireRepository, type GitService } from '../../pipeline/services/git.js';
+import { openLocalRepository, type GitService } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
 import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, findGitPullRequests, pullUrl } from './git-pulls.js';
@@ -20,11 +20,7 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
   const git = ctx.services.git;
   const path = scope.source.path;
-  await requireRepository(git, path);
-  const repo = await localRepositoryName(git, path, scope.repos);
-  const defaultBranch = await git.defaultBranch(path);
-  const tip = await git.revParse(path, defaultBranch);
-  if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
+  const { name: repo, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
   const remote = await git.remoteUrl(path);
   const started = Date.now();
   const graph = await git.graph(path, tip);

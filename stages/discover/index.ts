@@ -1,8 +1,7 @@
 import { saveRepository, type RepositoryRecord } from '../../cache/repositories.js';
 import { missingCredential } from '../../pipeline/credentials.js';
-import { ConfigError } from '../../pipeline/errors.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
-import { localRepositoryName, requireRepository } from '../../pipeline/services/git.js';
+import { openLocalRepository } from '../../pipeline/services/git.js';
 import { describeClone, enrichFromGitHub } from './enrich.js';
 import type { DiscoverInput } from './input.js';
 import { listCandidates } from './sources.js';
@@ -35,11 +34,7 @@ export const discoverStage = defineStage<DiscoverInput, RepositoryRecord>({
     if (scope.source.kind === 'git') {
       const git = ctx.services.git;
       const path = scope.source.path;
-      await requireRepository(git, path);
-      const name = await localRepositoryName(git, path, scope.repos);
-      const defaultBranch = await git.defaultBranch(path);
-      const tip = await git.revParse(path, defaultBranch);
-      if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
+      const { name, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
       return [{ key: name, repo: name, at: null, input: { via: 'git', name, path, defaultBranch, tip } }];
     }
     const rules = ctx.config.discover;
