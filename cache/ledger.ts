@@ -127,7 +127,7 @@ export class Ledger {
          OR stage_items.input_hash <> excluded.input_hash OR stage_items.stage_version <> excluded.stage_version`);
     // complete and fail follow plan, which has just written repo and at: their updates leave those
     // two indexed columns out of the SET list (naming a column there rewrites its index entries
-    // even when the value is the same, which tripled the cost of a ledger write).
+    // even when the value is the same, which more than doubled the cost of a ledger write).
     this.#complete = db.prepare(`
       INSERT INTO stage_items (stage, key, repo, at, status, reason, detail, error_kind, last_error, attempts,
                                input_hash, stage_version, output, run_id, updated_at)
