@@ -4,7 +4,8 @@ import type { TwoVerdictReport, WorkloadVerdicts } from './two-verdicts.js';
 
 /**
  * The text `perfmine compare` prints for per-invocation sides, after asv's pooled table: the
- * paired protocol's numbers (pairs, machine factors, calibration, false-positive rate) and one
+ * paired protocol's numbers (pairs, machine factors, calibration, false-positive rate, minimum
+ * detectable speedups) and one
  * row per workload with both verdicts. Pure.
  */
 
@@ -36,20 +37,22 @@ export function formatTwoVerdicts(report: TwoVerdictReport, options: FormatTwoVe
   if (c.calibrated) {
     lines.push(
       `calibration: ${c.pairs} base/base pairs (factors ${c.machineFactors.map((f) => fixed(f, 3)).join(' ')}); ` +
-        `spread = q${Math.round(p.options.spreadQuantile * 100)} of |log ratio| = ${fixed(c.spreadLog, 3)}; ` +
-        `threshold T = max(${p.options.thresholdFloor}, exp(${p.options.safetyFactor} x spread)) = ${fixed(c.threshold, 3)}`,
+        `bias allowance = ${fixed(Math.exp(c.biasLog), 3)}; effect floor = max(${p.options.thresholdFloor}, bias) = ${fixed(p.threshold, 3)}`,
     );
     lines.push(
-      `false positives on base/base (leave one workload out): ${c.falsePositives.flagged} of ${c.falsePositives.compared} (${percent(c.falsePositives.rate)})` +
+      `false positives on base/base (the same rule, leave one workload out): ${c.falsePositives.flagged} of ${c.falsePositives.compared} (${percent(c.falsePositives.rate)})` +
         (report.asvOnCalibration ? `; asv's pooled rule on the same base/base: ${report.asvOnCalibration.improved} improved, ${report.asvOnCalibration.worsened} worse` : ''),
     );
   } else {
-    lines.push(`calibration: none (${c.pairs} base/base pairs; at least ${p.options.minCalibrationPairs} needed): threshold T is the floor ${fixed(p.threshold, 3)}, uncalibrated`);
+    lines.push(`calibration: none (${c.pairs} base/base pairs; at least ${p.options.minCalibrationPairs} needed): no bias allowance, no false-positive rate`);
   }
   lines.push(
-    `rule: improved when the normalized ratio is below 1 in ${p.options.allowedDisagreeing === 0 ? 'every pair' : `all but ${p.options.allowedDisagreeing} pairs`} ` +
-      `(at least ${p.options.minPairs}) and its median is below 1/T = ${fixed(1 / p.threshold, 3)}`,
+    `rule: each workload against its own noise (its pairs and base/base pairs, pooled with the others as far as it has little evidence); ` +
+      `Holm at alpha ${p.options.alpha} over ${report.workloads.filter((w) => w.paired.pValue !== null).length} workloads; ` +
+      `at least ${Math.round(p.options.consistency * 100)}% of at least ${p.options.minPairs} pairs the same way; never under ${p.options.thresholdFloor}`,
   );
+  const mds = report.workloads.map((w) => w.paired.mds).filter((x): x is number => x !== null).sort((x, y) => x - y);
+  if (mds.length > 0) lines.push(`minimum detectable speedup: median ${fixed(mds[mds.length >> 1], 3)}, from ${fixed(mds[0], 3)} to ${fixed(mds.at(-1), 3)}`);
   lines.push(`paired: ${p.counts.improved} improved, ${p.counts.worsened} worse, ${p.counts.unchanged} unchanged, ${p.counts.incomparable} incomparable`);
   const asvImproved = report.workloads.filter((w) => w.asv.mark === '-').length;
   const asvWorse = report.workloads.filter((w) => w.asv.mark === '+').length;
@@ -62,6 +65,8 @@ export function formatTwoVerdicts(report: TwoVerdictReport, options: FormatTwoVe
       w.asv.mark,
       w.paired.usablePairs === 0 ? 'n/a' : `${w.paired.fasterPairs}/${w.paired.usablePairs}`,
       fixed(w.paired.normalizedMedian, 3),
+      fixed(w.paired.mds, 3),
+      w.paired.pValue === null ? 'n/a' : w.paired.pValue.toPrecision(2),
       w.paired.normalizedRatios.map((r) => fixed(r)).join(' '),
       w.asv.ratio === null ? 'n/a' : `${w.asv.tilde ? '~' : ''}${fixed(w.asv.ratio)}`,
       w.asv.pValue === null ? 'n/a' : w.asv.pValue.toPrecision(2),
@@ -71,7 +76,7 @@ export function formatTwoVerdicts(report: TwoVerdictReport, options: FormatTwoVe
   if (rows.length > 0) {
     lines.push('');
     lines.push(
-      formatGithubTable(['Paired', 'asv', 'Faster pairs', 'Normalized', 'Pair ratios (normalized)', 'asv ratio', 'p', 'Why', 'Benchmark (Parameter)'], rows),
+      formatGithubTable(['Paired', 'asv', 'Faster pairs', 'Normalized', 'MDS', 'p', 'Pair ratios (normalized)', 'asv ratio', 'asv p', 'Why', 'Benchmark (Parameter)'], rows),
     );
   }
   return lines.join('\n');

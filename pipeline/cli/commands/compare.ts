@@ -33,7 +33,8 @@ interface CompareFlags {
   /** Split each results file written with --append-samples into invocations of N samples. */
   readonly splitSamples?: string;
   readonly minPairs?: string;
-  readonly allowedDisagreeing?: string;
+  readonly alpha?: string;
+  readonly consistency?: string;
   readonly safetyFactor?: string;
 }
 
@@ -55,9 +56,10 @@ export function registerCompare(program: Command): void {
     .option('--no-stats', 'decide on the factor alone, without the significance test')
     .option('--calibration <paths...>', 'two files or directories: base/base calibration invocations (first, second), paired in time order')
     .option('--split-samples <N>', 'results files hold several invocations appended (--append-samples): N samples each')
-    .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 2)')
-    .option('--allowed-disagreeing <N>', 'paired verdict: pairs that may point the other way (default 0)')
-    .option('--safety-factor <F>', 'paired verdict: multiplier on the calibration spread (default 1.5)')
+    .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 3, at least 2)')
+    .option('--alpha <P>', 'paired verdict: chance that any untouched workload is flagged, controlled over all of them (default 0.01)')
+    .option('--consistency <Q>', 'paired verdict: share of pairs that must point the verdict\'s way (default 0.75)')
+    .option('--safety-factor <F>', 'paired verdict: multiplier on the bias allowance from the calibration (default 1.5)')
     .addHelpText(
       'after',
       `
@@ -69,8 +71,11 @@ Per-invocation sides: when <base> or <head> is a directory (each file one asv in
 by the started_at times inside the files, then by name), or with --calibration / --split-samples,
 asv's table is computed on the pooled samples of each side, and perfmine's paired verdict follows:
 pair i = (i-th base invocation, i-th head invocation), each pair normalized by its machine-speed
-factor, a workload improved only when faster in every pair and beyond the threshold calibrated
-by the base/base pairs of --calibration. --json then adds "paired" to the output and to each row.`,
+factor; each workload is held to its own noise (its pairs and the base/base pairs of
+--calibration, pooled with the others as far as it has few), Holm's procedure keeps the chance of
+flagging any untouched workload under --alpha, at least --consistency of its pairs must point the
+same way, and never under a 1.05 change. Each workload's minimum detectable speedup is printed.
+--json then adds "paired" to the output and to each row.`,
     )
     .action(async (base: string, head: string, flags: CompareFlags, command: Command) => {
       process.exitCode = await compareCommand(base, head, flags, command.optsWithGlobals<GlobalFlags>());
@@ -164,10 +169,17 @@ function parseCount(flag: string, text: string, min: number): number {
   return n;
 }
 
+function parseProbability(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n >= 1) throw new ConfigError(`${flag}: expected a number between 0 and 1, got ${JSON.stringify(text)}`, { reason: 'invalid-flags' });
+  return n;
+}
+
 function pairedOptions(flags: CompareFlags): PairedOptions {
   const raw: Record<string, number> = {};
-  if (flags.minPairs !== undefined) raw['minPairs'] = parseCount('--min-pairs', flags.minPairs, 1);
-  if (flags.allowedDisagreeing !== undefined) raw['allowedDisagreeing'] = parseCount('--allowed-disagreeing', flags.allowedDisagreeing, 0);
+  if (flags.minPairs !== undefined) raw['minPairs'] = parseCount('--min-pairs', flags.minPairs, 2);
+  if (flags.alpha !== undefined) raw['alpha'] = parseProbability('--alpha', flags.alpha);
+  if (flags.consistency !== undefined) raw['consistency'] = parseProbability('--consistency', flags.consistency);
   if (flags.safetyFactor !== undefined) raw['safetyFactor'] = parseFactor(flags.safetyFactor);
   const parsed = pairedOptionsSchema.safeParse(raw);
   if (!parsed.success) {
@@ -186,7 +198,11 @@ function pairedRowJson(w: WorkloadVerdicts) {
     usablePairs: w.paired.usablePairs,
     fasterPairs: w.paired.fasterPairs,
     slowerPairs: w.paired.slowerPairs,
-    pValue: w.asv.pValue,
+    noise: w.paired.noise,
+    pValue: w.paired.pValue,
+    significant: w.paired.significant,
+    mds: w.paired.mds,
+    asvPValue: w.asv.pValue,
   };
 }
 

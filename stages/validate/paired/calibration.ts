@@ -1,25 +1,22 @@
 import type { PairedOptions } from './options.js';
 import { workloadLogs, type PairTable } from './pairs.js';
-import { applyRule } from './rule.js';
+import { applyRule, type WorkloadEvidence } from './rule.js';
 import { present, quantileOf } from './stats.js';
 
 /**
- * Calibration from base/base pairs measured the same way on the same machine (two invocations of
- * the base, interleaved like the A/B pairs and normalized by their own machine factors).
+ * Calibration from base/base pairs measured exactly like the base/expert pairs (two processes or
+ * invocations of the base on the same machine, interleaved with the others).
  *
- * Spread S: the `spreadQuantile` quantile (default 0.95, linear interpolation) of
- * |normalized log ratio| over every calibration pair and workload: how far one pair of
- * identical code lands from 1 on this machine, after normalization.
+ * Its noise enters every workload's noise estimate (rule.ts). Beyond that it gives two numbers:
  *
- * Threshold: log T = max(log thresholdFloor, safetyFactor × S). The rule compares the *median*
- * over pairs to it, while S is the spread of *single* pairs, so the threshold is conservative on
- * purpose; the safety factor (default 1.5) covers the quantile's own uncertainty with few pairs.
- *
- * False-positive rate (out of sample, leave one workload out): for each workload, the threshold is
- * recomputed from the calibration values of all *other* workloads and the rule is applied to that
- * workload's own base/base pairs as if they were base/expert; the rate is flagged (improved or
- * worsened) / compared. Applying the threshold to the very values it was computed from would
- * understate the rate. Pure.
+ * - the bias allowance b: for each workload, how far its base/base median sits from 1 beyond
+ *   twice its own standard error, e_w = max(0, |median c_w| − 2·se_w); b = safetyFactor × the
+ *   90th percentile of e over the workloads (the largest one with fewer than five). Two warm
+ *   processes of identical code can differ consistently (memory layout, hash seeds); that part
+ *   does not average out over pairs, so it is added to every threshold. Pure noise gives b ≈ 0.
+ * - the false-positive rate, out of sample: the whole rule (rule.ts, with Holm over the
+ *   workloads) applied to the base/base pairs as if they were base/expert, each workload held to
+ *   an allowance computed without it; flagged (improved or worsened) / compared. Pure.
  */
 
 export interface FalsePositive {
@@ -29,7 +26,7 @@ export interface FalsePositive {
 }
 
 export interface FalsePositiveRate {
-  /** Workloads with at least minPairs usable calibration pairs. */
+  /** Workloads with enough usable calibration pairs to be tested. */
   readonly compared: number;
   readonly flagged: number;
   /** flagged / compared; null when nothing could be compared. */
@@ -42,77 +39,61 @@ export interface Calibration {
   readonly unpaired: number;
   /** Each calibration pair's machine-speed factor (1 where not normalized). */
   readonly machineFactors: readonly number[];
-  /** |normalized log ratio| values the spread is the quantile of. */
+  /** Usable base/base log ratios over all workloads. */
   readonly values: number;
-  /** The spread S in log space; null with no values. */
-  readonly spreadLog: number | null;
-  /** The threshold factor T (≥ thresholdFloor). */
-  readonly threshold: number;
-  /** False when there were fewer than minCalibrationPairs pairs or no values: T is then the floor. */
+  /** The bias allowance b in log space (0 when uncalibrated). */
+  readonly biasLog: number;
+  /** False when there were fewer than minCalibrationPairs pairs or no values. */
   readonly calibrated: boolean;
   readonly falsePositives: FalsePositiveRate;
 }
 
-type ThresholdOptions = Pick<PairedOptions, 'thresholdFloor' | 'safetyFactor' | 'spreadQuantile'>;
-
-/** log T from a spread: max(log floor, safety × spread). */
-export function logThresholdOf(spreadLog: number | null, options: ThresholdOptions): number {
-  const floor = Math.log(options.thresholdFloor);
-  return spreadLog === null ? floor : Math.max(floor, options.safetyFactor * spreadLog);
+/** e_w per workload: |median| beyond twice its standard error (null when untestable). */
+function excessOf(table: PairTable, options: PairedOptions): (number | null)[] {
+  const evidence: WorkloadEvidence[] = table.names.map((_, i) => ({ logs: workloadLogs(table, i), nullLogs: [], biasLog: 0 }));
+  return applyRule(evidence, { ...options, minPairs: options.minCalibrationPairs }).map((r) =>
+    r.medianLog === null || r.standardError === null ? null : Math.max(0, Math.abs(r.medianLog) - 2 * r.standardError),
+  );
 }
 
-/** |normalized log ratio| of every usable (pair, workload), per workload. */
-function absoluteLogs(table: PairTable): number[][] {
-  return table.names.map((_, i) => workloadLogs(table, i).filter(present).map(Math.abs));
+/** b from the excesses of the workloads (leaving out `except`). */
+function allowanceOf(excess: readonly (number | null)[], options: PairedOptions, except = -1): number {
+  const values = excess.filter((e, i): e is number => i !== except && present(e));
+  if (values.length === 0) return 0;
+  const spread = values.length >= 5 ? quantileOf(values, 0.9)! : Math.max(...values);
+  return options.safetyFactor * spread;
 }
 
 export function calibrate(table: PairTable, options: PairedOptions): Calibration {
-  const perWorkload = absoluteLogs(table);
-  const all = perWorkload.flat();
-  const spreadLog = quantileOf(all, options.spreadQuantile);
-  const calibrated = table.pairs.length >= options.minCalibrationPairs && all.length > 0;
-  const logThreshold = logThresholdOf(calibrated ? spreadLog : null, options);
-
-  const flaggedList: FalsePositive[] = [];
-  let compared = 0;
-  table.names.forEach((name, i) => {
-    const others = perWorkload.flatMap((v, j) => (j === i ? [] : v));
-    if (others.length === 0) return;
-    const result = applyRule(workloadLogs(table, i), logThresholdOf(quantileOf(others, options.spreadQuantile), options), options);
-    if (result.change === 'too-few-pairs') return;
-    compared += 1;
-    if (result.change === 'improved' || result.change === 'worsened') {
-      flaggedList.push({ name, change: result.change, normalizedMedian: Math.exp(result.medianLog!) });
-    }
-  });
-
-  return {
+  const values = table.names.reduce((n, _, i) => n + workloadLogs(table, i).filter(present).length, 0);
+  const calibrated = table.pairs.length >= options.minCalibrationPairs && values > 0;
+  const common = {
     pairs: table.pairs.length,
     unpaired: table.unpaired,
     machineFactors: table.pairs.map((p) => Math.exp(p.logFactor)),
-    values: all.length,
-    spreadLog: calibrated ? spreadLog : null,
-    threshold: Math.exp(logThreshold),
+    values,
+  };
+  if (!calibrated) return { ...common, biasLog: 0, calibrated, falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] } };
+
+  const excess = excessOf(table, options);
+  const evidence: WorkloadEvidence[] = table.names.map((_, i) => ({ logs: workloadLogs(table, i), nullLogs: [], biasLog: allowanceOf(excess, options, i) }));
+  const results = applyRule(evidence, { ...options, minPairs: options.minCalibrationPairs });
+  const flagged: FalsePositive[] = [];
+  let compared = 0;
+  results.forEach((r, i) => {
+    if (r.change === 'too-few-pairs') return;
+    compared += 1;
+    if (r.change === 'improved' || r.change === 'worsened') flagged.push({ name: table.names[i]!, change: r.change, normalizedMedian: Math.exp(r.medianLog!) });
+  });
+  return {
+    ...common,
+    biasLog: allowanceOf(excess, options),
     calibrated,
-    falsePositives: {
-      compared: calibrated ? compared : 0,
-      flagged: calibrated ? flaggedList.length : 0,
-      rate: calibrated && compared > 0 ? flaggedList.length / compared : null,
-      workloads: calibrated ? flaggedList : [],
-    },
+    falsePositives: { compared, flagged: flagged.length, rate: compared > 0 ? flagged.length / compared : null, workloads: flagged },
   };
 }
 
-/** The threshold when there is no calibration at all: the floor. */
-export function uncalibrated(options: PairedOptions): Calibration {
-  return {
-    pairs: 0,
-    unpaired: 0,
-    machineFactors: [],
-    values: 0,
-    spreadLog: null,
-    threshold: options.thresholdFloor,
-    calibrated: false,
-    falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] },
-  };
+/** No calibration at all: no allowance, no rate. */
+export function uncalibrated(): Calibration {
+  return { pairs: 0, unpaired: 0, machineFactors: [], values: 0, biasLog: 0, calibrated: false, falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] } };
 }

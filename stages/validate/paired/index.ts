@@ -1,13 +1,15 @@
 /**
- * perfmine's paired verdict: invocation pairs, machine-speed normalization, calibration by
- * base/base pairs, and the per-workload rule. See verdict.ts for the whole rule.
+ * perfmine's keep verdict per workload: pairs (asv invocations normalized by machine factor, or
+ * the harness's rounds), the per-workload rule with Holm's control of false positives, and the
+ * base/base calibration. See verdict.ts for the whole rule.
  */
 export { pairedOptionsSchema, DEFAULT_PAIRED_OPTIONS, type PairedOptions } from './options.js';
 export { pairTable, invocationValues, workloadLogs, type PairTable, type PairColumn, type InvocationValue } from './pairs.js';
-export { applyRule, type RuleResult, type RuleChange, type RuleOptions } from './rule.js';
-export { calibrate, uncalibrated, logThresholdOf, type Calibration, type FalsePositiveRate, type FalsePositive } from './calibration.js';
+export { applyRule, type RuleResult, type RuleChange, type RuleOptions, type WorkloadEvidence, type UnchangedReason } from './rule.js';
+export { calibrate, uncalibrated, type Calibration, type FalsePositiveRate, type FalsePositive } from './calibration.js';
 export {
   pairedVerdict,
+  verdictOfTables,
   type PairedInput,
   type PairedReport,
   type PairedWorkloadVerdict,

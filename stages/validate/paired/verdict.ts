@@ -2,27 +2,24 @@ import type { ResultSet } from '../asv/result-set.js';
 import { calibrate, uncalibrated, type Calibration } from './calibration.js';
 import { DEFAULT_PAIRED_OPTIONS, type PairedOptions } from './options.js';
 import { pairTable, workloadLogs, type PairTable } from './pairs.js';
-import { applyRule } from './rule.js';
+import { applyRule, type UnchangedReason } from './rule.js';
 import { median, present } from './stats.js';
 
 /**
- * perfmine's keep verdict per workload, made for noisy shared machines where samples cluster by
- * invocation: the unit of evidence is an adjacent base/expert invocation pair, each pair's ratio
- * is normalized by the pair's machine-speed factor (pairs.ts), and a workload is improved only
- * when the normalized ratio is below 1 in every pair (or all but `allowedDisagreeing`) and its
- * median over pairs is below 1/T, T calibrated by base/base pairs (calibration.ts). Pure.
+ * perfmine's keep verdict per workload, for both engines. The unit of evidence is a base/expert
+ * pair adjacent in time: a sample batch of each side with perfmine's interleaved harness, an
+ * invocation of each side with asv (normalized by the pair's machine-speed factor, pairs.ts).
+ * Each workload is held to its own noise (its pairs and its base/base calibration pairs, pooled
+ * with the other workloads only as far as it has little evidence), a consistency rule across
+ * pairs, the false-positive rate over all workloads controlled (Holm), and never less than the
+ * threshold floor (rule.ts); calibration gives the bias allowance and the measured
+ * false-positive rate (calibration.ts). Pure.
  */
 
 export type PairedChange = 'improved' | 'worsened' | 'unchanged' | 'incomparable';
 
 /** Why a workload is incomparable or unchanged. */
-export type PairedReason =
-  | 'benchmark-changed'
-  | 'failed-on-base'
-  | 'failed-on-expert'
-  | 'too-few-pairs'
-  | 'directions-disagree'
-  | 'within-threshold';
+export type PairedReason = 'benchmark-changed' | 'failed-on-base' | 'failed-on-expert' | 'too-few-pairs' | UnchangedReason;
 
 export interface PairedWorkloadVerdict {
   readonly name: string;
@@ -31,26 +28,34 @@ export interface PairedWorkloadVerdict {
   readonly reason: PairedReason | null;
   /** Per pair: expert median / base median (raw), null where unusable. */
   readonly pairRatios: readonly (number | null)[];
-  /** Per pair: the raw ratio divided by the pair's machine factor. */
+  /** Per pair: the raw ratio divided by the pair's machine factor (the raw ratio where not normalized). */
   readonly normalizedRatios: readonly (number | null)[];
   readonly usablePairs: number;
   readonly fasterPairs: number;
   readonly slowerPairs: number;
-  /** exp(median over pairs of the normalized log ratios); the number compared with 1/T and T. */
+  /** exp(median over pairs of the normalized log ratios): expert/base, the effect the rule judges. */
   readonly normalizedMedian: number | null;
-  /** Median over the pairs of the base (expert) invocation medians. */
+  /** Median over the pairs of the base (expert) medians. */
   readonly baseMedian: number | null;
   readonly expertMedian: number | null;
+  /** The workload's moderated noise: the standard deviation of one pair's log ratio. */
+  readonly noise: number | null;
+  /** Two-sided p-value of its test (before Holm's step); null when not tested. */
+  readonly pValue: number | null;
+  /** Rejected by Holm's procedure over the candidate's workloads. */
+  readonly significant: boolean;
+  /** The minimum detectable speedup: a speedup at least this large, with this noise, is called improved. */
+  readonly mds: number | null;
 }
 
 export interface PairedReport {
   readonly pairs: number;
   readonly unpaired: number;
-  /** Each A/B pair's machine-speed factor (1 where not normalized). */
+  /** Each base/expert pair's machine-speed factor (1 where not normalized). */
   readonly machineFactors: readonly number[];
   readonly normalized: readonly boolean[];
   readonly calibration: Calibration;
-  /** The threshold factor T every workload was held to. */
+  /** The smallest effect any workload can be called changed by: exp(max(log floor, bias allowance)). */
   readonly threshold: number;
   readonly options: PairedOptions;
   readonly workloads: readonly PairedWorkloadVerdict[];
@@ -76,29 +81,37 @@ function incomparableReason(table: PairTable, i: number): PairedReason {
   return 'too-few-pairs';
 }
 
+/** The verdict on asv invocations (the asv engine, `perfmine compare` on directories). */
 export function pairedVerdict(input: PairedInput, options: PairedOptions = DEFAULT_PAIRED_OPTIONS): PairedReport {
-  const table = pairTable(input.base, input.expert, options.minNormalizationWorkloads);
-  const calibration = input.calibration
-    ? calibrate(pairTable(input.calibration.first, input.calibration.second, options.minNormalizationWorkloads), options)
-    : uncalibrated(options);
-  const logThreshold = Math.log(calibration.threshold);
+  const ab = pairTable(input.base, input.expert, options.minNormalizationWorkloads);
+  const cal = input.calibration ? pairTable(input.calibration.first, input.calibration.second, options.minNormalizationWorkloads) : null;
+  return verdictOfTables(ab, cal, options);
+}
+
+/** The verdict on pair tables, however their pairs were measured (invocations, or the harness's rounds). */
+export function verdictOfTables(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions = DEFAULT_PAIRED_OPTIONS): PairedReport {
+  const calibration = calibrationTable ? calibrate(calibrationTable, options) : uncalibrated();
+  const calIndex = new Map(calibrationTable?.names.map((n, i) => [n, i]) ?? []);
+  const results = applyRule(
+    table.names.map((name, i) => {
+      const c = calIndex.get(name);
+      return {
+        logs: workloadLogs(table, i),
+        nullLogs: calibration.calibrated && c !== undefined ? workloadLogs(calibrationTable!, c) : [],
+        biasLog: calibration.biasLog,
+      };
+    }),
+    options,
+  );
 
   const workloads = table.names.map((name, i): PairedWorkloadVerdict => {
+    const rule = results[i]!;
     const logs = workloadLogs(table, i);
-    const rule = applyRule(logs, logThreshold, options);
     const change: PairedChange = rule.change === 'too-few-pairs' ? 'incomparable' : rule.change;
-    const reason: PairedReason | null =
-      rule.change === 'too-few-pairs'
-        ? incomparableReason(table, i)
-        : rule.change === 'unchanged'
-          ? rule.medianLog !== null && Math.abs(rule.medianLog) > logThreshold
-            ? 'directions-disagree'
-            : 'within-threshold'
-          : null;
     return {
       name,
       change,
-      reason,
+      reason: rule.change === 'too-few-pairs' ? incomparableReason(table, i) : rule.reason,
       pairRatios: table.pairs.map((p) => (p.logRatios[i] === null ? null : Math.exp(p.logRatios[i]!))),
       normalizedRatios: logs.map((l) => (l === null ? null : Math.exp(l))),
       usablePairs: rule.pairs,
@@ -107,6 +120,10 @@ export function pairedVerdict(input: PairedInput, options: PairedOptions = DEFAU
       normalizedMedian: rule.medianLog === null ? null : Math.exp(rule.medianLog),
       baseMedian: median(table.pairs.map((p) => p.firstValues[i] ?? null).filter(present)),
       expertMedian: median(table.pairs.map((p) => p.secondValues[i] ?? null).filter(present)),
+      noise: rule.noiseLog,
+      pValue: rule.pValue,
+      significant: rule.significant,
+      mds: rule.mdsLog === null ? null : Math.exp(rule.mdsLog),
     };
   });
 
@@ -118,7 +135,7 @@ export function pairedVerdict(input: PairedInput, options: PairedOptions = DEFAU
     machineFactors: table.pairs.map((p) => Math.exp(p.logFactor)),
     normalized: table.pairs.map((p) => p.normalized),
     calibration,
-    threshold: calibration.threshold,
+    threshold: Math.exp(Math.max(Math.log(options.thresholdFloor), calibration.biasLog)),
     options,
     workloads,
     counts,

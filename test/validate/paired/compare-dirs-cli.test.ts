@@ -58,7 +58,8 @@ describe('perfmine compare with per-invocation sides', () => {
     expect(fromFiles.code).toBe(0);
     expect(fromFiles.stdout).toContain('paired: 0 improved, 0 worse, 32 unchanged, 0 incomparable');
     expect(fromFiles.stdout).toContain('asv (pooled samples): 0 improved, 15 worse');
-    expect(fromFiles.stdout).toContain("false positives on base/base (leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 11 improved, 0 worse");
+    expect(fromFiles.stdout).toContain("false positives on base/base (the same rule, leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 11 improved, 0 worse");
+    expect(fromFiles.stdout).toMatch(/minimum detectable speedup: median 1\.\d+, from 1\.\d+ to \d\.\d+/);
 
     const fromDirs = await runCli(['compare', dirs.base, dirs.expert, '--calibration', dirs.first, dirs.second]);
     expect(fromDirs.code).toBe(0);
@@ -74,7 +75,7 @@ describe('perfmine compare with per-invocation sides', () => {
       pooled: boolean;
       base: { files: string[] };
       paired: { pairs: number; threshold: number; counts: Record<string, number>; calibration: { calibrated: boolean; falsePositives: { rate: number } } };
-      benchmarks: { name: string; mark: string; paired: { change: string; pairRatios: number[]; pValue: number | null } }[];
+      benchmarks: { name: string; mark: string; paired: { change: string; pairRatios: number[]; pValue: number | null; mds: number | null; asvPValue: number | null } }[];
     };
     expect(out.pooled).toBe(true);
     // time order (started_at inside the files), not name order
@@ -86,13 +87,15 @@ describe('perfmine compare with per-invocation sides', () => {
       expect(b.paired.change).toBe('unchanged');
       expect(b.paired.pairRatios).toHaveLength(4);
       expect(b.paired.pValue).toBeGreaterThan(0);
+      expect(b.paired.asvPValue).toBeGreaterThan(0);
+      expect(b.paired.mds).toBeGreaterThan(1.05);
     }
   });
 
   it('says the verdict is uncalibrated without --calibration, and refuses a --calibration of one path', async () => {
     const r = await runCli(['compare', dirs.base, dirs.expert]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('calibration: none (0 base/base pairs; at least 2 needed): threshold T is the floor 1.050, uncalibrated');
+    expect(r.stdout).toContain('calibration: none (0 base/base pairs; at least 2 needed): no bias allowance, no false-positive rate');
     const bad = await runCli(['compare', dirs.base, dirs.expert, '--calibration', dirs.first]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--calibration: expected two paths');

@@ -18,11 +18,11 @@ describe('paired verdict on networkx #7971 (one base and one expert invocation, 
     expect(report.paired.calibration.calibrated).toBe(false);
   });
 
-  it('forced to one pair without calibration (threshold = floor), it flags more noise than asv: why the protocol needs both', () => {
-    const report = twoVerdicts(input, { paired: pairedOptionsSchema.parse({ minPairs: 1 }) });
-    expect(report.paired.threshold).toBe(1.05);
+  it('cannot be forced to decide on one pair: one pair has no noise of its own to be held to', () => {
+    expect(pairedOptionsSchema.safeParse({ minPairs: 1 }).success).toBe(false);
+    const report = twoVerdicts(input, { paired: pairedOptionsSchema.parse({ minPairs: 2 }) });
     expect(report.paired.machineFactors[0]).toBeCloseTo(0.885, 3);
-    expect(report.paired.counts.improved).toBe(11);
+    expect(report.paired.counts.improved).toBe(0);
     expect(report.workloads.filter((w) => w.asv.mark === '-')).toHaveLength(4);
   });
 });
