@@ -24,10 +24,10 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
   db.prepare(
     `INSERT INTO validations (key, repo, number, base_sha, merge_sha, base_image, expert_image, decision, detail, pairs, calibration_pairs,
        machine_factors, calibration_factors, calibrated, spread_log, threshold, fp_flagged, fp_compared, false_positive_rate,
-       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at)
+       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at, engine, protocol, bias_log, mds_median)
      VALUES (@key, @repo, @number, @baseSha, @mergeSha, @baseImage, @expertImage, @decision, @detail, @pairs, @calibrationPairs,
-       @machineFactors, @calibrationFactors, @calibrated, @spreadLog, @threshold, @fpFlagged, @fpCompared, @fpRate,
-       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt)`,
+       @machineFactors, @calibrationFactors, @calibrated, NULL, @threshold, @fpFlagged, @fpCompared, @fpRate,
+       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian)`,
   ).run({
     ...id,
     expertImage: v.expertImage,
@@ -38,7 +38,6 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
     machineFactors: JSON.stringify(p?.machineFactors ?? []),
     calibrationFactors: JSON.stringify(c?.machineFactors ?? []),
     calibrated: c?.calibrated ? 1 : 0,
-    spreadLog: finite(c?.spreadLog),
     threshold: finite(p?.threshold),
     fpFlagged: c?.calibrated ? c.falsePositives.flagged : null,
     fpCompared: c?.calibrated ? c.falsePositives.compared : null,
@@ -50,6 +49,10 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
     benchmarksJson: v.benchmarksJson,
     budgetExhausted: v.budgetExhausted ? 1 : 0,
     validatedAt: nowIso(),
+    engine: v.protocol?.['engine'] === 'perfmine' ? 'perfmine' : 'asv',
+    protocol: json(v.protocol),
+    biasLog: c?.calibrated ? finite(c.biasLog) : null,
+    mdsMedian: medianOf((v.verdicts?.workloads ?? []).map((w) => w.paired.mds)),
   });
   const inv = db.prepare(
     `INSERT INTO invocations (key, seq, role, pair, image, status, asv_exit_code, commit_sha, results, log_tail, duration_ms)
@@ -59,8 +62,8 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
   const wl = db.prepare(
     `INSERT INTO workload_verdicts (key, workload, benchmark, module, class_name, function, params, unit, base_median, expert_median, speedup,
        asv_mark, asv_change, asv_ratio, asv_tilde, asv_p_value, base_samples, expert_samples, paired_change, paired_reason, pair_ratios,
-       normalized_ratios, normalized_median, usable_pairs, faster_pairs, slower_pairs, threshold)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       normalized_ratios, normalized_median, usable_pairs, faster_pairs, slower_pairs, threshold, noise, p_value, significant, mds)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   for (const w of v.verdicts?.workloads ?? []) {
     wl.run(
@@ -91,8 +94,29 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
       w.paired.fasterPairs,
       w.paired.slowerPairs,
       p!.threshold,
+      finite(w.paired.noise),
+      finite(w.paired.pValue),
+      w.paired.significant ? 1 : 0,
+      finite(w.paired.mds),
     );
   }
+  const batch = db.prepare('INSERT INTO harness_batches (key, workload, side, number, samples, failure) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const w of v.harness?.workloads ?? []) {
+    for (const side of ['base', 'expert', 'calibration'] as const) {
+      const rec = w[side];
+      if (rec === null) continue;
+      // duet: the calibration pair's own base batches are kept beside the calibration side's
+      const rounds = side === 'calibration' && w.calibrationBase ? rec.rounds.map((r, i) => ({ calibration: r, base: w.calibrationBase![i] ?? null })) : rec.rounds;
+      batch.run(id.key, w.ref.name, side, rec.number, JSON.stringify(rounds), json(rec.failure));
+    }
+  }
+}
+
+function medianOf(values: readonly (number | null)[]): number | null {
+  const xs = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (xs.length === 0) return null;
+  const mid = xs.length >> 1;
+  return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
 }
 
 /** A workload's place in the suite and its pooled medians: what validate computes and the store keeps. */
@@ -123,6 +147,10 @@ export interface StoredWorkloadVerdict extends WorkloadMedians {
     readonly usablePairs: number;
     readonly fasterPairs: number;
     readonly threshold: number;
+    /** The workload's minimum detectable speedup (null before migration 0007, or untested). */
+    readonly mds: number | null;
+    readonly pValue: number | null;
+    readonly noise: number | null;
   };
 }
 
@@ -150,6 +178,9 @@ interface WorkloadRow {
   usable_pairs: number;
   faster_pairs: number;
   threshold: number;
+  mds: number | null;
+  p_value: number | null;
+  noise: number | null;
 }
 
 /** A candidate's workloads with both verdicts, sorted by name (byte order). */
@@ -176,6 +207,9 @@ export function loadWorkloadVerdicts(db: Db, key: string): StoredWorkloadVerdict
       usablePairs: r.usable_pairs,
       fasterPairs: r.faster_pairs,
       threshold: r.threshold,
+      mds: r.mds,
+      pValue: r.p_value,
+      noise: r.noise,
     },
   }));
 }
@@ -192,13 +226,18 @@ export interface StoredValidation {
   readonly threshold: number | null;
   readonly falsePositives: { readonly flagged: number | null; readonly compared: number | null; readonly rate: number | null };
   readonly asvCalibrationFlags: number | null;
+  /** `perfmine` (the interleaved harness) or `asv`. */
+  readonly engine: string;
+  readonly protocol: Record<string, unknown> | null;
+  /** Median over the workloads of the minimum detectable speedup. */
+  readonly mdsMedian: number | null;
 }
 
 export function loadValidation(db: Db, key: string): StoredValidation | undefined {
   const r = db
     .prepare<[string], Record<string, unknown>>(
       `SELECT key, decision, detail, pairs, calibration_pairs, machine_factors, calibration_factors, calibrated, threshold,
-              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags FROM validations WHERE key = ?`,
+              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, mds_median FROM validations WHERE key = ?`,
     )
     .get(key);
   if (!r) return undefined;
@@ -214,6 +253,9 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
     threshold: r['threshold'] as number | null,
     falsePositives: { flagged: r['fp_flagged'] as number | null, compared: r['fp_compared'] as number | null, rate: r['false_positive_rate'] as number | null },
     asvCalibrationFlags: r['asv_calibration_flags'] as number | null,
+    engine: r['engine'] as string,
+    protocol: r['protocol'] === null ? null : (JSON.parse(r['protocol'] as string) as Record<string, unknown>),
+    mdsMedian: r['mds_median'] as number | null,
   };
 }
 

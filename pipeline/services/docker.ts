@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { lazyRequire } from './lazy-require.js';
 
@@ -5,6 +6,7 @@ const dockerode = lazyRequire<typeof Docker>('dockerode');
 import { InternalError, OutsideServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { currentOwner, formatOwner, ownerIsGone } from './owner.js';
+import { ContainerSession } from './container-session.js';
 import { TailBuffer } from './tail.js';
 import { packEntries, unpackToMap, type TarEntry } from './tar.js';
 
@@ -79,6 +81,13 @@ export interface RunSpec {
   readonly commit?: { readonly repo: string; readonly tag: string; readonly changes?: readonly string[] };
   /** Live output, for logs at debug level. */
   readonly onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+export interface SessionSpec extends Omit<RunSpec, 'timeoutMs' | 'collect' | 'commit' | 'onOutput'> {
+  /** CPUs the container may run on (`HostConfig.CpusetCpus`), e.g. `1`; null or absent: any. */
+  readonly cpuset?: string | null;
+  /** The session is killed after this long, whatever it is doing. */
+  readonly maxLifetimeMs: number;
 }
 
 export interface RunResult {
@@ -170,6 +179,16 @@ export class DockerService {
         fix: 'start it with scripts/setup-docker.sh (as root), or set DOCKER_HOST',
         cause: error,
       });
+    }
+  }
+
+  /** CPUs of the engine's machine (`docker info`'s NCPU). */
+  async hostCpus(): Promise<number> {
+    try {
+      const info = (await this.docker.info()) as { NCPU?: number };
+      return info.NCPU ?? 1;
+    } catch (error) {
+      throw wrap(error, 'docker-info-failed');
     }
   }
 
@@ -300,37 +319,12 @@ export class DockerService {
    */
   async run(spec: RunSpec, signal?: AbortSignal): Promise<RunResult> {
     const started = Date.now();
-    const forbidden = Object.keys(spec.env ?? {}).filter((k) => FORBIDDEN_ENV_RE.test(k));
-    if (forbidden.length > 0) throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
     const tail = spec.tailChars ?? 8_000;
     const stdout = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stdout', text)));
     const stderr = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stderr', text)));
     let container: Docker.Container;
     try {
-      container = await this.docker.createContainer({
-        Image: spec.image,
-        Cmd: [...spec.cmd],
-        Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
-        WorkingDir: spec.workingDir ?? '',
-        Tty: false,
-        AttachStdout: true,
-        AttachStderr: true,
-        Labels: this.labels(spec.labels),
-        NetworkDisabled: (spec.network ?? 'none') === 'none',
-        HostConfig: {
-          NetworkMode: spec.network ?? 'none',
-          NanoCpus: Math.round(spec.limits.cpus * 1e9),
-          Memory: spec.limits.memoryMb * 1024 * 1024,
-          MemorySwap: spec.limits.memoryMb * 1024 * 1024,
-          PidsLimit: spec.limits.pidsLimit,
-          ...(spec.limits.diskMb === undefined ? {} : { Ulimits: [{ Name: 'fsize', Soft: spec.limits.diskMb * MIB, Hard: spec.limits.diskMb * MIB }] }),
-          Privileged: false,
-          CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
-          SecurityOpt: ['no-new-privileges'],
-          AutoRemove: false,
-          Binds: [],
-        },
-      });
+      container = await this.docker.createContainer(this.#containerOptions(spec, { stdin: false }));
     } catch (error) {
       throw wrap(error, 'docker-create-failed');
     }
@@ -396,6 +390,82 @@ export class DockerService {
       throw wrap(error, 'docker-run-failed');
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The create options of every container: limits, labels, no privileges, no mounts, no network
+   * unless asked, never a credential in the environment.
+   */
+  #containerOptions(spec: Omit<RunSpec, 'timeoutMs'> & { readonly cpuset?: string | null }, io: { readonly stdin: boolean }): Docker.ContainerCreateOptions {
+    const forbidden = Object.keys(spec.env ?? {}).filter((k) => FORBIDDEN_ENV_RE.test(k));
+    if (forbidden.length > 0) throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
+    return {
+      Image: spec.image,
+      Cmd: [...spec.cmd],
+      Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      WorkingDir: spec.workingDir ?? '',
+      Tty: false,
+      AttachStdout: true,
+      AttachStderr: true,
+      ...(io.stdin ? { AttachStdin: true, OpenStdin: true, StdinOnce: true } : {}),
+      Labels: this.labels(spec.labels),
+      NetworkDisabled: (spec.network ?? 'none') === 'none',
+      HostConfig: {
+        NetworkMode: spec.network ?? 'none',
+        NanoCpus: Math.round(spec.limits.cpus * 1e9),
+        ...(spec.cpuset ? { CpusetCpus: spec.cpuset } : {}),
+        Memory: spec.limits.memoryMb * 1024 * 1024,
+        MemorySwap: spec.limits.memoryMb * 1024 * 1024,
+        PidsLimit: spec.limits.pidsLimit,
+        ...(spec.limits.diskMb === undefined ? {} : { Ulimits: [{ Name: 'fsize', Soft: spec.limits.diskMb * MIB, Hard: spec.limits.diskMb * MIB }] }),
+        Privileged: false,
+        CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
+        SecurityOpt: ['no-new-privileges'],
+        AutoRemove: false,
+        Binds: [],
+      },
+    };
+  }
+
+  /**
+   * Starts a long-lived container to talk to in lines (stdin open, stdout read by line, stderr
+   * kept as a tail), with the limits, labels and isolation of `run`, optionally pinned to CPUs
+   * (`cpuset`, e.g. `1` or `0-1`). It is killed after `maxLifetimeMs` whatever happens; the
+   * caller closes it (which removes it). A crashed perfmine's sessions are removed at the next
+   * start like any labelled container.
+   */
+  async session(spec: SessionSpec, signal?: AbortSignal): Promise<ContainerSession> {
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer(this.#containerOptions(spec, { stdin: true }));
+    } catch (error) {
+      throw wrap(error, 'docker-create-failed');
+    }
+    try {
+      if (spec.files && spec.files.length > 0) {
+        await container.putArchive(packEntries(spec.files) as unknown as NodeJS.ReadableStream, { path: '/' });
+      }
+      const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as Duplex;
+      const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
+      await container.start();
+      const session = new ContainerSession({
+        container,
+        stream,
+        demux: (s, out, err) => this.docker.modem.demuxStream(s, out, err),
+        waited,
+        stderrChars: spec.tailChars ?? 64_000,
+        maxLifetimeMs: spec.maxLifetimeMs,
+      });
+      signal?.addEventListener('abort', () => void session.kill(), { once: true });
+      if (spec.limits.diskMb !== undefined) {
+        const watchdog = this.#watchDisk(container, spec.limits.diskMb, spec.limits.diskCheckMs ?? 10_000, () => void session.kill());
+        void session.exited.finally(() => clearInterval(watchdog));
+      }
+      return session;
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw wrap(error, 'docker-run-failed');
     }
   }
 

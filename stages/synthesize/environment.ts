@@ -24,6 +24,7 @@ import {
   SCRIPT_PATH,
   tamperedPaths,
   verifyCommands,
+  type BenchmarkDiscovery,
 } from './verification.js';
 
 const execFileP = promisify(execFile);
@@ -42,7 +43,8 @@ export interface BuildSettings {
   };
   readonly tailChars: number;
   readonly buildNetwork: 'bridge' | 'none';
-  readonly asvDiscover: 'check' | 'just-discover';
+  /** How verification discovers the benchmarks: the harness (engine perfmine), or asv (`check`, `just-discover`). */
+  readonly asvDiscover: BenchmarkDiscovery;
 }
 
 export function buildSettings(config: Config): BuildSettings {
@@ -60,8 +62,18 @@ export function buildSettings(config: Config): BuildSettings {
     },
     tailChars: config.synthesize.tailChars,
     buildNetwork: config.synthesize.buildNetwork,
-    asvDiscover: config.synthesize.asv.discover,
+    asvDiscover: discoveryOf(config),
   };
+}
+
+/** How environments are verified to discover their benchmarks: with the engine validate measures with. */
+export function discoveryOf(config: Config): BenchmarkDiscovery {
+  return config.validate.engine === 'perfmine' ? 'harness' : config.synthesize.asv.discover;
+}
+
+/** The asv wheelhouse of the toolchain tier: only the asv engine needs asv in the image. */
+export function wheelhouseOf(config: Config): string | null {
+  return config.validate.engine === 'asv' ? config.synthesize.asv.wheelhouse : null;
 }
 
 /** Where the repository image clones from: a local clone (bundled in), or a URL. */
@@ -385,7 +397,7 @@ export class Environments {
           limits: this.settings.limits,
           tailChars: this.settings.tailChars,
           labels: { 'org.perfmine.role': `verify-${c.step}`, 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
-          ...(c.step === 'tamper' && spec.patch ? { files: [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] } : {}),
+          ...(c.step === 'tamper' && spec.patch ? { files: [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] } : c.files ? { files: c.files } : {}),
         },
         signal,
       );

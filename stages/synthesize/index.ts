@@ -6,7 +6,7 @@ import type { LlmService } from '../../pipeline/services/llm-port.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../classify/output.js';
-import { buildSettings, cloneSourceOf, Environments, formatCloneSource } from './environment.js';
+import { buildSettings, cloneSourceOf, discoveryOf, Environments, formatCloneSource, wheelhouseOf } from './environment.js';
 import type { SynthesizeOutput } from './output.js';
 import { commitKey, groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
@@ -22,6 +22,8 @@ export const synthesizeInputSchema = z.object({
   asvConfigPath: z.string().nullable(),
   baseImage: z.string(),
   wheelhouse: z.string().nullable(),
+  /** How verification discovers the benchmarks (the harness, or asv). */
+  discovery: z.enum(['harness', 'check', 'just-discover']),
   offline: z.boolean(),
   buildNetwork: z.enum(['bridge', 'none']),
   pythonVersions: z.array(z.string()),
@@ -68,19 +70,27 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
       throw error;
     }
     const envs = new Environments(docker, buildSettings(ctx.config), ctx.log);
-    const toolchain = await envs.ensureToolchain(ctx.config.docker.baseImage, ctx.config.synthesize.asv.wheelhouse, ctx.signal);
+    const toolchain = await envs.ensureToolchain(ctx.config.docker.baseImage, wheelhouseOf(ctx.config), ctx.signal);
+    const asvEngine = ctx.config.validate.engine === 'asv';
+    // the harness needs only the image's Python; the asv engine needs asv in it
     const probe = await docker.run({
       image: toolchain.image,
-      cmd: ['bash', '-c', 'command -v asv >/dev/null && asv --version'],
+      cmd: ['bash', '-c', asvEngine ? 'command -v asv >/dev/null && asv --version' : 'command -v python3 >/dev/null && python3 --version'],
       network: 'none',
       timeoutMs: 60_000,
       limits: envs.settings.limits,
       labels: { 'org.perfmine.role': 'preflight' },
     });
+    if (probe.exitCode !== 0 && !asvEngine) {
+      throw new ConfigError(`docker.baseImage: ${toolchain.image} has no python3 (${(probe.stderr || probe.stdout).trim().slice(-200) || 'python3: not found'})`, {
+        reason: 'no-python-in-image',
+        fix: 'use a base image with Python 3.8 or newer (scripts/build-base-image.sh builds perfmine/base:bookworm from Debian packages)',
+      });
+    }
     if (probe.exitCode !== 0) {
       throw new ConfigError(`docker.baseImage: ${toolchain.image} has no asv (${(probe.stderr || probe.stdout).trim().slice(-200) || 'asv: not found'})`, {
         reason: 'no-asv-in-image',
-        fix: 'build the base image from scripts/base-pypi.Dockerfile (hosts with PyPI), or set synthesize.asv.wheelhouse to a directory of asv wheels',
+        fix: 'set validate.engine to perfmine (needs no asv), or build the base image from scripts/base-pypi.Dockerfile (hosts with PyPI), or set synthesize.asv.wheelhouse to a directory of asv wheels',
       });
     }
     const removed = await docker.removeLeftovers();
@@ -106,7 +116,8 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
         cloneSource: formatCloneSource(cloneSourceOf(scope.source, g.repo)),
         asvConfigPath,
         baseImage: ctx.config.docker.baseImage,
-        wheelhouse: cfg.asv.wheelhouse,
+        wheelhouse: wheelhouseOf(ctx.config),
+        discovery: discoveryOf(ctx.config),
         offline: cfg.offline,
         buildNetwork: cfg.buildNetwork,
         pythonVersions: cfg.pythonVersions,

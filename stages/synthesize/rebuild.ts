@@ -2,7 +2,7 @@ import type { BuildScripts, RebuildSpec } from '../../cache/build-scripts.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import { attemptRecordOf, buildSettings, Environments } from './environment.js';
+import { attemptRecordOf, buildSettings, Environments, wheelhouseOf } from './environment.js';
 import { describeFailure } from './failure.js';
 import { attemptImageTag, envImageTag } from './image-names.js';
 import { scriptHash } from './script-check.js';
@@ -30,7 +30,7 @@ export async function rebuildEnvironment(
   options: { readonly log: Logger; readonly store?: BuildScripts; readonly commitDate: string; readonly runId?: number | null; readonly signal?: AbortSignal },
 ): Promise<RebuildResult> {
   const envs = new Environments(docker, buildSettings(config), options.log);
-  const tiers = await envs.ensureTiers(spec, config.synthesize.asv.wheelhouse, options.signal);
+  const tiers = await envs.ensureTiers(spec, wheelhouseOf(config), options.signal);
   const toolchain = tiers.toolchainImage;
   const repoImage = tiers.repoImage;
   const tag = attemptImageTag(spec.repo, spec.sha, `${Date.now()}`);

@@ -1,3 +1,5 @@
+import type { TarEntry } from '../../pipeline/services/tar.js';
+import { HARNESS_IN_CONTAINER, harnessFiles } from '../validate/harness/harness-files.js';
 import type { Step } from './failure.js';
 
 /**
@@ -37,7 +39,7 @@ export interface VerifySpec {
   readonly sha: string;
   readonly importName: string | null;
   readonly asvConfigPath: string | null;
-  readonly asvDiscover: 'check' | 'just-discover';
+  readonly asvDiscover: BenchmarkDiscovery;
   /** Whether the build applied a patch (then /perfmine-verify/patch.diff is provided). */
   readonly patched: boolean;
 }
@@ -49,7 +51,15 @@ export interface VerifyCommand {
   readonly env: Readonly<Record<string, string>>;
   /** Exit codes that count as success (pytest's 5: no tests collected). */
   readonly okExitCodes: readonly number[];
+  /** Files put into the container before it starts. */
+  readonly files?: readonly TarEntry[];
 }
+
+/**
+ * How verification discovers the benchmarks: perfmine's harness (`discover`, only the image's
+ * Python), or asv itself (`asv check`, or `asv run --bench just-discover`).
+ */
+export type BenchmarkDiscovery = 'harness' | 'check' | 'just-discover';
 
 function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
@@ -95,7 +105,16 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
     env,
     okExitCodes: [0],
   });
-  if (spec.asvConfigPath) {
+  if (spec.asvConfigPath && spec.asvDiscover === 'harness') {
+    commands.push({
+      step: 'asv',
+      cmd: ['bash', '-c', `${py} ${HARNESS_IN_CONTAINER} --config ${shellQuote(spec.asvConfigPath)} discover --out /tmp/benchmarks.json && echo "perfmine harness: $(grep -o '"name"' /tmp/benchmarks.json | wc -l) benchmarks discovered"`],
+      workingDir: REPO_DIR,
+      env,
+      okExitCodes: [0],
+      files: harnessFiles(),
+    });
+  } else if (spec.asvConfigPath) {
     const slash = spec.asvConfigPath.lastIndexOf('/');
     const dir = slash < 0 ? REPO_DIR : `${REPO_DIR}/${spec.asvConfigPath.slice(0, slash)}`;
     const file = spec.asvConfigPath.slice(slash + 1);

@@ -5,11 +5,47 @@ const positiveInt = z.number().int().positive();
 const repoName = z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name');
 
 /** Configuration of the validate stage (the `validate` key of perfmine.config.json). */
+/** perfmine's interleaved harness (`validate.engine: perfmine`). */
+export const harnessConfig = z
+  .object({
+    /** Rounds per workload: each round is one sample batch of every side, in a random order (the pairs of the verdict). */
+    rounds: z.number().int().min(3).max(1000).default(20),
+    /** Samples per batch (each about the benchmark's sample_time); the batch's median is the round's value. */
+    samples: positiveInt.max(100).default(5),
+    /**
+     * `alternate`: the sides take turns on one core, batch by batch (measured here to give the
+     * lower noise, see the README); `duet`: base and expert run at the same time on two cores.
+     */
+    mode: z.enum(['alternate', 'duet']).default('alternate'),
+    /**
+     * CPUs the workers are pinned to (a cpuset list such as "1" or "2,3"); `auto`: the last core
+     * for `alternate`, the last two for `duet`, nothing on a one-core machine; `none`: no pinning.
+     */
+    cpus: z.union([z.enum(['auto', 'none']), z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/)]).default('auto'),
+    /** Warm-up seconds before each batch after the first (the first of each worker and workload warms up as asv does). */
+    warmupSeconds: z.number().min(0).max(60).default(0),
+    /** A batch's time limit in seconds (null: the benchmark's own `timeout`, asv's 60 s by default). */
+    batchTimeoutSeconds: positiveInt.nullable().default(null),
+    /** PYTHONHASHSEED of every worker: the same string hashing on both sides. */
+    hashSeed: z.string().regex(/^(random|\d+)$/).default('0'),
+    /** Seed of the random orders (null: a fresh one per candidate, recorded with the measurement). */
+    seed: z.number().int().nonnegative().nullable().default(null),
+  })
+  .strict();
+
 export const validateConfig = z
   .object({
-    /** Base/expert invocation pairs per candidate, measured A B B A … */
+    /**
+     * How workloads are measured: `perfmine`, the project's own harness (only the image's
+     * Python, interleaved warm workers); `asv`, the real asv in the image (whole invocations
+     * alternating A B B A).
+     */
+    engine: z.enum(['perfmine', 'asv']).default('perfmine'),
+    /** The harness's protocol (engine perfmine). */
+    harness: harnessConfig.prefault({}),
+    /** Base/expert invocation pairs per candidate, measured A B B A … (engine asv) */
     pairs: positiveInt.default(4),
-    /** Base/base calibration pairs, interleaved with the A/B pairs (at least paired.minCalibrationPairs for a calibrated verdict). */
+    /** Base/base calibration pairs, interleaved with the A/B pairs (engine asv; at least paired.minCalibrationPairs for a calibrated verdict). */
     calibrationPairs: z.number().int().nonnegative().default(3),
     /** The machine name asv files results under (`asv machine --yes --machine NAME`). */
     machine: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('perfmine'),
@@ -52,3 +88,5 @@ export const validateConfig = z
   .strict();
 
 export type ValidateConfig = z.infer<typeof validateConfig>;
+
+export type HarnessConfig = z.infer<typeof harnessConfig>;

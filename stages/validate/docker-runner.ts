@@ -13,7 +13,10 @@ import { readExpertAttempt } from './protocol/expert-image.js';
 import { framedInt, parseFramedOutput } from './protocol/framed-output.js';
 import { pytestScript } from './protocol/pytest-script.js';
 import { snapshotScript } from './protocol/snapshot-script.js';
-import type { CandidateEnvironment, ExpertBuildOutcome, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
+import { ContainerHarnessWorker, serveCommand } from './harness/container-worker.js';
+import { harnessFiles } from './harness/harness-files.js';
+import type { HarnessWorker } from './harness/interleave.js';
+import type { CandidateEnvironment, ExpertBuildOutcome, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
 
 /**
  * The measurement runner against the Docker engine, through the one container adapter
@@ -50,6 +53,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
   readonly #wheelhouse: string | null;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
+  #hostCpus: Promise<number> | null = null;
 
   constructor(options: DockerRunnerOptions) {
     this.#docker = options.docker;
@@ -140,6 +144,33 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     this.#metrics?.add('docker.measureMs', result.durationMs);
     this.#metrics?.add('validate.invocations');
     return { output: readInvocationOutput(result.stdout), exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs };
+  }
+
+  async openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec, signal?: AbortSignal): Promise<HarnessWorker> {
+    const session = await this.#docker.session(
+      {
+        image,
+        cmd: serveCommand({ python: env.python, configPath: spec.configPath, bench: spec.bench }),
+        env: { ...env.env, PYTHONHASHSEED: spec.hashSeed, PYTHONDONTWRITEBYTECODE: '1' },
+        workingDir: env.repoDir,
+        network: env.network ? 'bridge' : 'none',
+        limits: this.#limits,
+        cpuset: spec.cpuset,
+        labels: { 'org.perfmine.item': env.key, 'org.perfmine.role': `harness-${spec.side}` },
+        files: harnessFiles(),
+        maxLifetimeMs: spec.maxLifetimeMs,
+      },
+      signal,
+    );
+    const started = Date.now();
+    const worker = await ContainerHarnessWorker.start(session, spec.startTimeoutMs, signal);
+    this.#metrics?.add('docker.measureMs', Date.now() - started);
+    return worker;
+  }
+
+  async hostCpus(): Promise<number> {
+    this.#hostCpus ??= this.#docker.hostCpus();
+    return this.#hostCpus;
   }
 
   async runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal) {

@@ -5,7 +5,7 @@ import { containerLimits } from '../../pipeline/services/docker.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
 import { parseAsvConfig } from '../filter/asv-config.js';
-import { buildSettings } from '../synthesize/environment.js';
+import { buildSettings, wheelhouseOf } from '../synthesize/environment.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
 import { REPO_DIR } from '../synthesize/verification.js';
 import type { ValidateConfig } from './config.js';
@@ -33,7 +33,7 @@ const dockerRunner: RunnerFactory = (ctx) =>
     docker: ctx.services.docker,
     limits: containerLimits(ctx.config.docker),
     build: buildSettings(ctx.config),
-    wheelhouse: ctx.config.synthesize.asv.wheelhouse,
+    wheelhouse: wheelhouseOf(ctx.config),
     log: ctx.log,
     metrics: ctx.metrics,
   });
@@ -65,13 +65,13 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
 
     async preflight(ctx) {
       const c = ctx.config.validate;
-      if (c.calibrationPairs < c.paired.minCalibrationPairs) {
+      if (c.engine === 'asv' && c.calibrationPairs < c.paired.minCalibrationPairs) {
         throw new ConfigError(`validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`, {
           reason: 'invalid-config',
           fix: `set validate.calibrationPairs to at least ${c.paired.minCalibrationPairs}`,
         });
       }
-      if (c.pairs < c.paired.minPairs) {
+      if (c.engine === 'asv' && c.pairs < c.paired.minPairs) {
         throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, { reason: 'invalid-config' });
       }
       // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts.

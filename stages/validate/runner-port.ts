@@ -3,6 +3,7 @@ import type { ExpertBuildReading } from './protocol/expert-image.js';
 import type { PlannedInvocation } from './protocol/schedule.js';
 import type { PytestRun } from './correctness/tests.js';
 import type { SynthesizeOutput } from '../synthesize/output.js';
+import type { HarnessWorker, Side } from './harness/interleave.js';
 
 /**
  * The one seam where validate uses containers. The stage's logic (validate-candidate.ts) talks
@@ -68,6 +69,22 @@ export interface SnapshotRequest {
   readonly timeLimitSeconds: number;
 }
 
+/** One harness worker of a candidate (engine perfmine). */
+export interface HarnessWorkerSpec {
+  readonly side: Side;
+  /** The asv config, relative to the checkout. */
+  readonly configPath: string;
+  readonly bench: string | null;
+  /** CPUs to pin the worker to (null: none). */
+  readonly cpuset: string | null;
+  /** PYTHONHASHSEED of the worker. */
+  readonly hashSeed: string;
+  /** How long the worker may take to import the suite. */
+  readonly startTimeoutMs: number;
+  /** The worker is killed after this long whatever it is doing. */
+  readonly maxLifetimeMs: number;
+}
+
 export interface MeasurementRunner {
   /** Called once before a stage's items: removes what a crashed run left behind (transient expert images, containers). */
   prepare?(): Promise<void>;
@@ -87,6 +104,10 @@ export interface MeasurementRunner {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<InvocationRun>;
+  /** A warm harness worker in a fresh container of `image` (engine perfmine); closed by the caller. */
+  openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec, signal?: AbortSignal): Promise<HarnessWorker>;
+  /** CPUs of the machine the containers run on (for pinning). */
+  hostCpus(): Promise<number>;
   /** pytest in a fresh container of `image`, under a time limit. */
   runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
   /** The snapshot helper's record on `image` (the base). */

@@ -2,7 +2,7 @@ import type { WorkloadMedians } from '../../cache/measurements.js';
 import type { BenchmarkInfo } from './asv/benchmarks.js';
 import { DEFAULT_DECIDE_OPTIONS, type Verdict } from './asv/compare.js';
 import { poolInvocations } from './asv/invocations.js';
-import { compareResultSets, type CompareReport, type CompareRow } from './asv/result-set.js';
+import { compareResultSets, type CompareReport, type CompareRow, type ResultSet } from './asv/result-set.js';
 import { mannWhitneyU } from './asv/stats.js';
 import { workloadHierarchy } from './asv/workloads.js';
 import { speedup } from './asv/metrics.js';
@@ -71,14 +71,34 @@ function countAsv(report: CompareReport): CalibrationAsvCounts {
   };
 }
 
+/** Both verdicts on asv invocations: the paired verdict on invocation pairs, asv's on every invocation of a side pooled. */
 export function twoVerdicts(input: PairedInput, options: TwoVerdictOptions = {}): TwoVerdictReport {
+  const cal = input.calibration;
+  return combineVerdicts(
+    {
+      paired: pairedVerdict(input, options.paired ?? DEFAULT_PAIRED_OPTIONS),
+      base: input.base.length > 0 ? poolInvocations(input.base) : null,
+      expert: input.expert.length > 0 ? poolInvocations(input.expert) : null,
+      calibration: cal && cal.first.length > 0 && cal.second.length > 0 ? { first: poolInvocations(cal.first), second: poolInvocations(cal.second) } : null,
+    },
+    options,
+  );
+}
+
+/** What both verdicts are read from, whichever engine measured: perfmine's verdict, and each side's samples pooled. */
+export interface VerdictSources {
+  readonly paired: PairedReport;
+  readonly base: ResultSet | null;
+  readonly expert: ResultSet | null;
+  readonly calibration: { readonly first: ResultSet; readonly second: ResultSet } | null;
+}
+
+/** perfmine's verdict beside asv's own on the pooled samples, workload by workload. */
+export function combineVerdicts(sources: VerdictSources, options: TwoVerdictOptions = {}): TwoVerdictReport {
   const factor = options.factor ?? DEFAULT_DECIDE_OPTIONS.factor;
   const benchmarks = options.benchmarks ?? null;
-  const paired = pairedVerdict(input, options.paired ?? DEFAULT_PAIRED_OPTIONS);
-  const asv = compareResultSets(input.base.length > 0 ? [poolInvocations(input.base)] : [], input.expert.length > 0 ? [poolInvocations(input.expert)] : [], {
-    factor,
-    benchmarks,
-  });
+  const paired = sources.paired;
+  const asv = compareResultSets(sources.base ? [sources.base] : [], sources.expert ? [sources.expert] : [], { factor, benchmarks });
   const rows = new Map(asv.rows.map((r) => [r.name, r]));
   const workloads = paired.workloads.map((p): WorkloadVerdicts => {
     const row = rows.get(p.name);
@@ -109,10 +129,7 @@ export function twoVerdicts(input: PairedInput, options: TwoVerdictOptions = {})
       paired: p,
     };
   });
-  const cal = input.calibration;
-  const asvOnCalibration =
-    cal && cal.first.length > 0 && cal.second.length > 0
-      ? countAsv(compareResultSets([poolInvocations(cal.first)], [poolInvocations(cal.second)], { factor, benchmarks }))
-      : null;
+  const cal = sources.calibration;
+  const asvOnCalibration = cal ? countAsv(compareResultSets([cal.first], [cal.second], { factor, benchmarks })) : null;
   return { asv, paired, workloads, asvOnCalibration };
 }

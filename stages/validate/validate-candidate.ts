@@ -1,16 +1,13 @@
-import type { Logger } from '../../pipeline/logging.js';
 import { ItemError } from '../../pipeline/errors.js';
-import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
-import { resultSetOf, type ResultSet } from './asv/result-set.js';
-import { parseResultsFile } from './asv/results.js';
-import type { ValidateConfig } from './config.js';
 import { parseSnapshotComparison, parseSnapshotRecord, SnapshotFormatError, summarizeSnapshot, type SnapshotSummary } from './correctness/snapshot.js';
 import { compareTests, readPytestRun, type PytestReading, type TestComparison } from './correctness/tests.js';
-import { decideSoFar, type Decision, type Evidence, type MeasurementEvidence } from './decide.js';
-import type { AsvLayout, AsvRunSettings } from './protocol/asv-invocation.js';
-import { measurementSchedule, type InvocationRole, type PlannedInvocation } from './protocol/schedule.js';
-import type { CandidateEnvironment, MeasurementRunner, SnapshotRequest } from './runner-port.js';
-import { twoVerdicts, type TwoVerdictReport } from './two-verdicts.js';
+import { decideSoFar, type Decision, type Evidence } from './decide.js';
+import type { InterleavedMeasurement } from './harness/interleave.js';
+import type { Candidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
+import { measureWithAsv } from './measure-asv.js';
+import { measureWithHarness } from './measure-harness.js';
+import type { SnapshotRequest } from './runner-port.js';
+import type { TwoVerdictReport } from './two-verdicts.js';
 
 /**
  * One candidate through validate: build the expert image, measure base and expert in the A B B A
@@ -19,30 +16,6 @@ import { twoVerdicts, type TwoVerdictReport } from './two-verdicts.js';
  * Stops at the first check that drops it. All container work goes through the MeasurementRunner
  * seam; the decisions are decide.ts's.
  */
-
-export interface Candidate {
-  readonly key: string;
-  readonly patch: string;
-  readonly environment: CandidateEnvironment;
-  readonly layout: AsvLayout;
-}
-
-export type InvocationStatus = 'ok' | 'asv-failed' | 'timed-out' | 'malformed' | 'not-run';
-
-export interface InvocationRecord {
-  readonly seq: number;
-  readonly role: InvocationRole;
-  readonly pair: number;
-  readonly image: 'base' | 'expert';
-  readonly status: InvocationStatus;
-  readonly asvExitCode: number | null;
-  /** The commit asv labelled the results with (the checkout's HEAD in the image). */
-  readonly commit: string | null;
-  /** The invocation's results file, raw, as asv wrote it. */
-  readonly results: string | null;
-  readonly log: string;
-  readonly durationMs: number;
-}
 
 export interface TestsSummary {
   readonly baseCollected: boolean;
@@ -58,58 +31,16 @@ export interface CandidateValidation {
   readonly benchmarksJson: string | null;
   readonly tests: TestsSummary | null;
   readonly snapshot: SnapshotSummary | null;
-  /** Pairs left out because the next would have passed the time budget. */
+  /** Pairs or rounds left out because the next would have passed the time budget. */
   readonly budgetExhausted: boolean;
+  /** The engine's protocol as measured (engine, pairs or rounds, mode, cpus, seed). */
+  readonly protocol: Readonly<Record<string, unknown>> | null;
+  /** The harness's samples (engine perfmine). */
+  readonly harness: InterleavedMeasurement | null;
 }
 
-export interface ValidateDeps {
-  readonly runner: MeasurementRunner;
-  readonly config: ValidateConfig;
-  readonly log: Logger;
-  readonly signal?: AbortSignal;
-}
-
-function runSettings(config: ValidateConfig): AsvRunSettings {
-  const attributes: Record<string, string | number> = {};
-  for (const [k, v] of Object.entries(config.attributes)) if (v !== undefined) attributes[k] = v;
-  return { machine: config.machine, bench: config.bench, rounds: config.rounds, attributes, cpuAffinity: config.cpuAffinity };
-}
-
-/** Invocations grouped as they run: each A/B pair, each calibration pair. */
-function groups(schedule: readonly PlannedInvocation[]): PlannedInvocation[][] {
-  const out: PlannedInvocation[][] = [];
-  for (const inv of schedule) {
-    const last = out.at(-1);
-    const kind = (i: PlannedInvocation) => (i.role === 'base' || i.role === 'expert' ? 'ab' : 'cal');
-    if (last && last.length < 2 && kind(last[0]!) === kind(inv) && last[0]!.pair === inv.pair) last.push(inv);
-    else out.push([inv]);
-  }
-  return out;
-}
-
-interface Parsed {
-  readonly record: InvocationRecord;
-  readonly set: ResultSet | null;
-  readonly benchmarks: string | null;
-}
-
-function measuredCount(set: ResultSet | null): number {
-  return set ? set.workloads.filter((w) => typeof w.value === 'number' && Number.isFinite(w.value) && w.value > 0).length : 0;
-}
-
-/** Sides of complete pairs only, so that pair p of one side meets pair p of the other. */
-function sides(parsed: readonly Parsed[], first: InvocationRole, second: InvocationRole): { first: ResultSet[]; second: ResultSet[] } {
-  const byPair = new Map<number, { a?: ResultSet; b?: ResultSet }>();
-  for (const p of parsed) {
-    if (!p.set || (p.record.role !== first && p.record.role !== second)) continue;
-    const entry = byPair.get(p.record.pair) ?? {};
-    if (p.record.role === first) entry.a = p.set;
-    else entry.b = p.set;
-    byPair.set(p.record.pair, entry);
-  }
-  const complete = [...byPair.entries()].filter(([, e]) => e.a && e.b).sort(([x], [y]) => x - y);
-  return { first: complete.map(([, e]) => e.a!), second: complete.map(([, e]) => e.b!) };
-}
+export type ValidateDeps = MeasureDeps;
+export type { Candidate, InvocationRecord, InvocationStatus };
 
 export async function validateCandidate(candidate: Candidate, deps: ValidateDeps): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
@@ -124,6 +55,8 @@ export async function validateCandidate(candidate: Candidate, deps: ValidateDeps
     tests: null,
     snapshot: null,
     budgetExhausted: false,
+    protocol: null,
+    harness: null,
     ...rest,
   });
 
@@ -160,79 +93,18 @@ async function measureAndCheck(
 ): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
-  const imageOf = (inv: PlannedInvocation) => (inv.image === 'expert' ? expertImage : env.baseImage);
 
-  // 2. measurement, A B B A with interleaved calibration pairs, within the time budget
-  const settings = runSettings(config);
-  const schedule = measurementSchedule(config.pairs, config.calibrationPairs);
-  const parsed: Parsed[] = [];
-  const problems: string[] = [];
-  let spentMs = 0;
-  let longestMs = 0;
-  let budgetExhausted = false;
-  let suiteNotImportable: string | null = null;
-  for (const group of groups(schedule)) {
-    if (spentMs > 0 && spentMs + group.length * longestMs > config.timeBudgetSeconds * 1000) {
-      budgetExhausted = true;
-      for (const inv of group) invocations.push({ seq: inv.seq, role: inv.role, pair: inv.pair, image: inv.image, status: 'not-run', asvExitCode: null, commit: null, results: null, log: '', durationMs: 0 });
-      continue;
-    }
-    for (const inv of group) {
-      const run = await runner.runInvocation(env, imageOf(inv), inv, candidate.layout, settings, config.invocationTimeoutSeconds * 1000, signal);
-      spentMs += run.durationMs;
-      longestMs = Math.max(longestMs, run.durationMs);
-      const out = run.output;
-      let set: ResultSet | null = null;
-      let status: InvocationStatus = run.timedOut ? 'timed-out' : out.results === null ? 'asv-failed' : 'ok';
-      if (out.results !== null) {
-        try {
-          set = resultSetOf(parseResultsFile(out.results, `${candidate.key} ${inv.file}`));
-        } catch (error) {
-          if (!(error instanceof ItemError)) throw error;
-          status = 'malformed';
-          problems.push(`invocation ${inv.seq} (${inv.role}): ${error.message}`);
-        }
-      }
-      if (status === 'timed-out' || status === 'asv-failed') problems.push(`invocation ${inv.seq} (${inv.role}): ${status}${out.asvExitCode === null ? '' : ` (asv exit ${out.asvExitCode})`}`);
-      const record: InvocationRecord = { seq: inv.seq, role: inv.role, pair: inv.pair, image: inv.image, status, asvExitCode: out.asvExitCode, commit: out.commit, results: out.results, log: out.log, durationMs: run.durationMs };
-      invocations.push(record);
-      parsed.push({ record, set, benchmarks: out.benchmarks });
-      log.info({ seq: inv.seq, role: inv.role, status, measured: measuredCount(set), durationMs: run.durationMs }, 'asv invocation');
-      if (out.suiteNotImportable && inv.image === 'base') suiteNotImportable = lastLines(out.log, 12);
-      if (inv.seq === 1 && (suiteNotImportable !== null || measuredCount(set) === 0)) break;
-    }
-    const first = parsed[0];
-    if (first && first.record.seq === 1 && (suiteNotImportable !== null || measuredCount(first.set) === 0)) break;
-  }
-
-  const baseSide = sides(parsed, 'base', 'expert');
-  const calibration = sides(parsed, 'calibration-first', 'calibration-second');
-  const benchmarksJson = parsed.find((p) => p.benchmarks !== null)?.benchmarks ?? null;
-  let benchmarks: ReadonlyMap<string, BenchmarkInfo> | null = null;
-  if (benchmarksJson !== null) {
-    try {
-      benchmarks = parseBenchmarksFile(benchmarksJson, `${candidate.key} benchmarks.json`);
-    } catch (error) {
-      if (!(error instanceof ItemError)) throw error;
-      problems.push(error.message);
-    }
-  }
-  const verdicts =
-    baseSide.first.length > 0 ? twoVerdicts({ base: baseSide.first, expert: baseSide.second, calibration }, { paired: config.paired, factor: config.factor, benchmarks }) : null;
-  const measurement: MeasurementEvidence = {
-    suiteNotImportable,
-    baseMeasured: Math.max(0, ...parsed.filter((p) => p.record.image === 'base').map((p) => measuredCount(p.set))),
-    expertMeasured: Math.max(0, ...parsed.filter((p) => p.record.image === 'expert').map((p) => measuredCount(p.set))),
-    pairs: baseSide.first.length,
-    minPairs: config.paired.minPairs,
-    calibrated: verdicts?.paired.calibration.calibrated ?? false,
-    improved: verdicts?.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name) ?? [],
-    problems: budgetExhausted ? [...problems, 'time budget reached'] : problems,
-  };
+  // 2. measurement with the configured engine, within the time budget
+  const measured =
+    config.engine === 'perfmine'
+      ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps)
+      : await measureWithAsv(candidate, expertImage, invocations, deps);
+  const { verdicts, benchmarksJson, budgetExhausted, protocol, harness } = measured;
+  const measurement = measured.evidence;
   evidence.measurement = measurement;
-  const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted };
+  const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness };
   const afterMeasurement = decideSoFar(evidence);
-  log.info({ pairs: measurement.pairs, improved: measurement.improved.length, calibrated: measurement.calibrated, budgetExhausted }, 'verdicts');
+  log.info({ engine: config.engine, pairs: measurement.pairs, improved: measurement.improved.length, calibrated: measurement.calibrated, budgetExhausted }, 'verdicts');
   if (afterMeasurement) return done(afterMeasurement, rest);
 
   // 3. tests: the expert must pass every test the base passes

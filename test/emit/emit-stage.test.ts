@@ -72,8 +72,9 @@ describe('emit: the month on disk', () => {
       expect(readdirSync(join(month, r.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
       expect(readFileSync(join(month, r.instance_id, 'expert.patch'), 'utf8')).toBe(r.patch);
     }
-    const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as { measurement: { false_positive_rate: number; pairs: number }; workloads: { improved: string[] } };
-    expect(meta.measurement).toMatchObject({ pairs: 4, false_positive_rate: 0 });
+    const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as { measurement: { false_positive_rate: number; pairs: number; minimum_detectable_speedup: { median: number } }; workloads: { improved: string[] } };
+    expect(meta.measurement).toMatchObject({ engine: 'perfmine', pairs: 20, false_positive_rate: 0, protocol: { engine: 'perfmine', rounds: 20 } });
+    expect(meta.measurement.minimum_detectable_speedup.median).toBeGreaterThanOrEqual(1.05);
     expect(meta.workloads.improved).toEqual(['benchmarks.PrettySuite.time_pretty', 'benchmarks.TextSuite.time_divide_unicode_heavy']);
     expect(readdirSync(month).sort()).toEqual(['acme__fastlib-101', 'acme__fastlib-102', 'manifest.json', 'tasks.jsonl', 'tasks.parquet', 'zeta__lib-5']);
   });

@@ -8,7 +8,7 @@ import { runStage } from '../../../pipeline/runner.js';
 import { exportInvocations } from '../../../stages/validate/export-invocations.js';
 import { createValidateStage } from '../../../stages/validate/index.js';
 import { runCli } from '../../helpers/cli.js';
-import { monthScope, testContext } from '../../helpers/context.js';
+import { monthScope, testConfig, testContext } from '../../helpers/context.js';
 import { storeCandidate } from './candidate.js';
 import { FakeRunner } from './fake-runner.js';
 
@@ -19,7 +19,7 @@ it("the invocations validate kept, exported, give `perfmine compare` the stage's
   const db = openStore(':memory:');
   const { key } = storeCandidate(db);
   const fast = new Set(['benchmarks.TextSuite.time_fit', 'benchmarks.StyleSuite.time_style_add']);
-  await runStage(testContext(db), createValidateStage(() => new FakeRunner({ expert: { names: fast, factor: 0.5 } })), monthScope('2025-04'));
+  await runStage(testContext(db, { config: testConfig({ validate: { engine: 'asv' } }) }), createValidateStage(() => new FakeRunner({ expert: { names: fast, factor: 0.5 } })), monthScope('2025-04'));
   const paths = exportInvocations(db, key, scratch);
   expect(paths).toHaveLength(14);
   const stored = loadWorkloadVerdicts(db, key);

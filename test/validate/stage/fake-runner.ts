@@ -5,7 +5,8 @@ import { classifyFailure, type StepResult } from '../../../stages/synthesize/fai
 import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../stages/synthesize/verification.js';
 import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
 import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
-import type { CandidateEnvironment, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
+import type { CandidateEnvironment, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
+import { FakeHarnessWorker, type FakeHarnessScript } from './fake-harness.js';
 import { readReference, RICH_DIR } from '../asv/reference.js';
 import { invocationFile } from '../invocation-files.js';
 
@@ -13,7 +14,8 @@ import { invocationFile } from '../invocation-files.js';
  * A MeasurementRunner that serves the real rich #3399 r4x4 invocations (20 samples each) instead
  * of running containers: base invocations from ab/349042fd, expert ones from ab/577def22 (with an
  * optional planted speedup or slowdown), calibration from aa1/ and aa2/. Its stdout goes through
- * the real framed-output reader. It records every call in order.
+ * the real framed-output reader. Harness workers (engine perfmine) serve the same real samples
+ * batch by batch (fake-harness.ts). It records every call in order.
  */
 
 const R4 = `${RICH_DIR}r4x4/`;
@@ -66,6 +68,8 @@ export interface FakeScript {
   readonly snapshot?: { readonly mismatched: readonly string[] };
   /** Duration every invocation reports. */
   readonly invocationMs?: number;
+  /** What the harness workers do (engine perfmine); `expert` above applies to them too. */
+  readonly harness?: FakeHarnessScript;
 }
 
 export const RICH_BENCHMARKS = Object.keys((JSON.parse(readReference(SOURCES.base)) as { results: Record<string, unknown> }).results);
@@ -77,6 +81,8 @@ export class FakeRunner implements MeasurementRunner {
   readonly layouts: AsvLayout[] = [];
   readonly images: string[] = [];
   readonly environments: CandidateEnvironment[] = [];
+  readonly workers: FakeHarnessWorker[] = [];
+  readonly workerSpecs: HarnessWorkerSpec[] = [];
   prepared = 0;
 
   /** `byKey` overrides the script for particular candidates (`owner/name#N`). */
@@ -134,6 +140,20 @@ export class FakeRunner implements MeasurementRunner {
       `${FRAME} file log asv.log ${b64('· Running 32 total benchmarks\n')}`,
     ].join('\n');
     return { output: readInvocationOutput(stdout), exitCode: 0, timedOut: false, durationMs };
+  }
+
+  async openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec) {
+    const script = this.#script(env);
+    this.calls.push(`harness ${spec.side}`);
+    this.images.push(image);
+    this.workerSpecs.push(spec);
+    const worker = new FakeHarnessWorker(spec.side, { ...script.harness, ...(script.expert ? { expert: script.expert } : {}) });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  async hostCpus() {
+    return 2;
   }
 
   async runTests(env: CandidateEnvironment, image: string) {

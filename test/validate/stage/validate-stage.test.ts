@@ -17,7 +17,7 @@ import { BUILD_SCRIPT, storeCandidate } from './candidate.js';
 
 const SPED_UP = new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty', 'benchmarks.TableSuite.time_table_no_wrapping']);
 
-describe('validate stage (container seam faked with real asv results)', () => {
+describe('validate stage, engine asv (container seam faked with real asv results)', () => {
   let db: Db;
   beforeEach(() => {
     db = openStore(':memory:');
@@ -27,7 +27,7 @@ describe('validate stage (container seam faked with real asv results)', () => {
   async function validate(script: FakeScript, config: Parameters<typeof testConfig>[0] = {}) {
     const { key, pr } = storeCandidate(db);
     const fake = new FakeRunner(script);
-    const ctx = testContext(db, { config: testConfig(config) });
+    const ctx = testContext(db, { config: testConfig({ ...config, validate: { engine: 'asv', ...config.validate } }) });
     const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
     const row = ctx.ledger.get('validate', key)!;
     return { key, pr, fake, report, row, ctx };
@@ -192,8 +192,122 @@ describe('validate stage (container seam faked with real asv results)', () => {
 
   it('refuses a configuration that could never keep a candidate', async () => {
     storeCandidate(db);
-    const ctx = testContext(db, { config: testConfig({ validate: { calibrationPairs: 1 } }) });
+    const ctx = testContext(db, { config: testConfig({ validate: { engine: 'asv', calibrationPairs: 1 } }) });
     await expect(runStage(ctx, createValidateStage(() => new FakeRunner({})), monthScope('2025-04'))).rejects.toThrow(/calibrationPairs/);
+  });
+});
+
+describe('validate stage, engine perfmine (harness workers faked with real rich samples)', () => {
+  let db: Db;
+  beforeEach(() => {
+    db = openStore(':memory:');
+  });
+  afterEach(() => db.close());
+
+  async function validate(script: FakeScript, config: Parameters<typeof testConfig>[0] = {}) {
+    const { key } = storeCandidate(db);
+    const fake = new FakeRunner(script);
+    const ctx = testContext(db, { config: testConfig({ ...config, validate: { harness: { seed: 7 }, ...config.validate } }) });
+    const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    return { key, fake, report, row: ctx.ledger.get('validate', key)!, ctx };
+  }
+
+  it('keeps a genuine 2x speedup: three warm workers, rounds of batches in random order, the verdict per workload with its MDS, every batch stored', async () => {
+    const { key, fake, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 } });
+    expect(row.status).toBe('done');
+    const output = validateOutputSchema.parse(row.output);
+    expect(new Set(output.improved)).toEqual(SPED_UP);
+    expect(output).toMatchObject({ decision: 'kept', pairs: 20, calibrationPairs: 20, workloads: 32, pairedWorsened: 0 });
+    expect(fake.calls).toEqual(['build', 'harness base', 'harness expert', 'harness calibration', 'pytest base', 'pytest expert', 'snapshot record', 'snapshot compare', 'release perfmine/expert:acme/fastlib#101']);
+    // the base image runs the base and calibration workers, the expert image the expert's
+    expect(fake.images.slice(0, 3)).toEqual(['perfmine/env:aaaaaaaaaaaa', 'perfmine/expert:acme/fastlib#101', 'perfmine/env:aaaaaaaaaaaa']);
+    // alternating on one core: all pinned to the last of the 2 CPUs, same hash seed
+    expect(fake.workerSpecs.map((s) => [s.side, s.cpuset, s.hashSeed, s.configPath])).toEqual([
+      ['base', '1', '0', 'asv.conf.json'],
+      ['expert', '1', '0', 'asv.conf.json'],
+      ['calibration', '1', '0', 'asv.conf.json'],
+    ]);
+    expect(fake.workers.every((w) => w.closed)).toBe(true);
+    // warm-up: the base calibrates number (0), then every batch of every side uses its number
+    const [base, expert] = fake.workers;
+    const first = base!.commands.filter((c) => c.benchmark === 'benchmarks.TextSuite.time_divide');
+    expect(first[0]).toMatchObject({ number: 0, samples: 1, warmup: null });
+    expect(first.slice(1).every((c) => c.number === 100 && c.samples === 5 && c.warmup === 0)).toBe(true);
+    expect(first).toHaveLength(21);
+    expect(expert!.commands.every((c) => c.number === 100)).toBe(true);
+
+    const validation = loadValidation(db, key)!;
+    expect(validation).toMatchObject({ engine: 'perfmine', decision: 'kept', pairs: 20, calibrated: true, falsePositives: { compared: 32, flagged: 0 } });
+    expect(validation.protocol).toMatchObject({ engine: 'perfmine', rounds: 20, samples: 5, mode: 'alternate', seed: 7 });
+    expect(validation.mdsMedian).toBeGreaterThan(1.0);
+    const verdicts = loadWorkloadVerdicts(db, key);
+    for (const w of verdicts) {
+      expect(w.paired.pairRatios).toHaveLength(20);
+      expect(w.paired.mds).toBeGreaterThanOrEqual(1.05);
+      expect(w.paired.change).toBe(SPED_UP.has(w.workload) ? 'improved' : 'unchanged');
+    }
+    const batches = db.prepare('SELECT workload, side, number, samples FROM harness_batches WHERE key = ?').all(key) as { side: string; number: number; samples: string }[];
+    expect(batches).toHaveLength(32 * 3);
+    for (const b of batches) {
+      expect(b.number).toBe(100);
+      expect((JSON.parse(b.samples) as number[][]).every((r) => r.length === 5)).toBe(true);
+    }
+  });
+
+  it('drops the placebo as no-improvement, with nothing flagged', async () => {
+    const { row, fake, key } = await validate({});
+    expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    expect(fake.calls.some((c) => c.startsWith('pytest'))).toBe(false);
+    expect(loadWorkloadVerdicts(db, key).filter((w) => w.paired.change !== 'unchanged')).toEqual([]);
+  });
+
+  it('drops a suite the base cannot import as suite-not-importable, without starting the other workers', async () => {
+    const { row, fake } = await validate({ harness: { fatal: { base: { reason: 'suite-not-importable', message: 'ImportError in benchmarks.bench_io: No module named requests' } } } });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'suite-not-importable' });
+    expect(row.detail).toContain('No module named requests');
+    expect(fake.calls.filter((c) => c.startsWith('harness'))).toEqual(['harness base']);
+  });
+
+  it('measures the other workloads when some fail: a timeout on the base, a crash on the expert, a missing one, a failing calibration', async () => {
+    const { row, key } = await validate({
+      expert: { names: SPED_UP, factor: 0.5 },
+      harness: {
+        failures: {
+          'benchmarks.TextSuite.time_fit': { side: 'base', status: 'timeout', fromBatch: 3 },
+          'benchmarks.TextSuite.time_split': { side: 'expert', status: 'crashed' },
+          'benchmarks.TextSuite.time_render': { side: 'calibration', status: 'failed' },
+        },
+        missingOnExpert: ['benchmarks.TextSuite.time_wrapping'],
+      },
+    });
+    expect(row.status).toBe('done');
+    expect(new Set(validateOutputSchema.parse(row.output).improved)).toEqual(SPED_UP);
+    const byName = new Map(loadWorkloadVerdicts(db, key).map((w) => [w.workload, w]));
+    expect(byName.get('benchmarks.TextSuite.time_fit')!.paired.change).toBe('incomparable');
+    expect(byName.get('benchmarks.TextSuite.time_split')!.paired).toMatchObject({ change: 'incomparable', reason: 'failed-on-expert' });
+    expect(byName.get('benchmarks.TextSuite.time_wrapping')!.paired.change).toBe('incomparable');
+    // without calibration of its own, a workload still gets a verdict from its pairs
+    expect(byName.get('benchmarks.TextSuite.time_render')!.paired.change).toBe('unchanged');
+    const failures = db.prepare("SELECT workload, side, failure FROM harness_batches WHERE key = ? AND failure IS NOT NULL ORDER BY workload, side").all(key) as { workload: string; side: string; failure: string }[];
+    expect(failures.map((f) => [f.workload, f.side, (JSON.parse(f.failure) as { status: string }).status])).toEqual([
+      ['benchmarks.TextSuite.time_fit', 'base', 'timeout'],
+      ['benchmarks.TextSuite.time_render', 'calibration', 'failed'],
+      ['benchmarks.TextSuite.time_split', 'expert', 'crashed'],
+      ['benchmarks.TextSuite.time_wrapping', 'expert', 'missing'],
+    ]);
+  });
+
+  it('pins duet workers to two cores, base apart from the others', async () => {
+    const { fake, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { harness: { mode: 'duet', seed: 3 } } });
+    expect(row.status).toBe('done');
+    expect(fake.workerSpecs.map((s) => [s.side, s.cpuset])).toEqual([
+      ['base', '0'],
+      ['expert', '1'],
+      ['calibration', '1'],
+    ]);
+    // the base ran twice a round: once beside the expert, once beside the calibration worker
+    const base = fake.workers[0]!.commands.filter((c) => c.benchmark === 'benchmarks.TextSuite.time_divide');
+    expect(base).toHaveLength(1 + 2 * 20);
   });
 });
 

@@ -1,0 +1,86 @@
+import type { ContainerSession } from '../../../pipeline/services/container-session.js';
+import { HARNESS_IN_CONTAINER } from './harness-files.js';
+import type { HarnessWorker } from './interleave.js';
+import { readBatchAnswer, readStart, type BatchCommand, type BatchResult, type FatalMessage, type ReadyMessage } from './messages.js';
+
+/**
+ * A harness worker in a container: the harness's `serve` mode on the other end of a
+ * ContainerSession. The harness bounds each batch by its own time limit and answers `timeout`;
+ * this side only guards against a harness that stops answering at all (it is killed, and every
+ * later batch fails as crashed).
+ */
+
+/** Added to a batch's own time limit before the driver gives up on the harness itself. */
+const ANSWER_MARGIN_MS = 60_000;
+/** asv's default benchmark timeout, when neither the command nor the benchmark gives one. */
+const DEFAULT_TIMEOUT_S = 60;
+
+export interface ServeCommand {
+  readonly python: string;
+  readonly configPath: string;
+  readonly bench: string | null;
+}
+
+/** The container's command: the harness serving the suite of the checkout's asv config. */
+export function serveCommand(c: ServeCommand): string[] {
+  const args = ['--config', c.configPath, 'serve', ...(c.bench === null ? [] : ['--bench', c.bench])];
+  return [c.python, '-u', HARNESS_IN_CONTAINER, ...args];
+}
+
+export class ContainerHarnessWorker implements HarnessWorker {
+  readonly start: ReadyMessage | FatalMessage;
+  readonly #session: ContainerSession;
+  #next = 1;
+  #dead: string | null = null;
+
+  private constructor(session: ContainerSession, start: ReadyMessage | FatalMessage) {
+    this.#session = session;
+    this.start = start;
+    if (start.event !== 'ready') this.#dead = start.message;
+  }
+
+  /** Waits for the harness's first line (the suite imported, or why not) within `startMs`. */
+  static async start(session: ContainerSession, startMs: number, signal?: AbortSignal): Promise<ContainerHarnessWorker> {
+    const first = await session.nextLine(startMs, signal);
+    let start: ReadyMessage | FatalMessage;
+    if ('line' in first) start = readStart(first.line);
+    else {
+      const why = 'timedOut' in first ? `the harness did not load the suite within ${Math.round(startMs / 1000)} s` : `the harness exited before loading the suite (exit ${await session.exited})`;
+      start = { event: 'fatal', reason: 'timedOut' in first ? 'start-timeout' : 'worker-exited', message: `${why}: ${lastLines(session.stderr(), 12)}` };
+    }
+    return new ContainerHarnessWorker(session, start);
+  }
+
+  async batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult> {
+    if (this.#dead !== null) return { ok: false, status: 'crashed', message: this.#dead };
+    const id = this.#next++;
+    this.#session.send(JSON.stringify({ id, op: 'batch', ...command }));
+    const info = this.start.event === 'ready' ? this.start.benchmarks[command.benchmark] : undefined;
+    const limitMs = (command.timeout ?? info?.timeout ?? DEFAULT_TIMEOUT_S) * 1000 + ANSWER_MARGIN_MS;
+    for (;;) {
+      const read = await this.#session.nextLine(limitMs, signal);
+      if ('line' in read) {
+        const answer = readBatchAnswer(read.line);
+        if (answer.id !== null && answer.id !== id) continue; // a late answer to an earlier command
+        const { id: _id, ...result } = answer;
+        return result;
+      }
+      this.#dead = 'timedOut' in read ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed` : `the harness exited (exit ${await this.#session.exited})`;
+      if ('timedOut' in read) await this.#session.kill();
+      return { ok: false, status: 'crashed', message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
+    }
+  }
+
+  log(): string {
+    return this.#session.stderr();
+  }
+
+  async close(): Promise<void> {
+    if (this.#dead === null) this.#session.send(JSON.stringify({ id: this.#next++, op: 'exit' }));
+    await this.#session.close(10_000);
+  }
+}
+
+function lastLines(text: string, n: number): string {
+  return text.trimEnd().split('\n').slice(-n).join('\n');
+}

@@ -1,0 +1,235 @@
+import { mulberry32, shuffled } from '../../../pipeline/random.js';
+import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage, WorkloadRef } from './messages.js';
+
+/**
+ * perfmine's interleaved measurement: base, expert and (for calibration) a second base run as warm
+ * worker processes, and the driver alternates them sample batch by sample batch in a randomized
+ * order, so that the machine's slow and fast phases fall on every side alike (randomized multiple
+ * interleaved trials, Abedi & Brecht 2017). Round-major: each round visits every workload still
+ * measured, in a random order, and for each runs one batch per side in a random order (mode
+ * `alternate`), or the base beside the expert and the base beside the calibration worker at the
+ * same time on different cores (mode `duet`, Bulej et al. 2020), the two steps in a random order.
+ *
+ * Before the rounds, a warm-up pass per workload: the base calibrates asv's `number` (calls per
+ * sample, so that a sample lasts about sample_time) and warms up; the other sides warm up with
+ * that number; every later batch of every side uses it. The warm-up batches are not evidence.
+ *
+ * A workload that fails on the base (raises, times out, crashes the worker, is skipped) is
+ * measured no further; one that fails on the expert too; a calibration failure only ends its
+ * calibration. No round starts once the rounds so far plus one more would pass the time budget.
+ * The workers are a port (HarnessWorker): Docker containers in production, scripted in tests.
+ */
+
+export type Side = 'base' | 'expert' | 'calibration';
+export const SIDE_LETTER: Readonly<Record<Side, string>> = { base: 'A', expert: 'B', calibration: 'C' };
+
+export interface HarnessWorker {
+  /** The worker's first line: its suite, or why it could not load it. */
+  readonly start: ReadyMessage | FatalMessage;
+  batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult>;
+  /** The tail of what the worker wrote to stderr (benchmarks' output, tracebacks). */
+  log(): string;
+  close(): Promise<void>;
+}
+
+export interface HarnessWorkers {
+  open(side: Side, signal?: AbortSignal): Promise<HarnessWorker>;
+}
+
+export interface InterleaveSettings {
+  /** Rounds of batches (pairs of evidence per workload). */
+  readonly rounds: number;
+  /** Samples per batch; the batch's median is the round's value. */
+  readonly samples: number;
+  readonly mode: 'alternate' | 'duet';
+  /** Measure a second base worker too (base/base calibration). */
+  readonly calibration: boolean;
+  /** Seed of the random orders (recorded with the measurement). */
+  readonly seed: number;
+  /** No round starts once the elapsed time plus one more round would pass it. */
+  readonly budgetMs: number;
+  /** A batch's time limit in seconds (null: the benchmark's own `timeout`). */
+  readonly batchTimeoutSeconds: number | null;
+  /** Warm-up seconds before each batch after the warm-up pass (0: none; the batch median absorbs a cold first sample). */
+  readonly warmupSeconds: number;
+  /** Wall clock in ms (tests pass a fake one). */
+  readonly now?: () => number;
+  /** Called after each round (progress). */
+  readonly onRound?: (round: number, elapsedMs: number, measuring: number) => void;
+}
+
+export interface SideFailure {
+  readonly status: FailureStatus | 'missing';
+  readonly message: string;
+  /** The round it happened in; null in the warm-up pass. */
+  readonly round: number | null;
+}
+
+export interface SideRecord {
+  /** Calls per sample (null for single-value benchmarks: mem, peakmem, track). */
+  number: number | null;
+  /** Per round: the batch's samples, null where no batch ran or it failed. */
+  readonly rounds: (readonly number[] | null)[];
+  failure: SideFailure | null;
+}
+
+export interface WorkloadRecord {
+  readonly ref: WorkloadRef;
+  readonly base: SideRecord;
+  readonly expert: SideRecord;
+  readonly calibration: SideRecord | null;
+  /**
+   * Per round, the base batch the calibration batch is paired with: in `duet` mode the one that
+   * ran beside it (the base runs twice a round); null in `alternate` mode, where it is the
+   * round's base batch.
+   */
+  readonly calibrationBase: (readonly number[] | null)[] | null;
+}
+
+export interface InterleavedMeasurement {
+  readonly base: ReadyMessage | FatalMessage;
+  readonly expert: ReadyMessage | FatalMessage | null;
+  readonly calibration: ReadyMessage | FatalMessage | null;
+  readonly workloads: readonly WorkloadRecord[];
+  /** Rounds run (every workload still measured got a batch of each side in each). */
+  readonly rounds: number;
+  /** Per round, the order batches ran in: `workload-index:letters`, e.g. `3:BAC` (duet: `3:AB|AC`). */
+  readonly order: readonly string[];
+  readonly batches: number;
+  readonly durationMs: number;
+  readonly budgetExhausted: boolean;
+  /** The tails of the workers' stderr, by side. */
+  readonly logs: Readonly<Partial<Record<Side, string>>>;
+}
+
+const emptySide = (rounds: number): SideRecord => ({ number: null, rounds: Array.from({ length: rounds }, () => null), failure: null });
+
+function active(w: WorkloadRecord): boolean {
+  return w.base.failure === null && w.expert.failure === null;
+}
+
+function sidesOf(w: WorkloadRecord): Side[] {
+  return w.calibration && w.calibration.failure === null ? ['base', 'expert', 'calibration'] : ['base', 'expert'];
+}
+
+export async function measureInterleaved(workers: HarnessWorkers, settings: InterleaveSettings, signal?: AbortSignal): Promise<InterleavedMeasurement> {
+  const now = settings.now ?? Date.now;
+  const started = now();
+  const random = mulberry32(settings.seed);
+  const open: Partial<Record<Side, HarnessWorker>> = {};
+  const logs = () => Object.fromEntries(Object.entries(open).map(([side, w]) => [side, w.log()])) as Partial<Record<Side, string>>;
+  let batches = 0;
+  const order: string[] = [];
+  try {
+    const base = (open.base = await workers.open('base', signal));
+    const none = (expert: ReadyMessage | FatalMessage | null, calibration: ReadyMessage | FatalMessage | null): InterleavedMeasurement => ({
+      base: base.start,
+      expert,
+      calibration,
+      workloads: [],
+      rounds: 0,
+      order,
+      batches,
+      durationMs: now() - started,
+      budgetExhausted: false,
+      logs: logs(),
+    });
+    if (base.start.event !== 'ready') return none(null, null);
+    const expert = (open.expert = await workers.open('expert', signal));
+    if (expert.start.event !== 'ready') return none(expert.start, null);
+    const calibration = settings.calibration ? (open.calibration = await workers.open('calibration', signal)) : null;
+    const worker: Record<Side, HarnessWorker | null> = { base, expert, calibration: calibration?.start.event === 'ready' ? calibration : null };
+
+    const expertNames = new Set(expert.start.workloads.map((w) => w.name));
+    const records: WorkloadRecord[] = base.start.workloads.map((ref) => ({
+      ref,
+      base: emptySide(settings.rounds),
+      expert: emptySide(settings.rounds),
+      calibration: worker.calibration ? emptySide(settings.rounds) : null,
+      calibrationBase: worker.calibration && settings.mode === 'duet' ? Array.from({ length: settings.rounds }, () => null) : null,
+    }));
+    const expertRef = new Map(expert.start.workloads.map((w) => [w.name, w]));
+    const refOf = (w: WorkloadRecord, side: Side) => (side === 'expert' ? expertRef.get(w.ref.name)! : w.ref);
+    const record = (w: WorkloadRecord, side: Side) => (side === 'base' ? w.base : side === 'expert' ? w.expert : w.calibration!);
+
+    /** One batch of a side; its samples go to the side's round (or `into`, for duet's second base batch). */
+    const run = async (w: WorkloadRecord, side: Side, round: number | null, into?: (readonly number[] | null)[]): Promise<void> => {
+      signal?.throwIfAborted();
+      const rec = record(w, side);
+      const ref = refOf(w, side);
+      const result = await worker[side]!.batch(
+        {
+          benchmark: ref.benchmark,
+          param: ref.param,
+          samples: round === null ? 1 : settings.samples,
+          number: rec.number ?? w.base.number ?? 0,
+          warmup: round === null ? null : settings.warmupSeconds,
+          sample_time: null,
+          timeout: settings.batchTimeoutSeconds,
+        },
+        signal,
+      );
+      batches += 1;
+      if (!result.ok) {
+        rec.failure = { status: result.status, message: result.message, round };
+        return;
+      }
+      if (round === null) rec.number = result.number;
+      else (into ?? rec.rounds)[round] = result.samples;
+    };
+
+    // warm-up pass: the base calibrates `number`, the others warm up with it
+    for (const w of records) {
+      await run(w, 'base', null);
+      if (w.base.failure) continue;
+      if (!expertNames.has(w.ref.name)) {
+        w.expert.failure = { status: 'missing', message: 'the expert has no such workload', round: null };
+        continue;
+      }
+      await run(w, 'expert', null);
+      if (w.calibration && w.expert.failure === null) await run(w, 'calibration', null);
+    }
+
+    let rounds = 0;
+    let budgetExhausted = false;
+    for (let r = 0; r < settings.rounds; r++) {
+      const measuring = records.filter(active);
+      if (measuring.length === 0) break;
+      const elapsed = now() - started;
+      const perRound = rounds === 0 ? 0 : elapsed / (rounds + 1);
+      if (rounds > 0 && elapsed + perRound > settings.budgetMs) {
+        budgetExhausted = true;
+        break;
+      }
+      const steps: string[] = [];
+      for (const w of shuffled(measuring, random)) {
+        const index = records.indexOf(w);
+        if (settings.mode === 'alternate') {
+          const sides = shuffled(sidesOf(w), random);
+          steps.push(`${index}:${sides.map((s) => SIDE_LETTER[s]).join('')}`);
+          for (const side of sides) {
+            await run(w, side, r);
+            if (!active(w)) break;
+          }
+        } else {
+          const others = shuffled(
+            sidesOf(w).filter((s) => s !== 'base'),
+            random,
+          );
+          steps.push(`${index}:${others.map((s) => `A${SIDE_LETTER[s]}`).join('|')}`);
+          for (const other of others) {
+            // the base's batch and the other side's run at the same time, on their own cores
+            await Promise.all([run(w, 'base', r, other === 'calibration' ? w.calibrationBase! : undefined), run(w, other, r)]);
+            if (!active(w)) break;
+          }
+        }
+      }
+      order.push(steps.join(' '));
+      rounds += 1;
+      settings.onRound?.(rounds, now() - started, measuring.length);
+    }
+    return { base: base.start, expert: expert.start, calibration: calibration?.start ?? null, workloads: records, rounds, order, batches, durationMs: now() - started, budgetExhausted, logs: logs() };
+  } finally {
+    await Promise.all(Object.values(open).map((w) => w.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+
+/**
+ * The wire protocol of the harness's `serve` mode (stages/validate/harness/perfmine_harness.py):
+ * JSON lines, one command in per line on stdin, one answer out per line on stdout. Everything the
+ * benchmarks print goes to stderr. Checked with zod where it comes in. Pure.
+ */
+
+export const HARNESS_PROTOCOL = 1;
+
+const benchmarkInfo = z
+  .object({
+    name: z.string(),
+    type: z.string(),
+    unit: z.string().nullable().optional(),
+    params: z.array(z.array(z.string())).optional(),
+    param_names: z.array(z.string()).optional(),
+    version: z.string().nullable().optional(),
+    timeout: z.number().nullable().optional(),
+    sample_time: z.number().nullable().optional(),
+  })
+  .passthrough();
+export type HarnessBenchmark = z.infer<typeof benchmarkInfo>;
+
+export const workloadRef = z.object({ name: z.string().min(1), benchmark: z.string().min(1), param: z.number().int().nonnegative() });
+export type WorkloadRef = z.infer<typeof workloadRef>;
+
+export const readyMessage = z.object({
+  event: z.literal('ready'),
+  protocol: z.number().int(),
+  python: z.string(),
+  pid: z.number().int().optional(),
+  benchmarks: z.record(z.string(), benchmarkInfo),
+  workloads: z.array(workloadRef),
+});
+export type ReadyMessage = z.infer<typeof readyMessage>;
+
+export const fatalMessage = z.object({
+  event: z.literal('fatal'),
+  reason: z.string(),
+  message: z.string(),
+});
+export type FatalMessage = z.infer<typeof fatalMessage>;
+
+export const startMessage = z.discriminatedUnion('event', [readyMessage, fatalMessage]);
+
+/** What a batch can end as besides a measurement. */
+export const FAILURE_STATUSES = ['skipped', 'failed', 'timeout', 'crashed', 'not-a-number', 'unknown'] as const;
+export type FailureStatus = (typeof FAILURE_STATUSES)[number];
+
+const timeAnswer = z.object({
+  id: z.number().int(),
+  ok: z.literal(true),
+  kind: z.literal('time'),
+  samples: z.array(z.number().positive()).min(1),
+  number: z.number().int().positive(),
+  elapsed: z.number().nonnegative().optional(),
+});
+const valueAnswer = z.object({
+  id: z.number().int(),
+  ok: z.literal(true),
+  kind: z.enum(['memory', 'peakmemory', 'track']),
+  value: z.number(),
+  elapsed: z.number().nonnegative().optional(),
+});
+const failureAnswer = z.object({
+  id: z.number().int().nullable(),
+  ok: z.literal(false),
+  status: z.enum(FAILURE_STATUSES),
+  message: z.string(),
+  elapsed: z.number().nonnegative().optional(),
+});
+export const batchAnswer = z.union([timeAnswer, valueAnswer, failureAnswer]);
+export type BatchAnswer = z.infer<typeof batchAnswer>;
+export type FailureAnswer = z.infer<typeof failureAnswer>;
+
+export interface BatchCommand {
+  readonly id: number;
+  readonly op: 'batch';
+  readonly benchmark: string;
+  readonly param: number;
+  readonly samples: number;
+  /** Calls per sample; 0: calibrate as asv does (and warm up). */
+  readonly number: number;
+  /** Warm-up seconds before the samples; null: asv's rule. */
+  readonly warmup: number | null;
+  readonly sample_time: number | null;
+  readonly timeout: number | null;
+}
+
+/** A batch's result as the driver keeps it: samples (seconds per call, or one value), or why none. */
+export type BatchResult =
+  | { readonly ok: true; readonly samples: readonly number[]; readonly number: number | null }
+  | { readonly ok: false; readonly status: FailureStatus; readonly message: string };
+
+/** The driver's reading of an answer line (a line that is not one is an `unknown` failure). */
+export function readBatchAnswer(line: string): BatchResult & { readonly id: number | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return { id: null, ok: false, status: 'unknown', message: `not a protocol line: ${line.slice(0, 200)}` };
+  }
+  const answer = batchAnswer.safeParse(parsed);
+  if (!answer.success) return { id: null, ok: false, status: 'unknown', message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}` };
+  const a = answer.data;
+  if (!a.ok) return { id: a.id, ok: false, status: a.status, message: a.message };
+  if (a.kind === 'time') return { id: a.id, ok: true, samples: a.samples, number: a.number };
+  if (!Number.isFinite(a.value)) return { id: a.id, ok: false, status: 'not-a-number', message: `${a.kind} value ${a.value}` };
+  return { id: a.id, ok: true, samples: [a.value], number: null };
+}
+
+/** The harness's first line: ready with its suite, or fatal with why. */
+export function readStart(line: string): ReadyMessage | FatalMessage {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return { event: 'fatal', reason: 'protocol', message: `the harness's first line is not JSON: ${line.slice(0, 300)}` };
+  }
+  const start = startMessage.safeParse(parsed);
+  if (!start.success) return { event: 'fatal', reason: 'protocol', message: `the harness's first line is not a ready or fatal event: ${start.error.issues[0]?.message ?? ''}` };
+  return start.data;
+}

@@ -1,0 +1,148 @@
+import { randomInt } from 'node:crypto';
+import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
+import { ItemError } from '../../pipeline/errors.js';
+import type { MeasurementEvidence } from './decide.js';
+import { workerCpusets } from './harness/cpus.js';
+import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
+import type { ReadyMessage } from './harness/messages.js';
+import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
+import { verdictOfTables, type PairedReport } from './paired/index.js';
+import type { Measured, MeasureDeps } from './measured.js';
+import type { CandidateEnvironment } from './runner-port.js';
+import { combineVerdicts } from './two-verdicts.js';
+
+/**
+ * Validate's measurement with perfmine's own harness: base, expert and a second base as warm
+ * workers in three containers of the same limits, without network, driven batch by batch in a
+ * random order (harness/interleave.ts); perfmine's verdict on the rounds' pairs, asv's on the
+ * pooled samples.
+ */
+
+/** The suite as asv's benchmarks.json (what the harness reported when it started). */
+export function benchmarksJsonOf(start: ReadyMessage): string {
+  return JSON.stringify({ ...start.benchmarks, version: 2 });
+}
+
+function measuredOn(workloads: readonly WorkloadRecord[], side: 'base' | 'expert'): number {
+  return workloads.filter((w) => w[side].rounds.some((r) => r !== null)).length;
+}
+
+/** One line per kind of failure, for the decision's detail. */
+function failureLines(workloads: readonly WorkloadRecord[]): string[] {
+  const out: string[] = [];
+  for (const side of ['base', 'expert'] as const) {
+    const failed = workloads.filter((w) => w[side].failure !== null && w[side].failure!.status !== 'missing');
+    if (failed.length === 0) continue;
+    const first = failed[0]!;
+    out.push(`${failed.length} workload${failed.length === 1 ? '' : 's'} failed on the ${side}, e.g. ${first.ref.name}: ${first[side].failure!.status} (${first[side].failure!.message.split('\n')[0]!.slice(0, 160)})`);
+  }
+  return out;
+}
+
+/**
+ * An incomparable workload's reason from the harness's own record: a workload that failed on a
+ * side in its warm-up has no round at all, so the pair table alone cannot tell which side failed.
+ */
+function withFailureReasons(report: PairedReport, workloads: readonly WorkloadRecord[]): PairedReport {
+  const byName = new Map(workloads.map((w) => [w.ref.name, w]));
+  return {
+    ...report,
+    workloads: report.workloads.map((v) => {
+      const w = byName.get(v.name);
+      if (v.change !== 'incomparable' || !w) return v;
+      if (w.base.failure) return { ...v, reason: 'failed-on-base' };
+      if (w.expert.failure) return { ...v, reason: 'failed-on-expert' };
+      return v;
+    }),
+  };
+}
+
+export async function measureWithHarness(env: CandidateEnvironment, configPath: string, expertImage: string, deps: MeasureDeps): Promise<Measured> {
+  const { runner, config, log, signal } = deps;
+  const h = config.harness;
+  const cpusets = workerCpusets(h.mode, h.cpus, await runner.hostCpus());
+  const seed = h.seed ?? randomInt(2 ** 31);
+  const budgetMs = config.timeBudgetSeconds * 1000;
+  const startTimeoutMs = config.invocationTimeoutSeconds * 1000;
+  const settings: InterleaveSettings = {
+    rounds: h.rounds,
+    samples: h.samples,
+    mode: h.mode,
+    calibration: true,
+    seed,
+    budgetMs,
+    batchTimeoutSeconds: h.batchTimeoutSeconds,
+    warmupSeconds: h.warmupSeconds,
+  };
+  const protocol = { engine: 'perfmine', rounds: h.rounds, samples: h.samples, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
+  log.info({ mode: h.mode, rounds: h.rounds, samples: h.samples, cpusets, seed }, 'harness: starting the workers');
+  const m = await measureInterleaved(
+    {
+      open: (side: Side, s?: AbortSignal) =>
+        runner.openHarnessWorker(
+          env,
+          side === 'expert' ? expertImage : env.baseImage,
+          { side, configPath, bench: config.bench, cpuset: cpusets[side], hashSeed: h.hashSeed, startTimeoutMs, maxLifetimeMs: startTimeoutMs + 2 * budgetMs + 600_000 },
+          s,
+        ),
+    },
+    { ...settings, onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'harness round') },
+    signal,
+  );
+  log.info({ rounds: m.rounds, batches: m.batches, durationMs: m.durationMs, budgetExhausted: m.budgetExhausted }, 'harness: measured');
+
+  const problems = failureLines(m.workloads);
+  if (m.budgetExhausted) problems.push('time budget reached');
+  const evidenceOf = (rest: Partial<MeasurementEvidence>): MeasurementEvidence => ({
+    suiteNotImportable: null,
+    baseMeasured: measuredOn(m.workloads, 'base'),
+    expertMeasured: measuredOn(m.workloads, 'expert'),
+    pairs: m.rounds,
+    minPairs: config.paired.minPairs,
+    calibrated: false,
+    improved: [],
+    problems,
+    ...rest,
+  });
+  const base = m.base;
+  if (base.event !== 'ready') {
+    const message = `${base.reason}: ${base.message}`;
+    if (base.reason === 'no-benchmarks') return { verdicts: null, evidence: evidenceOf({ problems: [message] }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m };
+    return { verdicts: null, evidence: evidenceOf({ suiteNotImportable: message }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m };
+  }
+  if (m.expert && m.expert.event !== 'ready') problems.push(`the expert's suite: ${m.expert.reason}: ${m.expert.message.split('\n').slice(-3).join(' ')}`);
+
+  const benchmarksJson = benchmarksJsonOf(base);
+  let benchmarks: ReadonlyMap<string, BenchmarkInfo> | null = null;
+  try {
+    benchmarks = parseBenchmarksFile(benchmarksJson, 'the harness\'s benchmarks');
+  } catch (error) {
+    if (!(error instanceof ItemError)) throw error;
+    problems.push(error.message);
+  }
+  const calibrationTable = harnessCalibrationTable(m);
+  const paired = withFailureReasons(verdictOfTables(harnessPairTable(m), calibrationTable, config.paired), m.workloads);
+  const verdicts =
+    m.rounds === 0
+      ? null
+      : combineVerdicts(
+          {
+            paired,
+            base: harnessResultSet(m, 'base', 'base'),
+            expert: harnessResultSet(m, 'expert', 'expert'),
+            calibration: calibrationTable ? { first: harnessResultSet(m, 'base', 'base'), second: harnessResultSet(m, 'calibration', 'base') } : null,
+          },
+          { paired: config.paired, factor: config.factor, benchmarks },
+        );
+  return {
+    verdicts,
+    evidence: evidenceOf({
+      calibrated: verdicts?.paired.calibration.calibrated ?? false,
+      improved: verdicts?.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name) ?? [],
+    }),
+    benchmarksJson,
+    budgetExhausted: m.budgetExhausted,
+    protocol,
+    harness: m,
+  };
+}

@@ -1,0 +1,54 @@
+import type { Logger } from '../../pipeline/logging.js';
+import type { ValidateConfig } from './config.js';
+import type { MeasurementEvidence } from './decide.js';
+import type { InterleavedMeasurement } from './harness/interleave.js';
+import type { AsvLayout } from './protocol/asv-invocation.js';
+import type { InvocationRole } from './protocol/schedule.js';
+import type { CandidateEnvironment, MeasurementRunner } from './runner-port.js';
+import type { TwoVerdictReport } from './two-verdicts.js';
+
+/** The types validate's flow and its two measurement engines share. */
+
+export interface Candidate {
+  readonly key: string;
+  readonly patch: string;
+  readonly environment: CandidateEnvironment;
+  readonly layout: AsvLayout;
+}
+
+export type InvocationStatus = 'ok' | 'asv-failed' | 'timed-out' | 'malformed' | 'not-run';
+
+export interface InvocationRecord {
+  readonly seq: number;
+  readonly role: InvocationRole;
+  readonly pair: number;
+  readonly image: 'base' | 'expert';
+  readonly status: InvocationStatus;
+  readonly asvExitCode: number | null;
+  /** The commit asv labelled the results with (the checkout's HEAD in the image). */
+  readonly commit: string | null;
+  /** The invocation's results file, raw, as asv wrote it. */
+  readonly results: string | null;
+  readonly log: string;
+  readonly durationMs: number;
+}
+
+/** What either engine's measurement gives the rest of validate. */
+export interface Measured {
+  readonly verdicts: TwoVerdictReport | null;
+  readonly evidence: MeasurementEvidence;
+  readonly benchmarksJson: string | null;
+  readonly budgetExhausted: boolean;
+  /** The engine's protocol, recorded with the validation. */
+  readonly protocol: Readonly<Record<string, unknown>>;
+  /** The harness's samples (engine perfmine). */
+  readonly harness: InterleavedMeasurement | null;
+}
+
+export interface MeasureDeps {
+  readonly runner: MeasurementRunner;
+  readonly config: ValidateConfig;
+  readonly log: Logger;
+  readonly signal?: AbortSignal;
+}
+
