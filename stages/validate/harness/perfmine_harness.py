@@ -2096,8 +2096,8 @@ class Supervisor:
         if cmd["op"] == "exit":
             return {"id": ident, "ok": True}
         answer = self.batch(normalized_batch(cmd))
-        answer["id"] = ident
-        return answer
+        answer.pop("id", None)
+        return dict({"id": ident}, **answer)
 
     def invalid(self, cmd):
         op = cmd.get("op")
