@@ -84,8 +84,8 @@ export class ServeClient {
   private waiting: ((line: Line) => void)[] = [];
   private readonly exited: Promise<number | null>;
 
-  constructor(cwd: string, args: readonly string[] = []) {
-    this.proc = spawn('python3', [HARNESS_SCRIPT, ...args, 'serve'], { cwd });
+  constructor(cwd: string, globalArgs: readonly string[] = [], serveArgs: readonly string[] = []) {
+    this.proc = spawn('python3', [HARNESS_SCRIPT, ...globalArgs, 'serve', ...serveArgs], { cwd });
     this.proc.stderr.setEncoding('utf8');
     this.proc.stderr.on('data', (chunk: string) => {
       this.stderr += chunk;
@@ -93,7 +93,12 @@ export class ServeClient {
     const rl = createInterface({ input: this.proc.stdout });
     rl.on('line', (text) => {
       this.rawStdout.push(text);
-      const line = JSON.parse(text) as Line;
+      let line: Line;
+      try {
+        line = JSON.parse(text) as Line;
+      } catch {
+        return; // not a protocol line: kept in rawStdout for the tests to see
+      }
       const next = this.waiting.shift();
       if (next) next(line);
       else this.lines.push(line);
