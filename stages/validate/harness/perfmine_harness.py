@@ -109,7 +109,6 @@ Python 3.8+, standard library only.
 
 import copy
 import errno
-import gc
 import hashlib
 import importlib
 import importlib.machinery
@@ -1739,7 +1738,7 @@ class WorkerState:
     def batch(self, cmd):
         spec = self.benches[cmd["benchmark"]]
         cached, cache_dir = self.setup_cache_for(spec)
-        run_dir = cache_dir or tempfile.mkdtemp(prefix="run-", dir=self.root)
+        run_dir = cache_dir or self.empty_run_dir()
         os.chdir(run_dir)
         try:
             if spec.kind == "peakmemory":
@@ -1748,8 +1747,23 @@ class WorkerState:
         finally:
             sys.stdout.flush()
             os.chdir(self.root)
-            if cache_dir is None:
-                shutil.rmtree(run_dir, ignore_errors=True)
+
+    def empty_run_dir(self):
+        """The working directory of a batch without setup_cache: empty, as asv's fresh temporary
+        directory is (one directory, emptied only when a benchmark left something: rmdir is slow)."""
+        path = os.path.join(self.root, "run")
+        try:
+            if os.listdir(path):
+                shutil.rmtree(path)
+                os.mkdir(path)
+        except FileNotFoundError:
+            os.mkdir(path)
+        except OSError:
+            shutil.rmtree(path, ignore_errors=True)
+            path = tempfile.mkdtemp(prefix="run-", dir=self.root)
+            os.rename(path, os.path.join(self.root, "run"))
+            path = os.path.join(self.root, "run")
+        return path
 
     def setup_cache_for(self, spec):
         key = spec.setup_cache_key
@@ -1901,7 +1915,6 @@ def worker_main(argv):
     for line in commands:
         cmd = json.loads(line.decode("utf-8"))
         write_all(ans_fd, protocol_line(worker_answer(state, cmd)))
-        gc.collect()
     return EXIT_OK
 
 

@@ -95,9 +95,11 @@ describe('serve: misbehaving benchmarks', () => {
     expect(client.stderr).toContain('C-level noise on fd 1');
   });
 
-  it('restores the working directory after a benchmark changes it', async () => {
+  it('restores the working directory after a benchmark changes it, and runs each batch in an empty one', async () => {
     await ok('bad.time_chdir');
     expect(await batch('bad.track_cwd_is_root')).toMatchObject({ ok: true, kind: 'track', value: 0 });
+    expect(await batch('bad.track_leaves_a_file')).toMatchObject({ ok: true, value: 1 });
+    expect(await batch('bad.track_cwd_entries')).toMatchObject({ ok: true, value: 0 });
   });
 
   it('answers not-a-number for a track returning NaN or infinity, failed for a non-number', async () => {

@@ -238,6 +238,16 @@ def track_cwd_is_root():
     return 1 if os.getcwd() == "/" else 0
 
 
+def track_leaves_a_file():
+    with open("left-behind.txt", "w") as f:
+        f.write("x")
+    return len(os.listdir("."))
+
+
+def track_cwd_entries():
+    return len(os.listdir("."))
+
+
 def track_nan():
     return float("nan")
 
