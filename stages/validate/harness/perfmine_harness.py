@@ -39,7 +39,10 @@ run --out-dir DIR --commit SHA [--machine NAME] [--bench REGEX]... [-a key=value
     DIR/<machine>/<sha[:8]>-<env-name>.json (results schema 2; rows of benchmarks not run are
     kept from an existing file, as asv keeps them). -a overrides rounds, repeat (N or
     "(min,max,max_time)"), number, warmup_time, sample_time, timeout, min_run_count (and asv's
-    processes, version). Exit 0, or 2 when a benchmark failed (as asv).
+    processes, version) as asv's -a does (rounds and timeout in the parent; the others win over
+    the benchmark's attributes in the child). Progress lines go to stdout, benchmarks' output to
+    stderr. Exit 0; 2 when a benchmark failed (as asv run) or on a usage error; 3 when the suite
+    cannot be imported; 4 when no benchmark is found or selected.
 
 serve [--bench REGEX]...
     The warm worker of the interleaved driver, speaking JSON lines: stdout carries only protocol
@@ -1599,8 +1602,8 @@ def cmd_run(conf, args):
     write_file(os.path.join(args.out_dir, machine, "machine.json"), json.dumps(dict(info, version=1), indent=4, sort_keys=True))
     chosen = selection(benches, args.bench)
     if not chosen:
-        say("No benchmarks selected (--bench {})".format(" ".join(args.bench)))
-        return 1
+        say("no benchmarks found in {}{}".format(conf.benchmark_dir, " matching --bench " + " ".join(args.bench) if args.bench else ""))
+        return EXIT_NO_BENCHMARKS
     started = time.time()  # an existing environment: nothing to build, asv records the no-op
     executable = python_executable()
     env_name = args.env_name or existing_env_name(executable)
@@ -2127,7 +2130,7 @@ class Supervisor:
         samples = cmd.get("samples", 1)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             return "samples must be a positive integer, got {!r}".format(samples)
-        number = cmd.get("number", 0)
+        number = cmd.get("number") or 0
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             return "number must be a non-negative integer (0: as asv chooses), got {!r}".format(number)
         for key in ("warmup", "sample_time", "timeout"):
@@ -2235,6 +2238,7 @@ def main(argv):
         return EXIT_USAGE
     if args.command == "serve":
         return cmd_serve(args)
+    signal.signal(signal.SIGTERM, terminate)  # so that `run` kills its children's process groups
     try:
         conf = load_config(args.config)
         if args.command == "discover":
