@@ -69,12 +69,13 @@ serve [--bench REGEX]...
     Commands (one per line) and answers (one per command, same id):
         {"id":7,"op":"batch","benchmark":"mod.time_x","param":0,"samples":5,"number":0,
          "warmup":null,"sample_time":null,"timeout":null}
-      Runs, in a fresh instance of the benchmark's class and with the working directory a fresh
-      temporary directory (or the setup_cache directory), the benchmark's setups with the
+      Runs, in a fresh instance of the benchmark's class and with the working directory an empty
+      directory (as asv's fresh temporary one; the setup_cache directory for benchmarks with a
+      setup_cache, as in asv), the benchmark's setups with the
       parameters (setup_cache once per worker per key, run in its own directory with the
       parameter-free setups first; its pickled result is kept in memory and unpickled for every
       batch, so each batch gets its own copy as each asv process does), then:
-      - time_* / timeraw_*: number 0 means asv's choice: the benchmark's own `number` attribute,
+      - time_* / timeraw_*: number 0 (or null) means asv's choice: the benchmark's own `number` attribute,
         and when that is 0 too, number is calibrated together with the warm-up exactly as asv's
         benchmark_timing does (one sample lasts about sample_time). Otherwise number is used as
         given after a warm-up of `warmup` seconds (null: the benchmark's warmup_time, -1 meaning
@@ -84,13 +85,15 @@ serve [--bench REGEX]...
             {"id":7,"ok":true,"kind":"time","samples":[<seconds per call>...],"number":N,"elapsed":S}
       - mem_*: {"id":7,"ok":true,"kind":"memory","value":V,"elapsed":S} (pympler's asizeof when
         importable, else a standard-library approximation of it)
-      - track_*: {"id":7,"ok":true,"kind":"track","value":V,"elapsed":S}
+      - track_*: {"id":7,"ok":true,"kind":"track","value":V,"elapsed":S} (NaN or an infinity:
+        status not-a-number; None or a non-number: failed)
       - peakmem_*: peak RSS of a fresh process running setup + the benchmark, as asv measures it:
             {"id":7,"ok":true,"kind":"peakmemory","value":V,"elapsed":S}
       then teardown; afterwards the worker's working directory is restored.
       elapsed: wall seconds of the whole batch as the supervisor saw it.
       Failures (the worker survives them):
-        {"id":7,"ok":false,"status":"skipped","message":"NotImplementedError in setup"}
+        {"id":7,"ok":false,"status":"skipped","message":"NotImplementedError in setup: why"}
+            (also for SkipNotImplemented in the benchmark and for asv's skip_params)
         {"id":7,"ok":false,"status":"failed","message":"ZeroDivisionError: ... (traceback tail)"}
         {"id":7,"ok":false,"status":"timeout","message":"killed after 60 s"}
         {"id":7,"ok":false,"status":"crashed","message":"the worker died of SIGSEGV"}
@@ -168,7 +171,8 @@ def traceback_tail(limit=12):
 
 def exception_summary(exc, limit=12):
     """`Type: message` followed by the traceback's last lines."""
-    head = "{}: {}".format(type(exc).__name__, exc).rstrip(": ")
+    message = str(exc)
+    head = type(exc).__name__ + (": " + message if message else "")
     return head + "\n" + traceback_tail(limit)
 
 
@@ -1755,17 +1759,12 @@ class WorkerState:
         """The working directory of a batch without setup_cache: empty, as asv's fresh temporary
         directory is (one directory, emptied only when a benchmark left something: rmdir is slow)."""
         path = os.path.join(self.root, "run")
-        try:
-            if os.listdir(path):
-                shutil.rmtree(path)
-                os.mkdir(path)
-        except FileNotFoundError:
-            os.mkdir(path)
-        except OSError:
-            shutil.rmtree(path, ignore_errors=True)
-            path = tempfile.mkdtemp(prefix="run-", dir=self.root)
-            os.rename(path, os.path.join(self.root, "run"))
-            path = os.path.join(self.root, "run")
+        if os.path.isdir(path) and not os.listdir(path):
+            return path
+        shutil.rmtree(path, ignore_errors=True)
+        if os.path.lexists(path):  # a benchmark made it unremovable: take a new one
+            return tempfile.mkdtemp(prefix="run-", dir=self.root)
+        os.mkdir(path)
         return path
 
     def setup_cache_for(self, spec):
