@@ -1943,6 +1943,7 @@ class Worker:
         )
         os.close(cmd_r)
         os.close(ans_w)
+        self.root = root
         self.cmd_w = cmd_w
         self.ans_r = ans_r
         self.buffer = b""
@@ -1996,6 +1997,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def emit(obj):

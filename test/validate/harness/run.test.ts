@@ -43,6 +43,7 @@ afterAll(() => removeSuite(dir));
 
 const realBase = () => parseTolerantJson(readFileSync(NETWORKX_BASE, 'utf8')) as Record<string, unknown>;
 const row = (name: string) => (raw['results'] as Record<string, unknown[]>)[name]!;
+const ALL = ['bench_run.Cached.track_file_in_cwd', 'bench_run.Skip.time_never', 'bench_run.time_broken', 'bench_run.time_pow', 'bench_run.time_sum', 'bench_run.track_value'];
 
 describe('run: a results file as asv writes it', () => {
   it('exits 2 because a benchmark failed, as asv run does', () => {
@@ -76,7 +77,7 @@ describe('run: a results file as asv writes it', () => {
     const realMachine = JSON.parse(readFileSync(join(NETWORKX_DIR, 'machine.json'), 'utf8')) as object;
     expect(Object.keys(machine)).toEqual(Object.keys(realMachine));
     const benchmarks = parseBenchmarksFile(readFileSync(join(dir, 'results/benchmarks.json'), 'utf8'), 'benchmarks.json');
-    expect([...benchmarks.keys()].sort()).toEqual(['bench_run.Skip.time_never', 'bench_run.time_broken', 'bench_run.time_pow', 'bench_run.time_sum', 'bench_run.track_value']);
+    expect([...benchmarks.keys()].sort()).toEqual(ALL);
   });
 
   it('stores timed rows like real asv: 12 entries (trailing profile dropped), 2 rounds x 5 samples, stats as asv computes them', () => {
@@ -115,6 +116,12 @@ describe('run: a results file as asv writes it', () => {
     expect(Number.isNaN(skip.values[0])).toBe(true);
   });
 
+  it("runs setup_cache once in its own directory, the benchmarks using it in that directory, and records its duration", () => {
+    expect(row('bench_run.Cached.track_file_in_cwd')[0]).toEqual([55]);
+    const key = Object.keys(raw['durations'] as object).find((k) => k.startsWith('<setup_cache bench_run:'));
+    expect(key).toBeDefined();
+  });
+
   it('applies -a like asv: one round of 3 samples of number 5', () => {
     expect(runB.code).toBe(2);
     const b = parseResultsFile(readFileSync(resultsPath(shaB), 'utf8'), 'B');
@@ -131,7 +138,15 @@ describe('run: a results file as asv writes it', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { benchmarks: { name: string; before: number | null; after: number | null }[] };
     const names = out.benchmarks.map((b) => b.name).sort();
-    expect(names).toEqual(['bench_run.Skip.time_never', 'bench_run.time_broken', 'bench_run.time_pow(10)', 'bench_run.time_pow(100)', 'bench_run.time_sum', 'bench_run.track_value']);
+    expect(names).toEqual([
+      'bench_run.Cached.track_file_in_cwd',
+      'bench_run.Skip.time_never',
+      'bench_run.time_broken',
+      'bench_run.time_pow(10)',
+      'bench_run.time_pow(100)',
+      'bench_run.time_sum',
+      'bench_run.track_value',
+    ]);
     const sum = out.benchmarks.find((b) => b.name === 'bench_run.time_sum')!;
     expect(sum.before).toBeGreaterThan(0);
     expect(sum.after).toBeGreaterThan(0);
@@ -141,7 +156,7 @@ describe('run: a results file as asv writes it', () => {
     const again = await harness(dir, 'run', '--out-dir', 'results', '--commit', shaB, '--machine', 'testbox', '--bench', 'track_value');
     expect(again.code, again.stderr).toBe(0);
     const b = parseResultsFile(readFileSync(resultsPath(shaB), 'utf8'), 'B');
-    expect(b.benchmarks.map((x) => x.key).sort()).toEqual(['bench_run.Skip.time_never', 'bench_run.time_broken', 'bench_run.time_pow', 'bench_run.time_sum', 'bench_run.track_value']);
+    expect(b.benchmarks.map((x) => x.key).sort()).toEqual(ALL);
   });
 });
 

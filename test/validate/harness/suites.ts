@@ -185,6 +185,17 @@ class Skip:
 
     def time_never(self):
         pass
+
+
+class Cached:
+    def setup_cache(self):
+        with open("data.txt", "w") as f:
+            f.write("12345")
+        return 5
+
+    def track_file_in_cwd(self, n):
+        with open("data.txt") as f:
+            return len(f.read()) * 10 + n
 `,
 };
 
