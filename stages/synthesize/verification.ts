@@ -1,5 +1,5 @@
 import type { TarEntry } from '../../pipeline/services/tar.js';
-import { HARNESS_IN_CONTAINER, harnessFiles } from '../validate/harness/harness-files.js';
+import { HARNESS_CONTAINER_PATH, harnessTarEntries } from '../validate/harness/harness-files.js';
 import type { Step } from './failure.js';
 
 /**
@@ -108,11 +108,11 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   if (spec.asvConfigPath && spec.asvDiscover === 'harness') {
     commands.push({
       step: 'asv',
-      cmd: ['bash', '-c', `${py} ${HARNESS_IN_CONTAINER} --config ${shellQuote(spec.asvConfigPath)} discover --out /tmp/benchmarks.json && echo "perfmine harness: $(grep -o '"name"' /tmp/benchmarks.json | wc -l) benchmarks discovered"`],
+      cmd: ['bash', '-c', `${py} ${HARNESS_CONTAINER_PATH} --config ${shellQuote(spec.asvConfigPath)} discover --out /tmp/benchmarks.json && echo "perfmine harness: $(grep -o '"name"' /tmp/benchmarks.json | wc -l) benchmarks discovered"`],
       workingDir: REPO_DIR,
       env,
       okExitCodes: [0],
-      files: harnessFiles(),
+      files: harnessTarEntries(),
     });
   } else if (spec.asvConfigPath) {
     const slash = spec.asvConfigPath.lastIndexOf('/');

@@ -14,7 +14,7 @@ import { framedInt, parseFramedOutput } from './protocol/framed-output.js';
 import { pytestScript } from './protocol/pytest-script.js';
 import { snapshotScript } from './protocol/snapshot-script.js';
 import { ContainerHarnessWorker, serveCommand } from './harness/container-worker.js';
-import { harnessFiles } from './harness/harness-files.js';
+import { harnessTarEntries } from './harness/harness-files.js';
 import type { HarnessWorker } from './harness/interleave.js';
 import type { CandidateEnvironment, ExpertBuildOutcome, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
 
@@ -157,7 +157,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
         limits: this.#limits,
         cpuset: spec.cpuset,
         labels: { 'org.perfmine.item': env.key, 'org.perfmine.role': `harness-${spec.side}` },
-        files: harnessFiles(),
+        files: harnessTarEntries(),
         maxLifetimeMs: spec.maxLifetimeMs,
       },
       signal,

@@ -1,5 +1,5 @@
 import type { ContainerSession } from '../../../pipeline/services/container-session.js';
-import { HARNESS_IN_CONTAINER } from './harness-files.js';
+import { HARNESS_CONTAINER_PATH } from './harness-files.js';
 import type { HarnessWorker } from './interleave.js';
 import { readBatchAnswer, readStart, type BatchCommand, type BatchResult, type FatalMessage, type ReadyMessage } from './messages.js';
 
@@ -24,7 +24,7 @@ export interface ServeCommand {
 /** The container's command: the harness serving the suite of the checkout's asv config. */
 export function serveCommand(c: ServeCommand): string[] {
   const args = ['--config', c.configPath, 'serve', ...(c.bench === null ? [] : ['--bench', c.bench])];
-  return [c.python, '-u', HARNESS_IN_CONTAINER, ...args];
+  return [c.python, '-u', HARNESS_CONTAINER_PATH, ...args];
 }
 
 export class ContainerHarnessWorker implements HarnessWorker {
