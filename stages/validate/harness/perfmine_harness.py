@@ -2,8 +2,8 @@
 """perfmine's measurement harness: runs an asv (airspeed velocity) benchmark suite with asv's
 semantics (asv 0.6 + asv_runner 0.2), with nothing but Python's standard library.
 
-It is copied into containers as /perfmine/harness/perfmine_harness.py. The contract with the
-TypeScript driver is /work/notes/harness-spec.md; this docstring restates it.
+It is copied into containers as /perfmine/harness/perfmine_harness.py. This docstring is the
+contract with the TypeScript driver (stages/validate/harness/messages.ts reads what `serve` writes).
 
 Invocation
 ==========
