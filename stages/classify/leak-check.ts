@@ -19,7 +19,8 @@ import type { PatchVocabulary } from './output.js';
  *     positives out, a name must have at least 4 characters (leading/trailing `_` not counted)
  *     and not be a Python keyword, builtin, `typing` name, very common module or local name.
  *   - `base-tree` (when the base commit's tree is at hand: `--source git:PATH`): present at the
- *     base means occurring as a whole word in any file of the base commit (`git grep -w`), exact.
+ *     base means occurring as a whole word in a text file of the base commit (`git grep -w`) or
+ *     as a directory or module name of one of its paths (`git ls-tree -r`): exact.
  *     Stricter, since exactness removes the false positives the stop list is for: 3 characters
  *     are enough and only keywords, `self` and `cls` are never counted (a builtin or module that
  *     the repository never used before, `bisect` say, is part of the solution).
