@@ -273,7 +273,8 @@ export function markdownBlocks(markdown: string): string[] {
   let current: string[] = [];
   let fence: RegExp | null = null;
   const flush = () => {
-    if (current.some((l) => l.trim() !== '')) blocks.push(current.join('\n').trim());
+    // leading indentation is kept: it makes indented code and list continuations
+    if (current.some((l) => l.trim() !== '')) blocks.push(current.join('\n').replace(/\s+$/, ''));
     current = [];
   };
   for (const line of markdown.split('\n')) {
@@ -299,8 +300,9 @@ export function markdownBlocks(markdown: string): string[] {
   return blocks;
 }
 
-/** A text without its blocks that leak, and the leaks of the blocks left out. */
+/** A text without its blocks that leak (unchanged when none does), and the leaks of the blocks left out. */
 export function withoutLeakingBlocks(markdown: string, check: LeakCheck, exempt: ReadonlySet<string>): { text: string; dropped: number; leaks: Leak[] } {
+  if (findLeaks(markdown, check, exempt).length === 0) return { text: markdown, dropped: 0, leaks: [] };
   const kept: string[] = [];
   const leaks: Leak[] = [];
   let dropped = 0;

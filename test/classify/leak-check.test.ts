@@ -154,6 +154,12 @@ describe('leaving out the parts of a text that leak', () => {
     expect(markdownBlocks('one\ntwo\n\n```py\na = 1\n\nb = 2\n```\nafter\n\n\nlast')).toEqual(['one\ntwo', '```py\na = 1\n\nb = 2\n```', 'after', 'last']);
   });
 
+  it('keeps indentation, and a text without leaks byte for byte', () => {
+    expect(markdownBlocks('Run:\n\n    x = slow(1)\n    y = 2\n')).toEqual(['Run:', '    x = slow(1)\n    y = 2']);
+    const text = 'Slow:\n\n\n    x = slow(1)\n';
+    expect(withoutLeakingBlocks(text, check, new Set())).toEqual({ text, dropped: 0, leaks: [] });
+  });
+
   it('keeps the blocks that do not leak', () => {
     const r = withoutLeakingBlocks('Tables are slow.\n\nMaybe memoize into `_WIDTH_MEMO`?\n\n```\nrender_width(x, None)\n```', check, new Set());
     expect(r).toMatchObject({ text: 'Tables are slow.\n\n```\nrender_width(x, None)\n```', dropped: 1 });
