@@ -2,14 +2,16 @@ import type { Logger } from '../../pipeline/logging.js';
 import type { Prompt } from '../../pipeline/prompts.js';
 import type { LlmService } from '../../pipeline/services/llm-port.js';
 import type { Outcome } from '../../pipeline/stage.js';
-import type { PullRequest } from '../collect/pull-request.js';
+import type { LinkedIssue, PullRequest } from '../collect/pull-request.js';
 import { readableDiff } from '../collect/readable-diff.js';
 import { textCues } from '../filter/message.js';
 import type { FilterOutput } from '../filter/output.js';
 import { categoryAnswer, perfIntentAnswer, problemExtractAnswer } from './answers.js';
 import type { ClassifyConfig } from './config.js';
-import type { ClassifyOutput, ExtractedProblem } from './output.js';
-import { pullRequestText, renderProblemStatement } from './problem-statement.js';
+import { changeShape } from './change-shape.js';
+import { exemptWords, issuesWithoutLeaks, leakCheckOf } from './leak-check.js';
+import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type ExtractedProblem, type PatchVocabulary } from './output.js';
+import { renderProblemStatement, statementTemplateText } from './problem-statement.js';
 import { clip, fileChangesTable, problemSources } from './sources.js';
 import { indexSource, keepVerbatim } from './verbatim.js';
 
@@ -24,10 +26,8 @@ export interface Candidate {
   readonly repositoryDescription: string;
 }
 
-export interface ClassifyDeps {
+export interface ClassifyDeps extends StatementDeps {
   readonly config: ClassifyConfig;
-  /** prompts/problem-statement.md. */
-  readonly statementTemplate: Prompt;
   /** The item key, recorded with every LLM request. */
   readonly item: string;
   readonly signal?: AbortSignal;
@@ -46,34 +46,63 @@ function ids(c: Candidate) {
   };
 }
 
+/** What the problem statement is rendered with, besides the candidate. */
+export interface StatementDeps {
+  /** prompts/problem-statement.md. */
+  readonly statementTemplate: Prompt;
+  /** What the patch brings that the base did not have (leak-check.ts). */
+  readonly vocabulary: PatchVocabulary;
+}
+
+/** The earlier linked issues without their parts that name the solution. */
+function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
+  const exempt = exemptWords(statementTemplateText(deps.statementTemplate), c.repositoryDescription, c.pr.repo);
+  const checked = issuesWithoutLeaks(issues, leakCheckOf(deps.vocabulary, c.pr.diff), exempt);
+  return { issues: checked.issues, droppedParts: checked.droppedParts };
+}
+
 /**
  * `--llm none`: YES only when the filter found a positive performance cue in the title or the
- * body (labels do not count); the problem statement is the pull request's own text, unextracted,
- * and `problemSource: 'pr-text'` says so. Pure.
+ * body (labels do not count). The problem statement never holds the pull request's own title,
+ * body, branch name or commit messages (they describe the change, not the symptom): it holds the
+ * repository, the linked issues written before the pull request (without their parts that name
+ * the solution), and MEASURED_WORKLOADS_SLOT where emit puts the workloads validate measured
+ * (`problemSource: 'measured'`). Category and difficulty come from rules on the diff
+ * (change-shape.ts), marked `heuristic`, with the reason. Pure.
  */
-export function classifyHeuristically(c: Candidate, deps: Pick<ClassifyDeps, 'statementTemplate'>): Outcome<ClassifyOutput> {
+export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcome<ClassifyOutput> {
   const cues = textCues({ positive: c.filter.positiveCues });
   if (cues.length === 0) {
     return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title or body' };
   }
   const listed = [...new Set(cues.map((m) => `${m.cue} ("${m.text}" in the ${m.where})`))].join(', ');
+  const shape = changeShape(c.pr.diff, c.pr.files, c.filter.coreFiles);
+  const { issues, droppedParts } = checkedIssues(c, problemSources(c.pr, Number.MAX_SAFE_INTEGER).earlierIssues, deps);
   const output: ClassifyOutput = {
     ...ids(c),
     classifier: 'heuristic',
     reasoning: `heuristic (--llm none): performance cues ${listed}`,
-    category: null,
-    difficulty: null,
+    category: shape.category,
+    difficulty: shape.difficulty,
     problemStatement: renderProblemStatement(deps.statementTemplate, {
       repo: c.pr.repo,
       repositoryDescription: c.repositoryDescription,
-      observations: pullRequestText(c.pr),
-      issues: problemSources(c.pr, Number.MAX_SAFE_INTEGER).earlierIssues,
+      observations: [MEASURED_WORKLOADS_SLOT],
+      issues,
     }),
-    problemSource: 'pr-text',
+    problemSource: 'measured',
     problem: null,
-    categoryModel: null,
+    categoryModel: 'heuristic',
+    categoryReason: shape.reason,
+    repositoryDescription: c.repositoryDescription,
+    leakCheck: deps.vocabulary,
+    leakingIssueParts: droppedParts,
   };
-  return { status: 'done', output, detail: `heuristic YES: ${[...new Set(cues.map((m) => m.cue))].join(', ')}` };
+  return {
+    status: 'done',
+    output,
+    detail: `heuristic YES: ${[...new Set(cues.map((m) => m.cue))].join(', ')}; ${shape.category ?? 'uncategorized'}, ${shape.difficulty ?? 'difficulty unknown'}${droppedParts > 0 ? `; ${droppedParts} issue part(s) left out for naming the solution` : ''}`,
+  };
 }
 
 /**
@@ -136,6 +165,7 @@ export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: Class
   let category: ClassifyOutput['category'] = null;
   let difficulty: ClassifyOutput['difficulty'] = null;
   let categoryModel: string | null = null;
+  let categoryReason: string | null = 'not asked (classify.categorize is false)';
   if (config.categorize) {
     const classified = await llm.structured({
       prompt: 'optimization-category',
@@ -147,7 +177,9 @@ export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: Class
     category = classified.value.category;
     difficulty = classified.value.difficulty;
     categoryModel = classified.model;
+    categoryReason = classified.value.reasoning;
   }
+  const checked = checkedIssues(c, sources.earlierIssues, deps);
 
   const output: ClassifyOutput = {
     ...ids(c),
@@ -159,11 +191,15 @@ export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: Class
       repo: c.pr.repo,
       repositoryDescription: c.repositoryDescription,
       observations: problem.initialObservations,
-      issues: sources.earlierIssues,
+      issues: checked.issues,
     }),
     problemSource: 'extracted',
     problem,
     categoryModel,
+    categoryReason,
+    repositoryDescription: c.repositoryDescription,
+    leakCheck: deps.vocabulary,
+    leakingIssueParts: checked.droppedParts,
   };
   return { status: 'done', output, detail: `${judged.model}: YES; ${category ?? 'uncategorized'}, ${difficulty ?? 'difficulty unknown'}` };
 }

@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
+import { openLocalRepository } from '../../pipeline/services/git.js';
 import { resolveLlmApiKey } from '../../pipeline/services/llm-key.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { filterOutputSchema, type FilterOutput } from '../filter/output.js';
+import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
 import type { ClassifyConfig } from './config.js';
 import type { ClassifyOutput } from './output.js';
+import { addedIdentifierCandidates, patchVocabulary } from './leak-check.js';
 import { describeRepository } from './problem-statement.js';
 
 /** The prompt files classify uses; their hashes are part of every item's input. */
@@ -21,6 +24,11 @@ export interface ClassifyInput {
   readonly prompts: Readonly<Record<string, string>>;
   /** The repository's description, when discover recorded one. */
   readonly repoDescription: string | null;
+  /**
+   * A local clone of the repository (`--source git:PATH`), where the leak check reads the base
+   * commit's tree; null: it judges from the diff alone (see leak-check.ts).
+   */
+  readonly baseTree: string | null;
 }
 
 const discoverDescription = z.object({ description: z.string().nullable().optional() }).loose();
@@ -28,11 +36,15 @@ const discoverDescription = z.object({ description: z.string().nullable().option
 /**
  * classify: the LLM judges each filtered pull request (performance intent, problem extraction,
  * optimization category and difficulty) and renders the agent-facing problem statement. Under
- * `--llm none` a rules-only heuristic decides and no LLM is ever contacted.
+ * `--llm none` rules decide (cues, the shape of the diff) and no LLM is ever contacted; the
+ * statement then leaves the observations to emit (the measured workloads). Either way it records
+ * the patch's vocabulary for the leak check.
  */
 export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
   name: 'classify',
-  version: 1,
+  // 2: --llm none no longer puts the pull request's text in the statement (issue 18); heuristic
+  // category and difficulty; linked issues without their parts that name the solution
+  version: 2,
   description: 'LLM: performance intent, problem extraction (near-verbatim), optimization category and difficulty; the problem statement',
   system: 'llm',
 
@@ -46,6 +58,7 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
     const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
     const { llm } = ctx.config;
     const llmInput: ClassifyInput['llm'] = llm.mode === 'none' ? { mode: 'none' } : { mode: 'openai', model: llm.model, fallbackModel: llm.fallbackModel ?? null };
+    const clone = scope.source.kind === 'git' && rows.length > 0 ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name } : null;
     const items: WorkItem<ClassifyInput>[] = [];
     for (const row of rows) {
       const parsed = filterOutputSchema.safeParse(row.output);
@@ -60,7 +73,14 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
         key: row.key,
         repo: filter.repo,
         at: filter.mergedAt,
-        input: { filter, config: ctx.config.classify, llm: llmInput, prompts, repoDescription: discovered.success ? (discovered.data.description ?? null) : null },
+        input: {
+          filter,
+          config: ctx.config.classify,
+          llm: llmInput,
+          prompts,
+          repoDescription: discovered.success ? (discovered.data.description ?? null) : null,
+          baseTree: clone?.repo === filter.repo ? clone.path : null,
+        },
       });
     }
     return items;
@@ -71,7 +91,11 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
     const pr = loadPullRequest(ctx.db, filter.repo, filter.number);
     if (!pr) throw new ItemError('pull-request-missing', `${item.key}: filter passed it but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
     const candidate = { pr, filter, repositoryDescription: describeRepository(pr, item.input.repoDescription) };
-    const deps = { config: item.input.config, statementTemplate: loadPrompt('problem-statement'), item: item.key, signal: ctx.signal, log: ctx.log };
+    const { baseTree } = item.input;
+    const atBase = baseTree ? await identifiersAtBase(ctx.services.git, baseTree, pr.baseSha, addedIdentifierCandidates(pr.diff, filter.coreFiles), ctx.signal) : null;
+    if (baseTree && !atBase) ctx.log.warn({ path: baseTree, baseSha: pr.baseSha }, 'the clone does not have the base commit: the leak check judges from the diff alone');
+    const vocabulary = patchVocabulary(pr.diff, filter.coreFiles, atBase);
+    const deps = { config: item.input.config, statementTemplate: loadPrompt('problem-statement'), vocabulary, item: item.key, signal: ctx.signal, log: ctx.log };
     const outcome = item.input.llm.mode === 'none' ? classifyHeuristically(candidate, deps) : await classifyWithLlm(candidate, ctx.services.llm, deps);
     ctx.log.debug({ status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null }, 'classified');
     return outcome;

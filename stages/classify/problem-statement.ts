@@ -9,11 +9,12 @@ import { issueRef } from './sources.js';
  * The agent-facing problem statement, rendered from prompts/problem-statement.md. Pure.
  *
  * It holds the fixed instructions, the repository description, the observations (extracted
- * initial observations, or the pull request's own title and text under `--llm none`), and the
- * linked issues opened before the pull request with their earlier comments. It never holds the
- * patch, the solution overview or anything written after the pull request was opened: the
- * callers pass only "before" texts (see sources.ts). Handles and e-mail addresses are anonymized
- * outside code.
+ * initial observations, or under `--llm none` the slot where emit puts the measured workloads),
+ * and the linked issues opened before the pull request with their earlier comments, without the
+ * parts that name the solution (leak-check.ts). It never holds the pull request's own title,
+ * body, branch or commit messages under `--llm none`, nor the patch, the solution overview or
+ * anything written after the pull request was opened: the callers pass only "before" texts (see
+ * sources.ts). Handles and e-mail addresses are anonymized outside code.
  */
 export interface StatementInput {
   readonly repo: string;
@@ -37,18 +38,18 @@ export function renderProblemStatement(template: Prompt, input: StatementInput):
   return `${system}\n\n${user}\n`;
 }
 
+/** The template's own text (placeholders left out): the same in every statement, so never a leak. */
+export function statementTemplateText(template: Prompt): string {
+  return `${template.system}\n${template.user}`.replace(/\{\{\w+\}\}/g, ' ');
+}
+
 function renderIssue(repo: string, issue: LinkedIssue, anon: Anonymizer): string {
-  const parts = [`## Issue ${issueRef({ repo }, issue)}: ${anon.anonymize(issue.title)}`, anon.anonymize(stripHtmlComments(issue.body).trim()) || '(no description)'];
+  const title = issue.title.trim() ? `: ${anon.anonymize(issue.title)}` : '';
+  const parts = [`## Issue ${issueRef({ repo }, issue)}${title}`, anon.anonymize(stripHtmlComments(issue.body).trim()) || '(no description)'];
   issue.comments.forEach((c, i) => {
     parts.push(`### Comment ${i + 1}`, anon.anonymize(stripHtmlComments(c.body).trim()));
   });
   return parts.join('\n\n');
-}
-
-/** Under `--llm none`: the pull request's title and text, unextracted (HTML comments removed). */
-export function pullRequestText(pr: Pick<PullRequest, 'title' | 'body'>): string[] {
-  const body = stripHtmlComments(pr.body).trim();
-  return body ? [pr.title, body] : [pr.title];
 }
 
 /** A few lines about the repository: its description (from discover, when known) and its asv suite. */

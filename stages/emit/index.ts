@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { loadValidation, loadWorkloadVerdicts, type StoredValidation, type StoredWorkloadVerdict } from '../../cache/measurements.js';
+import { improvedWorkloads, type ImprovedWorkload } from '../../cache/improved-workloads.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { nowIso } from '../../cache/store.js';
 import { ItemError } from '../../pipeline/errors.js';
+import { loadPrompt } from '../../pipeline/prompts.js';
 import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import type { Scope } from '../../pipeline/scope.js';
 import { monthsOf, monthWindow } from '../../pipeline/window.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
+import { statementTemplateText } from '../classify/problem-statement.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
 import { baseCommitKey } from '../validate/index.js';
 import { validateOutputSchema, type ValidateOutput } from '../validate/output.js';
@@ -14,6 +17,7 @@ import type { EmitConfig } from './config.js';
 import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
 import { emitOutputSchema, type EmitOutput } from './output.js';
 import { assembleRow, imageNameOf } from './row.js';
+import { emittedStatement } from './statement.js';
 import { taskFiles } from './task-files.js';
 
 export interface EmitInput {
@@ -23,8 +27,15 @@ export interface EmitInput {
   readonly prContentHash: string;
   readonly workloads: readonly StoredWorkloadVerdict[];
   readonly validation: StoredValidation;
+  /** The workloads validate found improved: a rules-only statement shows them. */
+  readonly improved: readonly ImprovedWorkload[];
+  /** sha256 of prompts/problem-statement.md: its words are never leaks. */
+  readonly statementTemplate: string;
   readonly config: EmitConfig;
 }
+
+/** Every reason emit drops a candidate for (`perfmine status --stage emit --items`). */
+export const EMIT_REASONS = ['statement-leaks-solution'] as const;
 
 const PRODUCER = `perfmine ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
 
@@ -54,11 +65,14 @@ export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'
 /**
  * emit: one dataset row and task folder per kept candidate; finish writes each month of the
  * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
+ * A rules-only statement gets the measured workloads here; a statement that names the solution
+ * (stages/classify/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
  */
 export const emitStage = defineStage<EmitInput, EmitOutput>({
   name: 'emit',
   // 2: the task Dockerfile has synthesize's layout (/repo, PERFMINE_PYTHON) and base image
-  version: 2,
+  // 3: rules-only statements from the measured workloads; every statement leak-checked (issue 18)
+  version: 3,
   description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
   system: 'local',
 
@@ -91,6 +105,8 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
           prContentHash,
           workloads: loadWorkloadVerdicts(ctx.db, row.key),
           validation,
+          improved: improvedWorkloads(ctx.db, row.key),
+          statementTemplate: loadPrompt('problem-statement').hash,
           config: ctx.config.emit,
         },
       });
@@ -102,6 +118,14 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
     const { validate, classify, synthesize, config } = item.input;
     const pr = loadPullRequest(ctx.db, validate.repo, validate.number);
     if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`);
+    const statement = emittedStatement({ classify, improved: item.input.improved, diff: pr.diff, files: pr.files, templateText: statementTemplateText(loadPrompt('problem-statement')) });
+    if (!statement.ok) {
+      if (statement.reason === 'no-measured-workloads') {
+        throw new ItemError('no-measured-workloads', `${item.key}: validate kept it but ${statement.detail}`, { fix: `run \`perfmine stage validate --force --pr ${validate.number}\` for it` });
+      }
+      ctx.log.info({ leaks: statement.leaks.slice(0, 10) }, 'problem statement names the solution: not emitted');
+      return { status: 'dropped', reason: 'statement-leaks-solution', detail: statement.detail };
+    }
     const row = assembleRow({
       repo: validate.repo,
       number: validate.number,
@@ -109,7 +133,7 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
       mergeSha: validate.mergeSha,
       createdAt: pr.createdAt,
       mergedAt: validate.mergedAt,
-      problemStatement: classify.problemStatement,
+      problemStatement: statement.statement,
       patch: pr.diff,
       imageName: imageNameOf(config.imageName, validate.repo, validate.number),
       buildScript: synthesize.script,
@@ -127,6 +151,12 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
       scriptSource: synthesize.scriptSource,
       pythonVersion: synthesize.pythonVersion,
       repoUrl: config.repoUrl,
+      provenance: {
+        categorySource: classify.categoryModel ?? null,
+        categoryReason: classify.categoryReason ?? null,
+        statementSource: classify.problemSource ?? null,
+        leakCheckBasis: statement.vocabulary.basis,
+      },
     });
     return { status: 'done', output: { row, files } };
   },

@@ -20,6 +20,19 @@ export interface TaskFileInput {
   readonly scriptSource: string;
   readonly pythonVersion: string | null;
   readonly repoUrl: string;
+  /** How the statement, category and difficulty were made. */
+  readonly provenance: TaskProvenance;
+}
+
+export interface TaskProvenance {
+  /** The model that chose the category and difficulty, `heuristic` (rules on the diff), or null. */
+  readonly categorySource: string | null;
+  /** Why (the model's reasoning, or the rules that matched or why none did). */
+  readonly categoryReason: string | null;
+  /** `extracted` (LLM, checked near-verbatim) or `measured` (rules only: the measured workloads). */
+  readonly statementSource: string | null;
+  /** How the leak check judged "present at the base": `diff` or `base-tree`. */
+  readonly leakCheckBasis: string;
 }
 
 export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json'] as const;
@@ -101,6 +114,9 @@ export function metadataJson(input: TaskFileInput): string {
     category: row.category,
     difficulty: row.difficulty,
     classifier: row.classifier,
+    category_source: input.provenance.categorySource,
+    category_reason: input.provenance.categoryReason,
+    problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },
     image_name: row.image_name,
     environment: { base_image: input.baseImage, verified_image: input.verifiedImage, build_script_source: input.scriptSource, python_version: input.pythonVersion },
     expert_speedup: row.expert_speedup,

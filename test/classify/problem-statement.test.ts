@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { classifyHeuristically } from '../../stages/classify/classify.js';
+import { patchVocabulary } from '../../stages/classify/leak-check.js';
+import { MEASURED_WORKLOADS_SLOT } from '../../stages/classify/output.js';
 import { describeRepository, renderProblemStatement } from '../../stages/classify/problem-statement.js';
 import { fileChangesTable, problemSources } from '../../stages/classify/sources.js';
 import { filterConfig } from '../../stages/filter/config.js';
@@ -98,21 +100,29 @@ describe('the agent-facing problem statement', () => {
 
 describe('--llm none heuristic', () => {
   const config = filterConfig.parse({});
-  it('YES when the title or body has a performance cue: the PR text becomes the statement, marked pr-text', () => {
+  const vocabulary = patchVocabulary(pr.diff, ['fastlib/core.py'], null);
+  it("YES when the title or body has a performance cue: the statement leaves the pull request's text out and keeps a slot for the measured workloads", () => {
     const filter = decideFilter(pr, 'hash', config).output;
-    const outcome = classifyHeuristically({ pr, filter, repositoryDescription: '`acme/fastlib`' }, { statementTemplate: template });
+    const outcome = classifyHeuristically({ pr, filter, repositoryDescription: '`acme/fastlib`' }, { statementTemplate: template, vocabulary });
     expect(outcome.status).toBe('done');
     if (outcome.status !== 'done') return;
-    expect(outcome.output).toMatchObject({ classifier: 'heuristic', category: null, difficulty: null, problemSource: 'pr-text', problem: null, contentHash: 'hash' });
+    expect(outcome.output).toMatchObject({ classifier: 'heuristic', problemSource: 'measured', problem: null, contentHash: 'hash', categoryModel: 'heuristic', leakCheck: vocabulary });
     expect(outcome.output.reasoning).toContain('speed');
-    expect(outcome.output.problemStatement).toContain('PERF: speed up groupby sum');
-    expect(outcome.output.problemStatement).toContain('The groupby sum loops in Python over every group.');
+    const statement = outcome.output.problemStatement;
+    expect(statement).toContain(MEASURED_WORKLOADS_SLOT);
+    expect(statement).not.toContain('PERF: speed up groupby sum');
+    expect(statement).not.toContain('SOLUTION TEXT');
+    expect(statement).not.toContain('The groupby sum loops in Python over every group.');
+    // the linked issue written before the pull request is kept, with its earlier comment
+    expect(statement).toContain('## Issue #77: groupby().sum() is 30x slower than in 1.5');
+    expect(statement).toContain('The loop in _aggregate is the culprit.');
+    expect(statement).not.toContain('LATE COMMENT');
   });
 
   it('NO when the only cue is a label, or there is none', () => {
     const plain = makePullRequest({ title: 'Rework the block manager', body: 'Internal cleanup.', labels: ['Performance'] });
     const filter = decideFilter(plain, 'hash', config).output;
     expect(filter.positiveCues.map((c) => c.where)).toEqual(['label']);
-    expect(classifyHeuristically({ pr: plain, filter, repositoryDescription: '' }, { statementTemplate: template })).toMatchObject({ status: 'dropped', reason: 'no-perf-cue' });
+    expect(classifyHeuristically({ pr: plain, filter, repositoryDescription: '' }, { statementTemplate: template, vocabulary })).toMatchObject({ status: 'dropped', reason: 'no-perf-cue' });
   });
 });

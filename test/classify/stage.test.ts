@@ -178,7 +178,10 @@ describe('classify stage against the loopback LLM server', () => {
     const report = await runStage(noKey, classifyStage, monthScope());
     expect(report).toMatchObject({ done: 1, dropped: { 'no-perf-cue': 1 } });
     const out = classifyOutputSchema.parse(noKey.ledger.get('classify', 'acme/fastlib#1')!.output);
-    expect(out).toMatchObject({ classifier: 'heuristic', problemSource: 'pr-text', category: null, difficulty: null });
+    // the default diff replaces a Python loop by a NumPy call, in 16 changed lines of one file
+    expect(out).toMatchObject({ classifier: 'heuristic', problemSource: 'measured', category: 'use_lower_level_system', difficulty: 'easy', categoryModel: 'heuristic' });
+    expect(out.categoryReason).toContain('a Python loop replaced by NumPy calls (np.add.at)');
+    expect(out.leakCheck).toMatchObject({ basis: 'diff', coreFiles: ['fastlib/core.py'] });
     expect(server.count()).toBe(0);
     expect(ctx.ledger.get('classify', 'acme/fastlib#2')).toMatchObject({ status: 'dropped', reason: 'no-perf-cue' });
   });

@@ -12,7 +12,11 @@ import { runPipeline } from '../../pipeline/orchestrate.js';
 import type { StageReport } from '../../pipeline/runner.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
+import { loadPrompt } from '../../pipeline/prompts.js';
 import { monthWindow } from '../../pipeline/window.js';
+import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-check.js';
+import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { statementTemplateText } from '../../stages/classify/problem-statement.js';
 import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { parseResultsFile } from '../../stages/validate/asv/index.js';
 import { resultSetOf, type ResultSet } from '../../stages/validate/asv/result-set.js';
@@ -169,8 +173,27 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(row).toMatchObject({ repo: REPO, pull_number: 101, base_commit: pr.baseSha, merge_commit: pr.mergeSha, patch: pr.diff, month: '2025-04', classifier: 'heuristic' });
     expect(row.workloads.count).toBe(6);
     expect(row.expert_speedup.improved!).toBeGreaterThan(20);
-    expect(row.problem_statement).toContain('compute fib() iteratively');
+    // --llm none: the measured workload, never the pull request's title, body or branch
+    expect(row.problem_statement).toContain('| `bench_core.time_fib` |');
+    expect(row.problem_statement).not.toContain(pr.title);
+    expect(row.problem_statement).not.toMatch(/iterativ|recursion|fast-fib/i);
     expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
+  });
+
+  it("passes the leak check: no identifier, file name or quote of the patch's added code in any emitted statement", () => {
+    const rows = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => taskRowSchema.parse(JSON.parse(l)));
+    const template = statementTemplateText(loadPrompt('problem-statement'));
+    for (const row of rows) {
+      const classified = classifyOutputSchema.parse(ctx.ledger.get('classify', key(row.pull_number))!.output);
+      // the clone is the source: "present at the base" is read from the base commit's tree
+      expect(classified.leakCheck?.basis).toBe('base-tree');
+      const check = leakCheckOf(classified.leakCheck!, row.patch);
+      const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
+      expect(findLeaks(row.problem_statement, check, exempt)).toEqual([]);
+      // and the check is live on this patch: a quote of its added code would be caught
+      expect(findLeaks(`${row.problem_statement}\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n`, check, exempt).map((l) => l.kind)).toEqual(['quote']);
+    }
+    expect(rows).toHaveLength(1);
   });
 
   it('rebuilds the emitted task from its folder on the same base image, and measures the speedup again', async () => {

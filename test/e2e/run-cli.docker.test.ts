@@ -4,10 +4,15 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../cache/store.js';
+import { loadPrompt } from '../../pipeline/prompts.js';
 import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
 import { speedupBins, workloadBins } from '../../pipeline/report/render.js';
+import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-check.js';
+import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { statementTemplateText } from '../../stages/classify/problem-statement.js';
+import { taskRowSchema } from '../../stages/emit/row.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
@@ -180,6 +185,21 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     expect(stage('validate')).toMatchObject({ planned: 4, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 }, failed: {} });
     const rows = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { instance_id: string }).instance_id);
     expect(rows).toEqual(['demo__fastmath-101']);
+    // every emitted statement passed the leak check; checked again here from the stored vocabulary
+    const store = openStore(db, { readonly: true });
+    try {
+      const template = statementTemplateText(loadPrompt('problem-statement'));
+      for (const line of readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n')) {
+        const row = taskRowSchema.parse(JSON.parse(line));
+        const stored = store.prepare<[string], { output: string }>("SELECT output FROM stage_items WHERE stage = 'classify' AND key = ?").get(`${REPO}#${row.pull_number}`)!;
+        const classified = classifyOutputSchema.parse(JSON.parse(stored.output));
+        expect(classified.leakCheck?.basis).toBe('base-tree');
+        const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
+        expect(findLeaks(row.problem_statement, leakCheckOf(classified.leakCheck!, row.patch), exempt)).toEqual([]);
+      }
+    } finally {
+      store.close();
+    }
     // three prompts per candidate, all answered by the loopback server; the key is never logged
     expect(llm.count()).toBe(12);
     expect(llm.requests.every((r) => r.authorized && r.model === 'scripted-model')).toBe(true);
