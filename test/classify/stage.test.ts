@@ -59,9 +59,17 @@ function scriptedAnswers(server: FakeLlmServer): void {
   });
 }
 
+/**
+ * The LLM time limit: the `hang` item must hit it (four times: two attempts on each model), and
+ * every other answer, which the loopback server gives at once, must never come near it, however
+ * loaded the machine. 200 ms failed 2 runs of 3 on a loaded 2-core machine; 3 s leaves a margin
+ * of orders of magnitude and costs the hanging item 12 s.
+ */
+const LLM_TIMEOUT_MS = 3000;
+
 function llmConfig(server: FakeLlmServer, extra: Partial<Config['llm']> = {}): Config {
   return testConfig({
-    llm: { baseUrl: server.url, model: 'primary-model', fallbackModel: 'fallback-model', timeoutMs: 200, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 2, ...extra },
+    llm: { baseUrl: server.url, model: 'primary-model', fallbackModel: 'fallback-model', timeoutMs: LLM_TIMEOUT_MS, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 2, ...extra },
   });
 }
 
