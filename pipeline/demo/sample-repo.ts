@@ -9,7 +9,7 @@ import { monthWindow } from '../window.js';
  * git. Each pull request is built to exercise one decision of the pipeline.
  */
 export type SampleExpectation =
-  | 'emitted' // a real speedup: kept and emitted
+  | 'emitted' // a real speedup (far faster, about 2x, about 1.3x): kept and emitted
   | 'filtered-message' // the rule filter drops it (docs, version bump)
   | 'no-improvement' // measured: nothing got faster (a placebo)
   | 'regression' // measured: slower
@@ -275,6 +275,45 @@ function steps(month: string): Step[] {
       pr: { number: 106, title: 'MAINT: bump version to 0.2.0', body: '', style: 'squash', branch: 'frank/release', expect: 'filtered-message' },
       day: at(24),
       files: { 'fastmath/__init__.py': INIT.replace('0.1.0', '0.2.0'), 'pyproject.toml': PYPROJECT('0.2.0') },
+    },
+    {
+      // About 2x on time_is_prime: half the candidate divisors (measured 1.96x at 100003 in the
+      // base image's Python 3.11).
+      pr: {
+        number: 107,
+        title: 'PERF: skip even divisors in is_prime',
+        body: 'Once 2 is ruled out no even number can divide n, yet `is_prime` tries every one of them.',
+        style: 'merge',
+        branch: 'grace/odd-divisors',
+        expect: 'emitted',
+      },
+      day: at(25),
+      files: {
+        'fastmath/core.py': edit(
+          core(
+            '    i = 2\n    while i * i <= n:\n        if n % i == 0:\n            return False\n        i += 1\n    return True\n',
+            '    if n % 2 == 0:\n        return n == 2\n    i = 3\n    while i * i <= n:\n        if n % i == 0:\n            return False\n        i += 2\n    return True\n',
+          ),
+        ),
+      },
+    },
+    {
+      // About 1.3x on time_is_prime: the bound computed once instead of a multiplication per
+      // candidate (measured 1.32x at 100003).
+      pr: {
+        number: 108,
+        title: 'perf: bound the trial division in is_prime by isqrt(n)',
+        body: '`is_prime` squares the candidate divisor at every step to compare it with n.',
+        style: 'squash',
+        branch: 'heidi/isqrt',
+        expect: 'emitted',
+      },
+      day: at(26),
+      files: {
+        'fastmath/core.py': edit((t) =>
+          core('    i = 3\n    while i * i <= n:\n', '    limit = math.isqrt(n)\n    i = 3\n    while i <= limit:\n')(core('"""Number helpers, written plainly."""\n', '"""Number helpers, written plainly."""\n\nimport math\n')(t)),
+        ),
+      },
     },
   ];
 }

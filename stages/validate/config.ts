@@ -10,6 +10,14 @@ export const harnessConfig = z
   .object({
     /** Rounds per workload: each round is one sample batch of every side, in a random order (the pairs of the verdict). */
     rounds: z.number().int().min(3).max(1000).default(20),
+    /**
+     * Rounds one worker process measures before all are replaced by fresh ones (1: a fresh
+     * process per round). Two processes of identical code can differ consistently by several
+     * percent on a benchmark (memory layout; up to 10% seen on a 10 µs workload here): fresh
+     * processes turn that into noise the verdict measures. More rounds per process cost fewer
+     * restarts; their rounds are then pooled into one pair.
+     */
+    roundsPerProcess: positiveInt.max(1000).default(1),
     /** Samples per batch (each about the benchmark's sample_time); the batch's median is the round's value. */
     samples: positiveInt.max(100).default(5),
     /**
@@ -22,8 +30,8 @@ export const harnessConfig = z
      * for `alternate`, the last two for `duet`, nothing on a one-core machine; `none`: no pinning.
      */
     cpus: z.union([z.enum(['auto', 'none']), z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/)]).default('auto'),
-    /** Warm-up seconds before each batch after the first (the first of each worker and workload warms up as asv does). */
-    warmupSeconds: z.number().min(0).max(60).default(0),
+    /** Warm-up seconds before each batch after the first (the first of each worker and workload warms up as asv does): two samples' worth by default. */
+    warmupSeconds: z.number().min(0).max(60).default(0.02),
     /** A batch's time limit in seconds (null: the benchmark's own `timeout`, asv's 60 s by default). */
     batchTimeoutSeconds: positiveInt.nullable().default(null),
     /** PYTHONHASHSEED of every worker: the same string hashing on both sides. */

@@ -162,10 +162,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
       },
       signal,
     );
-    const started = Date.now();
-    const worker = await ContainerHarnessWorker.start(session, spec.startTimeoutMs, signal);
-    this.#metrics?.add('docker.measureMs', Date.now() - started);
-    return worker;
+    return ContainerHarnessWorker.start(session, spec.startTimeoutMs, signal);
   }
 
   async hostCpus(): Promise<number> {

@@ -145,7 +145,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
           },
           layout: { repoDir: REPO_DIR, configPath: synthesize.asvConfigPath, resultsDir: resolveResultsDir(synthesize.asvConfigPath, typeof resultsDir === 'string' ? resultsDir : undefined) },
         },
-        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal },
+        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal, metrics: ctx.metrics },
       );
       const calibration = validation.verdicts?.paired.calibration;
       if (calibration?.calibrated) {

@@ -66,6 +66,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
   const startTimeoutMs = config.invocationTimeoutSeconds * 1000;
   const settings: InterleaveSettings = {
     rounds: h.rounds,
+    roundsPerProcess: h.roundsPerProcess,
     samples: h.samples,
     mode: h.mode,
     calibration: true,
@@ -74,7 +75,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     batchTimeoutSeconds: h.batchTimeoutSeconds,
     warmupSeconds: h.warmupSeconds,
   };
-  const protocol = { engine: 'perfmine', rounds: h.rounds, samples: h.samples, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
+  const protocol = { engine: 'perfmine', rounds: h.rounds, roundsPerProcess: h.roundsPerProcess, samples: h.samples, warmupSeconds: h.warmupSeconds, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
   log.info({ mode: h.mode, rounds: h.rounds, samples: h.samples, cpusets, seed }, 'harness: starting the workers');
   const m = await measureInterleaved(
     {
@@ -90,6 +91,8 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     signal,
   );
   log.info({ rounds: m.rounds, batches: m.batches, durationMs: m.durationMs, budgetExhausted: m.budgetExhausted }, 'harness: measured');
+  deps.metrics?.add('docker.measureMs', m.durationMs);
+  deps.metrics?.add('validate.batches', m.batches);
 
   const problems = failureLines(m.workloads);
   if (m.budgetExhausted) problems.push('time budget reached');

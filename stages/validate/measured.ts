@@ -1,4 +1,5 @@
 import type { Logger } from '../../pipeline/logging.js';
+import type { Metrics } from '../../pipeline/metrics.js';
 import type { ValidateConfig } from './config.js';
 import type { MeasurementEvidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
@@ -47,6 +48,8 @@ export interface Measured {
 
 export interface MeasureDeps {
   readonly runner: MeasurementRunner;
+  /** `docker.measureMs` and `validate.batches` are added here. */
+  readonly metrics?: Metrics;
   readonly config: ValidateConfig;
   readonly log: Logger;
   readonly signal?: AbortSignal;

@@ -1,7 +1,7 @@
 import type { ContainerSession } from '../../../pipeline/services/container-session.js';
 import { HARNESS_CONTAINER_PATH } from './harness-files.js';
 import type { HarnessWorker } from './interleave.js';
-import { readBatchAnswer, readStart, type BatchCommand, type BatchResult, type FatalMessage, type ReadyMessage } from './messages.js';
+import { readBatchAnswer, readRestartAnswer, readStart, type BatchCommand, type BatchResult, type FatalMessage, type ReadyMessage, type RestartResult } from './messages.js';
 
 /**
  * A harness worker in a container: the harness's `serve` mode on the other end of a
@@ -30,11 +30,14 @@ export function serveCommand(c: ServeCommand): string[] {
 export class ContainerHarnessWorker implements HarnessWorker {
   readonly start: ReadyMessage | FatalMessage;
   readonly #session: ContainerSession;
+  /** How long a fresh worker process may take to import the suite. */
+  readonly #startMs: number;
   #next = 1;
   #dead: string | null = null;
 
-  private constructor(session: ContainerSession, start: ReadyMessage | FatalMessage) {
+  private constructor(session: ContainerSession, start: ReadyMessage | FatalMessage, startMs: number) {
     this.#session = session;
+    this.#startMs = startMs;
     this.start = start;
     if (start.event !== 'ready') this.#dead = start.message;
   }
@@ -48,7 +51,7 @@ export class ContainerHarnessWorker implements HarnessWorker {
       const why = 'timedOut' in first ? `the harness did not load the suite within ${Math.round(startMs / 1000)} s` : `the harness exited before loading the suite (exit ${await session.exited})`;
       start = { event: 'fatal', reason: 'timedOut' in first ? 'start-timeout' : 'worker-exited', message: `${why}: ${lastLines(session.stderr(), 12)}` };
     }
-    return new ContainerHarnessWorker(session, start);
+    return new ContainerHarnessWorker(session, start, startMs);
   }
 
   async batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult> {
@@ -68,6 +71,24 @@ export class ContainerHarnessWorker implements HarnessWorker {
       this.#dead = 'timedOut' in read ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed` : `the harness exited (exit ${await this.#session.exited})`;
       if ('timedOut' in read) await this.#session.kill();
       return { ok: false, status: 'crashed', message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
+    }
+  }
+
+  async restart(signal?: AbortSignal): Promise<RestartResult> {
+    if (this.#dead !== null) return { ok: false, message: this.#dead };
+    const id = this.#next++;
+    this.#session.send(JSON.stringify({ id, op: 'restart' }));
+    for (;;) {
+      const read = await this.#session.nextLine(this.#startMs + ANSWER_MARGIN_MS, signal);
+      if (!('line' in read)) {
+        this.#dead = 'timedOut' in read ? 'the harness did not start a fresh worker in time; it was killed' : `the harness exited (exit ${await this.#session.exited})`;
+        if ('timedOut' in read) await this.#session.kill();
+        return { ok: false, message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
+      }
+      const answer = readRestartAnswer(read.line);
+      if (answer.id !== null && answer.id !== id) continue;
+      if (!answer.ok) this.#dead = answer.message;
+      return answer.ok ? { ok: true } : { ok: false, message: answer.message };
     }
   }
 

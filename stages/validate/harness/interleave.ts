@@ -1,5 +1,5 @@
 import { mulberry32, shuffled } from '../../../pipeline/random.js';
-import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage, WorkloadRef } from './messages.js';
+import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage, RestartResult, WorkloadRef } from './messages.js';
 
 /**
  * perfmine's interleaved measurement: base, expert and (for calibration) a second base run as warm
@@ -27,6 +27,8 @@ export interface HarnessWorker {
   /** The worker's first line: its suite, or why it could not load it. */
   readonly start: ReadyMessage | FatalMessage;
   batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult>;
+  /** Replaces the worker process by a fresh one (a new memory layout; the suite imported again). */
+  restart(signal?: AbortSignal): Promise<RestartResult>;
   /** The tail of what the worker wrote to stderr (benchmarks' output, tracebacks). */
   log(): string;
   close(): Promise<void>;
@@ -39,6 +41,14 @@ export interface HarnessWorkers {
 export interface InterleaveSettings {
   /** Rounds of batches (pairs of evidence per workload). */
   readonly rounds: number;
+  /**
+   * Rounds measured by one worker process before every worker is replaced by a fresh one. Two
+   * processes of identical code can differ consistently by several percent on a benchmark
+   * (memory layout); a fresh process per round turns that into round-to-round noise, which the
+   * verdict measures, instead of a bias it cannot see. With more than one round per process the
+   * rounds of a process are pooled into one pair.
+   */
+  readonly roundsPerProcess: number;
   /** Samples per batch; the batch's median is the round's value. */
   readonly samples: number;
   readonly mode: 'alternate' | 'duet';
@@ -93,6 +103,8 @@ export interface InterleavedMeasurement {
   readonly workloads: readonly WorkloadRecord[];
   /** Rounds run (every workload still measured got a batch of each side in each). */
   readonly rounds: number;
+  /** Rounds per worker process (the rounds of one process form one pair of evidence). */
+  readonly roundsPerProcess: number;
   /** Per round, the order batches ran in: `workload-index:letters`, e.g. `3:BAC` (duet: `3:AB|AC`). */
   readonly order: readonly string[];
   readonly batches: number;
@@ -132,6 +144,7 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
       batches,
       durationMs: now() - started,
       budgetExhausted: false,
+      roundsPerProcess: settings.roundsPerProcess,
       logs: logs(),
     });
     if (base.start.event !== 'ready') return none(null, null);
@@ -201,8 +214,23 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
         budgetExhausted = true;
         break;
       }
+      if (r > 0 && r % settings.roundsPerProcess === 0) {
+        // fresh worker processes for the next rounds; a side that cannot start again is done
+        for (const side of ['base', 'expert', 'calibration'] as const) {
+          const w = worker[side];
+          if (!w) continue;
+          const restarted = await w.restart(signal);
+          if (restarted.ok) continue;
+          for (const rec of records) {
+            const sideRecord = side === 'calibration' ? rec.calibration : rec[side];
+            if (sideRecord && sideRecord.failure === null) sideRecord.failure = { status: 'crashed', message: `the worker could not start again: ${restarted.message}`, round: r };
+          }
+          worker[side] = null;
+        }
+        if (!records.some(active)) break;
+      }
       const steps: string[] = [];
-      for (const w of shuffled(measuring, random)) {
+      for (const w of shuffled(records.filter(active), random)) {
         const index = records.indexOf(w);
         if (settings.mode === 'alternate') {
           const sides = shuffled(sidesOf(w), random);
@@ -228,7 +256,19 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
       rounds += 1;
       settings.onRound?.(rounds, now() - started, measuring.length);
     }
-    return { base: base.start, expert: expert.start, calibration: calibration?.start ?? null, workloads: records, rounds, order, batches, durationMs: now() - started, budgetExhausted, logs: logs() };
+    return {
+      base: base.start,
+      expert: expert.start,
+      calibration: calibration?.start ?? null,
+      workloads: records,
+      rounds,
+      roundsPerProcess: settings.roundsPerProcess,
+      order,
+      batches,
+      durationMs: now() - started,
+      budgetExhausted,
+      logs: logs(),
+    };
   } finally {
     await Promise.all(Object.values(open).map((w) => w.close().catch(() => undefined)));
   }

@@ -93,6 +93,27 @@ export type BatchResult =
   | { readonly ok: true; readonly samples: readonly number[]; readonly number: number | null }
   | { readonly ok: false; readonly status: FailureStatus; readonly message: string };
 
+const restartAnswer = z.union([
+  z.object({ id: z.number().int(), ok: z.literal(true), worker_pid: z.number().int().optional(), elapsed: z.number().nonnegative().optional() }),
+  failureAnswer,
+]);
+
+/** A restart's outcome: a fresh worker process, or why none could start. */
+export type RestartResult = { readonly ok: true } | { readonly ok: false; readonly message: string };
+
+/** The driver's reading of a restart's answer line. */
+export function readRestartAnswer(line: string): RestartResult & { readonly id: number | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return { id: null, ok: false, message: `not a protocol line: ${line.slice(0, 200)}` };
+  }
+  const answer = restartAnswer.safeParse(parsed);
+  if (!answer.success) return { id: null, ok: false, message: `unexpected answer ${line.slice(0, 200)}` };
+  return answer.data.ok ? { id: answer.data.id, ok: true } : { id: answer.data.id, ok: false, message: answer.data.message };
+}
+
 /** The driver's reading of an answer line (a line that is not one is an `unknown` failure). */
 export function readBatchAnswer(line: string): BatchResult & { readonly id: number | null } {
   let parsed: unknown;

@@ -102,7 +102,12 @@ serve [--bench REGEX]...
       timeout: the command's, else the benchmark's `timeout` attribute, else the config's
       default_benchmark_timeout (60 s); it bounds the whole batch; a batch that must first run
       setup_cache gets the setup_cache's timeout on top.
-        {"id":8,"op":"exit"} -> {"id":8,"ok":true}, exit 0 (EOF on stdin: exit 0 too)
+        {"id":8,"op":"restart"} -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S}
+      A fresh worker process in place of the current one (the suite imported again): a new memory
+      layout and allocation history, so that a process's own layout effect on a benchmark (seen
+      up to 10% between two processes of identical code) is redrawn. A worker that cannot import
+      the suite again: {"id":8,"ok":false,"status":"crashed","message":"..."}.
+        {"id":9,"op":"exit"} -> {"id":9,"ok":true}, exit 0 (EOF on stdin: exit 0 too)
       A malformed line gets {"id":null,"ok":false,"status":"unknown","message":"..."} (the id
       when one could be read) and the supervisor goes on.
 
@@ -2112,16 +2117,29 @@ class Supervisor:
             return {"id": ident, "ok": False, "status": "unknown", "message": problem}
         if cmd["op"] == "exit":
             return {"id": ident, "ok": True}
+        if cmd["op"] == "restart":
+            return dict({"id": ident}, **self.restart())
         answer = self.batch(normalized_batch(cmd))
         answer.pop("id", None)
         return dict({"id": ident}, **answer)
 
+    def restart(self):
+        """A fresh worker process (a new memory layout, the suite imported again)."""
+        started = wall_timer()
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+        problem = self.ensure_worker()
+        if problem:
+            return {"ok": False, "status": "crashed", "message": problem}
+        return {"ok": True, "worker_pid": self.worker.ready.get("pid"), "elapsed": wall_timer() - started}
+
     def invalid(self, cmd):
         op = cmd.get("op")
-        if op == "exit":
+        if op in ("exit", "restart"):
             return None
         if op != "batch":
-            return "unknown op {!r} (known: batch, exit)".format(op)
+            return "unknown op {!r} (known: batch, restart, exit)".format(op)
         name = cmd.get("benchmark")
         if name not in self.benchmarks:
             return "no benchmark {}".format(name)

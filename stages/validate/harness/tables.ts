@@ -9,10 +9,10 @@ import type { InterleavedMeasurement, Side, WorkloadRecord } from './interleave.
 /**
  * What the verdicts read from an interleaved measurement. Pure.
  *
- * - Pair tables: one pair per round, (base batch, expert batch) and (base batch, calibration
- *   batch), each batch's value its median. Rounds are adjacent in time by construction (the
- *   batches of a round run milliseconds apart), so no machine-speed normalization is needed: the
- *   ratio is taken as it is.
+ * - Pair tables: one pair per worker process generation, (base, expert) and (base, calibration),
+ *   each side's value the median of its batches' medians in that generation (with a fresh
+ *   process per round, the default, a pair is a round). The batches of a round run milliseconds
+ *   apart, so no machine-speed normalization is needed: the ratio is taken as it is.
  * - Result sets per side, as asv would have written them: per workload the pooled samples of
  *   every round, their median and asv's statistics (asv's own verdict is made on these), and one
  *   result set per round (the layout `perfmine compare` reads as per-invocation files).
@@ -27,6 +27,16 @@ function batchValue(samples: readonly number[] | null | undefined): number | nul
   return logOf(m) === null ? null : m;
 }
 
+/** A side's value over rounds [from, to): the median of its usable batch values (null without any). */
+function groupValue(reference: Reference, w: WorkloadRecord, from: number, to: number): number | null {
+  const values: number[] = [];
+  for (let r = from; r < to; r++) {
+    const v = batchValue(reference(w, r));
+    if (v !== null) values.push(v);
+  }
+  return values.length === 0 ? null : median(values);
+}
+
 type Reference = (w: WorkloadRecord, round: number) => readonly number[] | null | undefined;
 
 function table(m: InterleavedMeasurement, first: Reference, second: Reference, label: [string, string], include: (w: WorkloadRecord) => boolean): PairTable {
@@ -38,17 +48,19 @@ function table(m: InterleavedMeasurement, first: Reference, second: Reference, l
     const v2 = label[1] === 'expert' ? versionOf(expertStart, w.ref.benchmark) : v1;
     return v1 !== null && v2 !== null && v1 !== v2;
   });
-  const pairs = Array.from({ length: m.rounds }, (_, r): PairColumn => {
-    const firstValues = workloads.map((w) => batchValue(first(w, r)));
-    const secondValues = workloads.map((w) => batchValue(second(w, r)));
+  const k = Math.max(1, m.roundsPerProcess);
+  const pairs = Array.from({ length: Math.ceil(m.rounds / k) }, (_, g): PairColumn => {
+    const [from, to] = [g * k, Math.min(m.rounds, (g + 1) * k)];
+    const firstValues = workloads.map((w) => groupValue(first, w, from, to));
+    const secondValues = workloads.map((w) => groupValue(second, w, from, to));
     const logRatios = workloads.map((_, i) => {
       const a = logOf(firstValues[i]);
       const b = logOf(secondValues[i]);
       return a === null || b === null || changed[i] ? null : b - a;
     });
     return {
-      first: `${label[0]} round ${r + 1}`,
-      second: `${label[1]} round ${r + 1}`,
+      first: k === 1 ? `${label[0]} round ${g + 1}` : `${label[0]} rounds ${from + 1}-${to}`,
+      second: k === 1 ? `${label[1]} round ${g + 1}` : `${label[1]} rounds ${from + 1}-${to}`,
       firstValues,
       secondValues,
       versionChanged: changed,

@@ -47,6 +47,8 @@ export interface FakeHarnessScript {
   readonly expert?: { readonly names: ReadonlySet<string>; readonly factor: number };
   /** Workloads the expert's suite lacks. */
   readonly missingOnExpert?: readonly string[];
+  /** Sides whose n-th restart (from 1) fails. */
+  readonly restartFails?: Partial<Record<Side, number>>;
 }
 
 export class FakeHarnessWorker implements HarnessWorker {
@@ -87,6 +89,15 @@ export class FakeHarnessWorker implements HarnessWorker {
     const picked = Array.from({ length: command.samples }, () => all[invocation * 20 + Math.floor(random() * 20)]!);
     const scale = this.side === 'expert' && this.script.expert?.names.has(command.benchmark) ? this.script.expert.factor : 1;
     return { ok: true, samples: picked.map((s) => s * scale), number: command.number === 0 ? 100 : command.number };
+  }
+
+  restarts = 0;
+
+  async restart() {
+    this.restarts += 1;
+    const failing = this.script.restartFails?.[this.side];
+    if (failing !== undefined && this.restarts >= failing) return { ok: false as const, message: 'scripted: the suite no longer imports' };
+    return { ok: true as const };
   }
 
   log(): string {

@@ -232,9 +232,11 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const [base, expert] = fake.workers;
     const first = base!.commands.filter((c) => c.benchmark === 'benchmarks.TextSuite.time_divide');
     expect(first[0]).toMatchObject({ number: 0, samples: 1, warmup: null });
-    expect(first.slice(1).every((c) => c.number === 100 && c.samples === 5 && c.warmup === 0)).toBe(true);
+    expect(first.slice(1).every((c) => c.number === 100 && c.samples === 5 && c.warmup === 0.02)).toBe(true);
     expect(first).toHaveLength(21);
     expect(expert!.commands.every((c) => c.number === 100)).toBe(true);
+    // a fresh worker process on every side before every round but the first
+    expect(fake.workers.map((w) => w.restarts)).toEqual([19, 19, 19]);
 
     const validation = loadValidation(db, key)!;
     expect(validation).toMatchObject({ engine: 'perfmine', decision: 'kept', pairs: 20, calibrated: true, falsePositives: { compared: 32, flagged: 0 } });
@@ -295,6 +297,23 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       ['benchmarks.TextSuite.time_split', 'expert', 'crashed'],
       ['benchmarks.TextSuite.time_wrapping', 'expert', 'missing'],
     ]);
+  });
+
+  it("with several rounds per worker process, pools each process's rounds into one pair", async () => {
+    const { fake, row, key } = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { harness: { roundsPerProcess: 5, seed: 7 } } });
+    expect(row.status).toBe('done');
+    expect(validateOutputSchema.parse(row.output)).toMatchObject({ pairs: 4, calibrationPairs: 4 });
+    expect(fake.workers.map((w) => w.restarts)).toEqual([3, 3, 3]);
+    for (const w of loadWorkloadVerdicts(db, key)) expect(w.paired.pairRatios).toHaveLength(4);
+    expect(loadValidation(db, key)!.protocol).toMatchObject({ rounds: 20, roundsPerProcess: 5 });
+  });
+
+  it('ends the measurement of a side whose worker cannot start again, and says so', async () => {
+    const { row, key } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, harness: { restartFails: { expert: 3 } } });
+    // the expert's third restart (before round 4) failed: three rounds were measured
+    const failures = db.prepare("SELECT failure FROM harness_batches WHERE key = ? AND side = 'expert'").all(key) as { failure: string | null }[];
+    expect(failures.every((f) => f.failure !== null && (JSON.parse(f.failure) as { status: string; message: string }).message.includes('could not start again'))).toBe(true);
+    expect(validateOutputSchema.parse(row.output).pairs).toBe(3);
   });
 
   it('pins duet workers to two cores, base apart from the others', async () => {
