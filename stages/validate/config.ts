@@ -26,6 +26,12 @@ export const harnessConfig = z
      */
     mode: z.enum(['alternate', 'duet']).default('alternate'),
     /**
+     * What a sample's time is: `cpu`, the worker process's CPU time (time.process_time), which
+     * time spent preempted by other processes on a shared machine does not inflate; `wall`, the
+     * wall clock (asv's default timer). A benchmark's own `timer` attribute is kept either way.
+     */
+    clock: z.enum(['cpu', 'wall']).default('cpu'),
+    /**
      * CPUs the workers are pinned to (a cpuset list such as "1" or "2,3"); `auto`: the last core
      * for `alternate`, the last two for `duet`, nothing on a one-core machine; `none`: no pinning.
      */

@@ -68,6 +68,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     rounds: h.rounds,
     roundsPerProcess: h.roundsPerProcess,
     samples: h.samples,
+    clock: h.clock,
     mode: h.mode,
     calibration: true,
     seed,

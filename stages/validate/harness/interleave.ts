@@ -60,6 +60,8 @@ export interface InterleaveSettings {
   readonly budgetMs: number;
   /** A batch's time limit in seconds (null: the benchmark's own `timeout`). */
   readonly batchTimeoutSeconds: number | null;
+  /** What a sample's time is: the wall clock (asv's default timer) or the worker's CPU time. */
+  readonly clock: 'wall' | 'cpu';
   /** Warm-up seconds before each batch after the warm-up pass (0: none; the batch median absorbs a cold first sample). */
   readonly warmupSeconds: number;
   /** Wall clock in ms (tests pass a fake one). */
@@ -179,6 +181,7 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
           warmup: round === null ? null : settings.warmupSeconds,
           sample_time: null,
           timeout: settings.batchTimeoutSeconds,
+          clock: settings.clock,
         },
         signal,
       );

@@ -86,6 +86,8 @@ export interface BatchCommand {
   readonly warmup: number | null;
   readonly sample_time: number | null;
   readonly timeout: number | null;
+  /** `wall`: the benchmark's timer (asv's default, the wall clock); `cpu`: the worker's CPU time. */
+  readonly clock: 'wall' | 'cpu';
 }
 
 /** A batch's result as the driver keeps it: samples (seconds per call, or one value), or why none. */

@@ -68,7 +68,7 @@ serve [--bench REGEX]...
 
     Commands (one per line) and answers (one per command, same id):
         {"id":7,"op":"batch","benchmark":"mod.time_x","param":0,"samples":5,"number":0,
-         "warmup":null,"sample_time":null,"timeout":null}
+         "warmup":null,"sample_time":null,"timeout":null,"clock":null}
       Runs, in a fresh instance of the benchmark's class and with the working directory an empty
       directory (as asv's fresh temporary one; the setup_cache directory for benchmarks with a
       setup_cache, as in asv), the benchmark's setups with the
@@ -99,6 +99,10 @@ serve [--bench REGEX]...
         {"id":7,"ok":false,"status":"crashed","message":"the worker died of SIGSEGV"}
         {"id":7,"ok":false,"status":"not-a-number","message":"track_x returned nan"}
         {"id":7,"ok":false,"status":"unknown","message":"no benchmark mod.time_y"}
+      clock: null or "wall" times with the benchmark's timer (asv's default, the wall clock);
+      "cpu" replaces the default timer by the worker process's CPU time (time.process_time),
+      which time spent preempted by other processes does not inflate; a benchmark's own `timer`
+      attribute is kept either way.
       timeout: the command's, else the benchmark's `timeout` attribute, else the config's
       default_benchmark_timeout (60 s); it bounds the whole batch; a batch that must first run
       setup_cache gets the setup_cache's timeout on top.
@@ -153,6 +157,9 @@ EXIT_NO_BENCHMARKS = 4
 
 DEFAULT_TIMEOUT = 60.0
 wall_timer = timeit.default_timer
+# A batch's "clock": "wall" is asv's default timer; "cpu" counts the worker process's own CPU time
+# (all its threads), which time spent preempted by other processes does not inflate.
+CLOCKS = {"wall": None, "cpu": time.process_time}
 
 
 class UsageError(Exception):
@@ -617,8 +624,9 @@ class Benchmark:
                 setup()
         return self.setup_cache()
 
-    def timer_for(self):
-        """A timeit.Timer (or the separate-process timer of timeraw) whose setup is redo_setup."""
+    def timer_for(self, clock=None):
+        """A timeit.Timer (or the separate-process timer of timeraw) whose setup is redo_setup;
+        `clock` replaces the default timer (a benchmark's own `timer` attribute always wins)."""
         args = tuple(self.call_args())
         if self.kind == "timeraw":
             func = (lambda: self.func(*args)) if args else self.func
@@ -628,7 +636,8 @@ class Benchmark:
                 self.func(*args)
         else:
             func = self.func
-        return timeit.Timer(stmt=func, setup=self.redo_setup, timer=self.timer)
+        timer = clock if clock is not None and self.timer is wall_timer else self.timer
+        return timeit.Timer(stmt=func, setup=self.redo_setup, timer=timer)
 
 
 def parameter_free(func):
@@ -1822,8 +1831,9 @@ class WorkerState:
         number = cmd["number"] or bench.number
         warmup = default_warmup(bench.warmup_time if cmd["warmup"] is None else cmd["warmup"])
         sample_time = bench.sample_time if cmd["sample_time"] is None else cmd["sample_time"]
+        clock = CLOCKS[cmd.get("clock") or "wall"]
         samples, number = benchmark_timing(
-            bench, bench.timer_for(), count, count, math.inf, warmup, number, bench.min_run_count, sample_time
+            bench, bench.timer_for(clock), count, count, math.inf, warmup, number, bench.min_run_count, sample_time
         )
         per_call = [s / number for s in samples]
         if not all(math.isfinite(s) for s in per_call):
@@ -2158,6 +2168,8 @@ class Supervisor:
                 return "{} must be null or a non-negative number of seconds, got {!r}".format(key, value)
         if cmd.get("timeout") == 0:
             return "timeout must be positive"
+        if cmd.get("clock") not in (None, "wall", "cpu"):
+            return "clock must be null, \"wall\" or \"cpu\", got {!r}".format(cmd.get("clock"))
         return None
 
     def serve(self, stdin):
@@ -2190,7 +2202,7 @@ def normalized_batch(cmd):
     return {
         "id": cmd.get("id"), "op": "batch", "benchmark": cmd["benchmark"], "param": cmd.get("param", 0),
         "samples": cmd.get("samples", 1), "number": cmd.get("number", 0) or 0, "warmup": cmd.get("warmup"),
-        "sample_time": cmd.get("sample_time"), "timeout": cmd.get("timeout"),
+        "sample_time": cmd.get("sample_time"), "timeout": cmd.get("timeout"), "clock": cmd.get("clock"),
     }
 
 
