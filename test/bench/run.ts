@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
  * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
- * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide
- * (default: all; chronological-cache needs the Docker engine and takes about 15 minutes).
+ * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide,
+ * measure (default: all; chronological-cache and measure need the Docker engine: about 15 and
+ * 10 minutes).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { chronologicalCacheBenchmark } from './chronological-cache.js';
 import { collectFilterBenchmark } from './collect-filter.js';
 import { decideWorkloadsBenchmark } from './decide-workloads.js';
 import { gitCollectBenchmark } from './git-collect.js';
+import { measureEnginesBenchmark } from './measure-engines.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 const OUT = `${OUT_DIR}results.json`;
@@ -58,6 +60,20 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
       rows: [
         { figure: `4. git-source collect, ${r.commits.toLocaleString('en-US')} commits (${r.pullRequests.toLocaleString('en-US')} PRs)`, value: `${ms(r.stageMs)} in process, ${ms(r.cliMs)} through the CLI; git log --numstat ${ms(r.gitLogMs)}`, target: '', ok: null },
         { figure: '   ratio to git log --numstat', value: `${r.ratio.toFixed(2)}x in process, ${r.cliRatio.toFixed(2)}x through the CLI`, target: '<= 2x', ok: r.ratio <= 2 },
+      ],
+    };
+  },
+  measure: async () => {
+    const r = await measureEnginesBenchmark();
+    const line = (e: typeof r.harness) =>
+      `${e.seconds.toFixed(0)} s; MDS median ${e.mds.median.toFixed(3)} [${e.mds.min.toFixed(3)}, ${e.mds.max.toFixed(3)}]; found ${Object.entries(e.found).filter(([, f]) => f).map(([s]) => `${s}x`).join(' ') || 'none'}; untouched flagged ${e.untouchedFlagged}`;
+    return {
+      result: r,
+      rows: [
+        { figure: `6. one candidate, ${r.workloads} workloads, CPU hog on every core: perfmine harness`, value: line(r.harness), target: 'MDS median <= 1.05', ok: r.harness.mds.median <= 1.05 },
+        { figure: '   asv engine protocol (4 + 3 pairs, stand-in asv)', value: line(r.asv), target: '', ok: null },
+        { figure: '   wall time harness / asv protocol', value: `${(r.harness.seconds / r.asv.seconds).toFixed(2)}`, target: '< 1', ok: r.harness.seconds < r.asv.seconds },
+        { figure: '   untouched workloads flagged (both engines)', value: String(r.harness.untouchedFlagged + r.asv.untouchedFlagged), target: '0', ok: r.harness.untouchedFlagged + r.asv.untouchedFlagged === 0 },
       ],
     };
   },

@@ -7,6 +7,7 @@ import { validateConfig } from '../../../stages/validate/config.js';
 import { measureWithHarness } from '../../../stages/validate/measure-harness.js';
 import type { Measured } from '../../../stages/validate/measured.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
+import { POWER_SPEEDUPS, POWER_SUITE, POWER_UNTOUCHED, powerLibrary } from './power-suite.js';
 import { dockerWorkers, environmentOf, suiteImage } from './suite-image.js';
 
 /**
@@ -22,19 +23,8 @@ const label = testLabel('harness-power');
 const docker = new DockerService({ runLabel: label });
 const { log } = memoryLogger();
 const dir = tempDir('power');
-const SPEEDUPS: Readonly<Record<string, number>> = { a: 1.1, b: 1.2, c: 1.5, d: 2 };
-const UNTOUCHED = ['u0', 'u1', 'u2', 'u3'];
-const WORK = 60_000;
-
-function library(expert: boolean): string {
-  const body = Object.entries(SPEEDUPS)
-    .map(([name, s]) => `def job_${name}():\n    return work(${expert ? Math.round(WORK / s) : WORK})\n`)
-    .join('\n');
-  const others = UNTOUCHED.map((u, i) => `def job_${u}():\n    return work(${WORK + 7_000 * i})\n`).join('\n');
-  return `def work(n):\n    total = 0\n    for i in range(n):\n        total += i % 7\n    return total\n\n${body}\n${others}`;
-}
-
-const SUITE = `import powerlib\n\n${[...Object.keys(SPEEDUPS), ...UNTOUCHED].map((n) => `def time_${n}():\n    powerlib.job_${n}()\n`).join('\n')}`;
+const SPEEDUPS = POWER_SPEEDUPS;
+const UNTOUCHED = POWER_UNTOUCHED;
 
 const git = (...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
@@ -57,13 +47,13 @@ beforeAll(async () => {
   git('init', '-q', '-b', 'main');
   writeFileSync(join(repo, 'asv.conf.json'), '{"version": 1, "benchmark_dir": "benchmarks"}\n');
   writeFileSync(join(repo, 'benchmarks', '__init__.py'), '');
-  writeFileSync(join(repo, 'benchmarks', 'bench.py'), SUITE);
-  writeFileSync(join(repo, 'powerlib.py'), library(false));
+  writeFileSync(join(repo, 'benchmarks', 'bench.py'), POWER_SUITE);
+  writeFileSync(join(repo, 'powerlib.py'), powerLibrary(false));
   git('add', '-A');
   git('commit', '-qm', 'powerlib with benchmarks');
   const base = git('rev-parse', 'HEAD').trim();
   git('checkout', '-qb', 'less-work');
-  writeFileSync(join(repo, 'powerlib.py'), library(true));
+  writeFileSync(join(repo, 'powerlib.py'), powerLibrary(true));
   git('commit', '-qam', 'do less of the same work in four jobs');
   git('checkout', '-q', 'main');
   git('merge', '-q', '--no-ff', 'less-work', '-m', 'Merge pull request #1 from less-work');

@@ -11,11 +11,18 @@ import type { Logger } from '../../../pipeline/logging.js';
  * Python repository, without a build script. The harness workers of validate's Docker runner
  * are opened on them exactly as validate opens them on verified environments.
  */
-export async function suiteImage(docker: DockerService, tag: string, files: Readonly<Record<string, string>>): Promise<string> {
+export async function suiteImage(
+  docker: DockerService,
+  tag: string,
+  files: Readonly<Record<string, string>>,
+  options: { readonly from?: string; readonly git?: boolean } = {},
+): Promise<string> {
+  // asv (the stand-in too) reads the checkout's HEAD: a one-commit repository when asked
+  const commit = options.git ? 'RUN cd /repo && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm suite\n' : '';
   const built = await docker.buildImage({
     tag,
     context: [
-      { name: 'Dockerfile', content: 'FROM perfmine/base:bookworm\nCOPY repo /repo\nENV PYTHONPATH=/repo\n' },
+      { name: 'Dockerfile', content: `FROM ${options.from ?? 'perfmine/base:bookworm'}\nCOPY repo /repo\nENV PYTHONPATH=/repo\n${commit}` },
       ...Object.entries(files).map(([name, content]) => ({ name: `repo/${name}`, content })),
     ],
     timeoutMs: 120_000,
