@@ -68,6 +68,9 @@ export function openStore(path: string, options: OpenOptions = {}): Db {
   return opening(path, () => {
     const db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
     try {
+      // Before anything that writes (switching to WAL rewrites the header): another program's
+      // database, or a newer perfmine's, is left byte for byte as it was.
+      checkOwnSchema(db, path);
       if (!memory) db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // Stages write tens of thousands of rows in a run: checkpoint the WAL every ~40 MB rather
@@ -75,7 +78,6 @@ export function openStore(path: string, options: OpenOptions = {}): Db {
       db.pragma('wal_autocheckpoint = 10000');
       db.pragma('journal_size_limit = 67108864');
       db.pragma('foreign_keys = ON');
-      checkOwnSchema(db, path);
       migrate(db, path);
       return db;
     } catch (error) {

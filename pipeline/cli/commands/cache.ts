@@ -212,6 +212,9 @@ export function registerCache(program: Command): void {
     .action(async (key: string, _flags: unknown, command: Command) => {
       const { repo, sha } = parseKey('rebuild', key);
       const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      if (checkDatabasePath(session.config.db, 'write') === 'absent') {
+        throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, { reason: 'no-database', fix: 'pass --db the database of the runs that built it' });
+      }
       const db = openStore(session.config.db);
       if (!session.json) noteDb(session.config.db);
       try {

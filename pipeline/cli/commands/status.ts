@@ -145,6 +145,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     if (!/^[1-9]\d*$/.test(flags.clearRun)) {
       throw new ConfigError(`--clear-run: expected a run id (a positive whole number, as "recent runs" in perfmine status lists them), got "${flags.clearRun}"`, { reason: 'invalid-flags' });
     }
+    if (checkDatabasePath(path, 'write') === 'absent') throw new ConfigError(`db: no database at ${path}: there is no run to clear`, { reason: 'no-database', fix: 'pass --db the database the run uses' });
     const db = openStore(path);
     const ok = clearRun(db, Number(flags.clearRun));
     db.close();
