@@ -73,7 +73,12 @@ function readConfigFile(explicit: string | undefined, cwd = process.cwd()): { da
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`config: cannot read ${path}: ${(error as Error).message}`, { reason: 'config-unreadable' });
+    const code = (error as NodeJS.ErrnoException).code;
+    const fix = 'pass --config a JSON file (perfmine.config.json), or leave --config out to read ./perfmine.config.json when there is one';
+    if (code === 'ENOENT') throw new ConfigError(`config: no file at ${path}`, { reason: 'config-unreadable', fix });
+    if (code === 'EISDIR') throw new ConfigError(`config: ${path} is a directory; --config names a JSON file`, { reason: 'config-unreadable', fix });
+    if (code === 'EACCES') throw new ConfigError(`config: cannot read ${path}: permission denied`, { reason: 'config-unreadable', fix: 'run as a user who can read it, or pass --config another file' });
+    throw new ConfigError(`config: cannot read ${path}: ${(error as Error).message}`, { reason: 'config-unreadable', fix });
   }
   let data: unknown;
   try {

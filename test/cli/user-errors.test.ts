@@ -257,6 +257,18 @@ describe('flags and config', () => {
     expect(result.stderr).not.toContain('(from --)');
   });
 
+  it('a --config that is missing or a directory: exit 2 with what --config takes', async () => {
+    const dir = openDir();
+    mkdirSync(join(dir, 'conf'));
+    const missing = await runCli(['--config', join(dir, 'nope.json'), 'status'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`config: no file at ${join(dir, 'nope.json')}`);
+    const atDir = await runCli(['--config', join(dir, 'conf'), 'status'], { cwd: dir });
+    expect(atDir.code).toBe(2);
+    expect(atDir.stderr).toContain(`config: ${join(dir, 'conf')} is a directory; --config names a JSON file`);
+    expect(atDir.stderr).toMatch(/^fix: pass --config a JSON file/m);
+  });
+
   it('--version prints the package version', async () => {
     const result = await runCli(['--version']);
     expect(result.code).toBe(0);
