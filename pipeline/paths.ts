@@ -1,5 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 
 /**
@@ -108,4 +108,34 @@ export function checkInputDirectory(path: string, label: string, fix: string): v
   } catch {
     throw new ConfigError(`${label}: cannot read the directory ${path} (permission denied)`, { reason: 'bad-path', fix: 'run as a user who can read it, or give another path' });
   }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `--source git:PATH` names a clone's top level, read from the file system alone (no git process
+ * before the run starts): `.git` in it (a directory, or a file for a worktree), or a bare
+ * repository (HEAD, objects/, refs/). A subdirectory of a clone is refused with the clone's top
+ * level, since git would silently read the whole repository. git itself checks again when it
+ * opens the clone.
+ */
+export function checkSourceClone(path: string): void {
+  const full = resolve(path);
+  if (existsSync(join(full, '.git'))) return;
+  if (existsSync(join(full, 'HEAD')) && isDirectory(join(full, 'objects')) && isDirectory(join(full, 'refs'))) return;
+  for (let dir = dirname(full); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) {
+      throw new ConfigError(`--source: ${path} is the subdirectory ${full.slice(dir.length + 1)}/ of the repository at ${dir}, not a clone's top level`, {
+        reason: 'invalid-flags',
+        fix: `pass --source git:${dir} (perfmine reads the whole repository's history)`,
+      });
+    }
+  }
+  throw new ConfigError(`--source: ${path} is not a git repository (no .git in it)`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
 }

@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
-import { finishRun, startRun } from '../../../cache/runs.js';
-import PQueue from 'p-queue';
 import { checkDatabasePath } from '../../../cache/database-path.js';
-import { refuseIfBusy } from '../../../cache/runs.js';
+import { finishRun, refuseIfBusy, startRun } from '../../../cache/runs.js';
 import { openStore, openStoreSnapshot } from '../../../cache/store.js';
-import { checkOutputDirectory } from '../../paths.js';
-import { checkLocalClone, GitService } from '../../services/git.js';
+import { checkOutputDirectory, checkSourceClone } from '../../paths.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { describeDb } from '../db-label.js';
 import { createContext } from '../../context.js';
@@ -83,9 +80,7 @@ export async function runCommand(
   checkDatabasePath(config.db, 'write');
   const chain: readonly StageName[] = stage ? [stage.name] : STAGE_NAMES.slice(0, untilStage ? STAGE_NAMES.indexOf(untilStage) + 1 : STAGE_NAMES.length);
   if (chain.includes('emit')) checkOutputDirectory(config.out, '--out');
-  if (scope.source.kind === 'git' && (chain.includes('discover') || chain.includes('collect'))) {
-    await checkLocalClone(services?.git ?? new GitService({ queue: new PQueue({ concurrency: 1 }), timeoutMs: config.collect.gitTimeoutMs }), scope.source.path);
-  }
+  if (scope.source.kind === 'git' && (chain.includes('discover') || chain.includes('collect'))) checkSourceClone(scope.source.path);
 
   // A dry run plans over a copy of the store in memory: it reads what is there and writes nothing.
   const db = dryRun ? openStoreSnapshot(config.db) : openStore(config.db);
