@@ -29,9 +29,12 @@ function recordedExit(db: string): number | null {
   }
 }
 
-/** The command lines the demo printed after "next:" (or with the funnel), as argv without `perfmine`. */
-function printedCommands(stdout: string): string[][] {
-  return [...stdout.matchAll(/(?:^ {2}|\()perfmine ((?:status|tasks|report|doctor) [^)\n]*?)(?: {3}.*|\):)?$/gm)].map((m) => m[1]!.trim().split(/\s+/));
+/** The command lines the demo printed after "next:" (or with the funnel): argv without `perfmine`, and the environment they set. */
+function printedCommands(stdout: string): { argv: string[]; env: Record<string, string> }[] {
+  return [...stdout.matchAll(/(?:^ {2}(?:PERFMINE_OUT=(\S+) )?|\()perfmine ((?:status|tasks|report|doctor) [^)\n]*?)(?: {3}.*|\):)?$/gm)].map((m) => ({
+    argv: m[2]!.trim().split(/\s+/),
+    env: m[1] ? { PERFMINE_OUT: m[1] } : {},
+  }));
 }
 
 beforeAll(async () => {
@@ -52,18 +55,19 @@ describe('perfmine demo', () => {
     const db = join(dir, 'perfmine.db');
     const commands = printedCommands(first.stdout);
     expect(commands.length).toBeGreaterThanOrEqual(3);
-    for (const argv of commands) expect(argv.slice(argv.indexOf('--db'), argv.indexOf('--db') + 2), argv.join(' ')).toEqual(['--db', db]);
-    const status = commands.find((c) => c[0] === 'status' && !c.includes('--items'))!;
+    for (const { argv } of commands) expect(argv.slice(argv.indexOf('--db'), argv.indexOf('--db') + 2), argv.join(' ')).toEqual(['--db', db]);
+    const status = commands.find((c) => c.argv[0] === 'status' && !c.argv.includes('--items'))!;
     // Run from another directory: the command must not depend on where the demo ran.
-    const result = await runCli(status, { cwd: tempDir() });
+    const result = await runCli(status.argv, { cwd: tempDir(), env: status.env });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`database: ${db}`);
     expect(result.stdout).not.toMatch(/nothing has run/);
     expect(result.stdout).toMatch(/^collect +[1-9]\d* /m);
-    const report = commands.find((c) => c[0] === 'report')!;
-    const page = await runCli(report, { cwd: tempDir() });
+    const report = commands.find((c) => c.argv[0] === 'report')!;
+    expect(report.env).toEqual({ PERFMINE_OUT: join(dir, 'out') });
+    const page = await runCli(report.argv, { cwd: tempDir(), env: report.env });
     expect(page.code, page.stderr).toBe(0);
-    expect(existsSync(report[report.indexOf('--out') + 1]!)).toBe(true);
+    expect(existsSync(report.argv[report.argv.indexOf('--out') + 1]!)).toBe(true);
   });
 
   it('lists the absolute folder of each emitted task, or says why none was emitted', () => {

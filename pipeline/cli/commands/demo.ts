@@ -120,7 +120,8 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
   lines.push('next:');
   if (options.stopped) lines.push(`  perfmine doctor --llm none ${db}   what this machine lacks, each with its fix`);
   lines.push(
-    `  perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
+    // report's --out names the page; the datasets it links to are PERFMINE_OUT's.
+    `  PERFMINE_OUT=${quote(options.out)} perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
     `  perfmine status --month ${DEMO_MONTH} ${db} --stage validate --items   each candidate's verdict and reason`,
   );
   if (options.code !== 0) lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);

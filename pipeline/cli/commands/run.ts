@@ -153,7 +153,7 @@ export async function runCommand(
   if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed || stopped ? 'failed' : 'succeeded', exitCode, summary);
   db.close();
 
-  if (session.json) printJson({ runId, exitCode, ...summary });
+  if (session.json) printJson({ runId, exitCode, db: config.db, ...summary });
   else {
     const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${describeDb(config.db, ' (database %s)')}${dryRun ? ' [dry run: checked and planned; nothing was run, built or written]' : ''}`;
     const lines = [head, formatReports(result.reports)];
