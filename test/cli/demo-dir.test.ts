@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { classifyDemoDir, DEMO_MARKER } from '../../pipeline/cli/demo-dir.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { looksLikeABug, runCli, tempDir } from '../helpers/index.js';
+
+// Several CLI processes per test on a shared 2-core machine: room to finish, not a speed claim.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 /**
  * Issue 13: `perfmine demo --fresh --dir X` deleted X whatever it held (`--dir .` emptied the

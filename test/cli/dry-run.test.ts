@@ -4,9 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { looksLikeABug, runCli, tempDir } from '../helpers/index.js';
+
+// Several CLI processes per test on a shared 2-core machine: room to finish, not a speed claim.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 /**
  * Issue 13: `run --dry-run` makes every check the real run makes, stops with exit 2 where the run

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSampleRepo } from '../../pipeline/demo/sample-repo.js';
 import { runCli, tempDir } from '../helpers/index.js';
+
+// Several CLI processes per test on a shared 2-core machine: room to finish, not a speed claim.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 /**
  * Issue 13: after a run stopped at synthesize (here: no Docker engine answers), `status` showed

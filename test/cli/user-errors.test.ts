@@ -2,10 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { migrations, openStore } from '../../cache/store.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { looksLikeABug, REPO_ROOT, runCli, runCliUnprivileged, tempDir, UNPRIVILEGED } from '../helpers/index.js';
+
+// Several CLI processes per test on a shared 2-core machine: room to finish, not a speed claim.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 /**
  * Issue 13: each user error of the issue, through the real CLI in a child process: the exit code,
