@@ -43,21 +43,8 @@ export function processAlive(pid: number): boolean {
 export function startRun(db: Db, run: StartRun, pid = process.pid): number {
   const host = hostname();
   const tx = db.transaction(() => {
-    const active = db.prepare<[], RunRow>("SELECT * FROM runs WHERE status = 'running' ORDER BY id").all();
-    for (const other of active) {
-      if (other.host === host && !processAlive(other.pid)) {
-        db.prepare("UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ?").run(nowIso(), other.id);
-        continue;
-      }
-      throw new ConfigError(
-        `db: another perfmine (${other.command}, pid ${other.pid} on ${other.host}, started ${other.started_at}) is using this database`,
-        {
-          reason: 'database-busy',
-          fix: other.host === host
-            ? 'wait for it to finish, or point --db at another file'
-            : `wait for it to finish; if that host is gone, mark run ${other.id} crashed with: perfmine status --clear-run ${other.id}`,
-        },
-      );
+    for (const crashed of refuseIfBusy(db, host)) {
+      db.prepare("UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ?").run(nowIso(), crashed.id);
     }
     const info = db
       .prepare('INSERT INTO runs (command, args, window_label, pid, host, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
@@ -65,6 +52,28 @@ export function startRun(db: Db, run: StartRun, pid = process.pid): number {
     return Number(info.lastInsertRowid);
   });
   return tx.immediate();
+}
+
+/**
+ * Throws the ConfigError startRun would (another live run holds the database) and returns the
+ * runs left `running` by dead processes of this host, which startRun marks crashed. Writes
+ * nothing: a dry run asks it of a snapshot.
+ */
+export function refuseIfBusy(db: Db, host = hostname()): RunRow[] {
+  const crashed: RunRow[] = [];
+  for (const other of db.prepare<[], RunRow>("SELECT * FROM runs WHERE status = 'running' ORDER BY id").all()) {
+    if (other.host === host && !processAlive(other.pid)) {
+      crashed.push(other);
+      continue;
+    }
+    throw new ConfigError(`db: another perfmine (${other.command}, pid ${other.pid} on ${other.host}, started ${other.started_at}) is using this database`, {
+      reason: 'database-busy',
+      fix: other.host === host
+        ? 'wait for it to finish, or point --db at another file'
+        : `wait for it to finish; if that host is gone, mark run ${other.id} crashed with: perfmine status --clear-run ${other.id}`,
+    });
+  }
+  return crashed;
 }
 
 export function finishRun(db: Db, id: number, status: Exclude<RunStatus, 'running'>, exitCode: number, summary: unknown): void {

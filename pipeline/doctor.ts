@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import PQueue from 'p-queue';
-import { latestSchemaVersion, migrations, openStore } from '../cache/store.js';
+import { checkDatabasePath } from '../cache/database-path.js';
+import { latestSchemaVersion, openStore, schemaStatus, type Db } from '../cache/store.js';
+import { ConfigError } from './errors.js';
 import type { Config } from './config/schema.js';
 import type { Credentials } from './credentials.js';
 import type { Logger } from './logging.js';
@@ -88,7 +88,7 @@ async function checkAsvInImage({ docker, config, timeoutMs }: DoctorDeps): Promi
     name: 'asv in the base image',
     status: 'missing',
     detail: `${tag} has no asv: environments cannot be verified and nothing can be measured`,
-    fix: 'on a host with PyPI, build the pip base image (scripts/Dockerfile.base) and pass --base-image; air-gapped, install asv from a wheelhouse (see README: synthesize.asvWheelhouse)',
+    fix: `on a host with PyPI: docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/, then pass --base-image perfmine/base:bookworm-asv (or set docker.baseImage); air-gapped: keep ${tag} and set synthesize.asv.wheelhouse in perfmine.config.json to a directory of asv wheels (pip download asv -d DIR on a host with PyPI)`,
     required: true,
   };
 }
@@ -151,19 +151,19 @@ async function checkLlm({ config, credentials, log, timeoutMs }: DoctorDeps): Pr
   }
 }
 
+/** What a run needs of the database: a path it can create or write, holding perfmine's schema (or nothing yet). */
 export function checkDatabase(path: string): Check {
-  if (path !== ':memory:' && !existsSync(path)) return ok('database schema', `no database at ${path} yet; the first run creates it (schema ${latestSchemaVersion()})`, false);
-  let db: Database.Database | undefined;
+  let db: Db | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-    const applied = has ? (db.prepare('SELECT id FROM schema_migrations ORDER BY id').all() as { id: number }[]).map((r) => r.id) : [];
-    const known = new Set(migrations().map((m) => m.id));
-    const newer = applied.filter((id) => !known.has(id));
-    if (newer.length > 0) return { name: 'database schema', status: 'missing', detail: `${path} was written by a newer perfmine (schema ${Math.max(...newer)})`, fix: 'upgrade perfmine, or use another --db', required: true };
-    const pending = migrations().filter((m) => !applied.includes(m.id)).length;
-    return ok('database schema', `${path}: schema ${applied.at(-1) ?? 0}${pending ? `, ${pending} migration(s) will be applied by the next run` : ', up to date'}`, false);
+    const state = checkDatabasePath(path, 'write');
+    if (state === 'absent') return ok('database schema', `no database at ${path} yet; the first run creates it (schema ${latestSchemaVersion()})`, false);
+    if (state === 'empty') return ok('database schema', `${path} is an empty file; the first run creates the schema (${latestSchemaVersion()}) in it`, false);
+    db = openStore(path, { readonly: true });
+    const schema = schemaStatus(db);
+    const pending = schema.pending.length;
+    return ok('database schema', `${path}: schema ${schema.applied.at(-1) ?? 0}${pending ? `, ${pending} migration(s) will be applied by the next run` : ', up to date'}`, false);
   } catch (error) {
+    if (error instanceof ConfigError) return { name: 'database schema', status: 'missing', detail: error.issues.join('; ').replace(/^db: /, ''), fix: error.fix ?? 'check the file, or use another --db', required: true };
     return { name: 'database schema', status: 'missing', detail: `${path}: ${(error as Error).message}`, fix: 'check the file, or use another --db', required: true };
   } finally {
     db?.close();

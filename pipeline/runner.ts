@@ -6,6 +6,7 @@ import { hashOf } from './hash.js';
 import { availableParallelism } from 'node:os';
 import { GroupCommit } from './group-commit.js';
 import { queueSizes } from './queues.js';
+import { checkOnlyServices, WouldChange } from './services/check-only.js';
 import type { Scope } from './scope.js';
 import type { AnyStage, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
 
@@ -30,6 +31,8 @@ export interface StageReport {
   /** Failures by error kind. */
   readonly failedKinds: Readonly<Partial<Record<ErrorKind, number>>>;
   readonly durationMs: number;
+  /** What a dry run could not check without changing something (e.g. an image a real run would build first). */
+  readonly notes?: readonly string[];
 }
 
 export interface RunnerEvents {
@@ -47,7 +50,11 @@ export interface RunnerEvents {
 export interface RunStageOptions {
   /** Run items again even when done with the same input and version. */
   readonly force?: boolean;
-  /** Plan and count; run nothing, write nothing. */
+  /**
+   * Check and count: the stage's preflight runs with a check-only Docker adapter (nothing is
+   * built, tagged or removed), it plans, and nothing is run or recorded. Give it a context over
+   * a store snapshot (openStoreSnapshot) so that planning writes nothing either.
+   */
   readonly dryRun?: boolean;
   /** Aborted on the first SIGINT: no new item starts; in-flight ones finish and are recorded. */
   readonly drain?: AbortSignal;
@@ -77,9 +84,20 @@ export function needsRun(
  */
 export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Scope, options: RunStageOptions = {}): Promise<StageReport> {
   const started = Date.now();
-  // A dry run builds nothing and calls nothing it does not need to plan: no preflight checks
-  // (they may build the toolchain image); `perfmine doctor` checks the same things.
-  if (!options.dryRun) await stage.preflight?.(ctx, scope);
+  const notes: string[] = [];
+  if (options.dryRun) {
+    // The same checks as a real run, through adapters that change nothing outside: a stage
+    // stops with the same ConfigError (exit 2) where the real run would.
+    ctx = { ...ctx, services: checkOnlyServices(ctx.services) };
+    try {
+      await stage.preflight?.(ctx, scope);
+    } catch (error) {
+      if (!(error instanceof WouldChange)) throw error;
+      notes.push(`${stage.name}: ${error.message}; the checks after that step were not made`);
+    }
+  } else {
+    await stage.preflight?.(ctx, scope);
+  }
   const items = await stage.plan(ctx, scope);
 
   const seen = new Set<string>();
@@ -109,7 +127,18 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   }
 
   const finish = (counts: Pick<StageReport, 'ran' | 'wouldRun' | 'notStarted'>): StageReport => {
-    const report: StageReport = { stage: stage.name, planned: items.length, reused, ...counts, done: done.count, dropped, failed, failedKinds, durationMs: Date.now() - started };
+    const report: StageReport = {
+      stage: stage.name,
+      planned: items.length,
+      reused,
+      ...counts,
+      done: done.count,
+      dropped,
+      failed,
+      failedKinds,
+      durationMs: Date.now() - started,
+      ...(notes.length > 0 ? { notes } : {}),
+    };
     options.events?.emit('stage-end', { report });
     return report;
   };

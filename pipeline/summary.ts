@@ -20,6 +20,7 @@ export function formatReports(reports: readonly StageReport[]): string {
     if (Object.keys(r.dropped).length > 0) lines.push(`    dropped: ${byReason(r.dropped)}`);
     if (Object.keys(r.failed).length > 0) lines.push(`    failed:  ${byReason(r.failed)}`);
     if (r.notStarted > 0) lines.push(`    not started (interrupted): ${r.notStarted}`);
+    for (const note of r.notes ?? []) lines.push(`    note: ${note}`);
   }
   return lines.join('\n');
 }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
 import { reportError } from './report-error.js';
@@ -18,10 +20,17 @@ export interface ProgramDeps {
   readonly services?: ServiceOverrides;
 }
 
+/** This perfmine's version, from its package.json. */
+export function perfmineVersion(): string {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
+
 export function buildProgram(deps: ProgramDeps = {}): Command {
   const registry = deps.registry ?? defaultRegistry;
   const program = new Command('perfmine')
     .description('Mine performance-optimization benchmark tasks (asv workloads + expert patches) from GitHub pull requests.')
+    .version(perfmineVersion(), '-V, --version', "print perfmine's version")
     .option('--db <path>', 'SQLite store (default ./perfmine.db; env PERFMINE_DB)')
     .option('--config <path>', 'config file (default ./perfmine.config.json when present)')
     .addOption(new Option('--log-level <level>', 'log level (env PERFMINE_LOG_LEVEL)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
@@ -42,6 +42,7 @@ export function resolveScope(flags: ScopeFlags, config: Config, now: Date = new 
     if (source.kind === 'git') {
       const path = resolve(source.path);
       if (!existsSync(path)) issues.push(`--source: no directory at ${source.path}`);
+      else if (!statSync(path).isDirectory()) issues.push(`--source: ${source.path} is a file; git:PATH names a clone's directory`);
       source = { kind: 'git', path };
     }
   } catch (error) {

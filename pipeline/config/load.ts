@@ -50,9 +50,18 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const merged = deepMerge(deepMerge(fileLayer, envLayer.layer), flagLayer);
   const parsed = configSchema.safeParse(merged);
   if (parsed.success) return { config: parsed.data, file };
-  const issues = parsed.error.issues.map((issue) => {
-    const where = originOf(issue.path, { file, fileLayer, envLayer, flagLayer });
-    return `${formatIssue(issue)}${where ? ` (from ${where})` : ''}`;
+  const layers = { file, fileLayer, envLayer, flagLayer };
+  const issues = parsed.error.issues.flatMap((issue) => {
+    // An unknown key is reported where that key was given, not where its parent object was.
+    if (issue.code === 'unrecognized_keys') {
+      return (issue as { keys: string[] }).keys.map((key) => {
+        const path = [...issue.path, key];
+        const where = originOf(path, layers);
+        return `${path.map(String).join('.')}: unknown key${where ? ` (from ${where})` : ''}`;
+      });
+    }
+    const where = originOf(issue.path, layers);
+    return [`${formatIssue(issue)}${where ? ` (from ${where})` : ''}`];
   });
   throw new ConfigError(issues, { reason: 'invalid-config', fix: 'correct the values above (perfmine --help lists flags; the README lists config keys)' });
 }
@@ -64,7 +73,12 @@ function readConfigFile(explicit: string | undefined, cwd = process.cwd()): { da
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`config: cannot read ${path}: ${(error as Error).message}`, { reason: 'config-unreadable' });
+    const code = (error as NodeJS.ErrnoException).code;
+    const fix = 'pass --config a JSON file (perfmine.config.json), or leave --config out to read ./perfmine.config.json when there is one';
+    if (code === 'ENOENT') throw new ConfigError(`config: no file at ${path}`, { reason: 'config-unreadable', fix });
+    if (code === 'EISDIR') throw new ConfigError(`config: ${path} is a directory; --config names a JSON file`, { reason: 'config-unreadable', fix });
+    if (code === 'EACCES') throw new ConfigError(`config: cannot read ${path}: permission denied`, { reason: 'config-unreadable', fix: 'run as a user who can read it, or pass --config another file' });
+    throw new ConfigError(`config: cannot read ${path}: ${(error as Error).message}`, { reason: 'config-unreadable', fix });
   }
   let data: unknown;
   try {
@@ -103,6 +117,8 @@ function originOf(
   layers: { file: string | null; fileLayer: Plain; envLayer: { layer: Plain; used: Map<string, string> }; flagLayer: Plain },
 ): string | null {
   const key = path.map(String).join('.');
+  // The whole object (a problem at the top level) comes from every layer: name the file if any.
+  if (path.length === 0) return layers.file;
   if (getPath(layers.flagLayer, path) !== undefined) return `--${flagName(path)}`;
   const envName = layers.envLayer.used.get(key);
   if (envName) return `environment ${envName}`;

@@ -5,6 +5,7 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../../stages/classify/output.js';
 import { funnel as stageFunnel } from '../cli/commands/status.js';
 import { emittedTasks } from '../cli/commands/tasks.js';
+import { lastStop } from '../last-stop.js';
 import type { Registry } from '../registry.js';
 import type { Window } from '../window.js';
 import { FUNNEL_COLUMNS, type FunnelColumn, type ReportData, type RepoFunnel, type StageCost } from './render.js';
@@ -97,7 +98,9 @@ export function loadReportData(db: Db, window: Window, options: { out: string; r
     dropped: s.droppedBy,
     failed: s.failedBy,
     pending: s.pending,
+    waiting: s.waiting,
   }));
+  const stop = lastStop(db, window.label);
   return {
     month: window.label,
     generatedAt: (options.now ?? new Date()).toISOString(),
@@ -105,5 +108,6 @@ export function loadReportData(db: Db, window: Window, options: { out: string; r
     stages,
     costs: stageCosts(db, ledger, window),
     tasks,
+    stop: stop && { runId: stop.runId, stage: stop.stage, reason: stop.reason, issues: stop.issues, fix: stop.fix },
   };
 }

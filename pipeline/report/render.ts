@@ -27,6 +27,17 @@ export interface StageDrops {
   readonly dropped: Readonly<Record<string, number>>;
   readonly failed: Readonly<Record<string, number>>;
   readonly pending: number;
+  /** Passed on by the stage before it and not planned by this one yet (see `perfmine status`). */
+  readonly waiting?: number;
+}
+
+/** Where the month's latest run stopped and why (a configuration problem, with its fix). */
+export interface ReportStop {
+  readonly runId: number;
+  readonly stage: string;
+  readonly reason: string;
+  readonly issues: readonly string[];
+  readonly fix: string | null;
 }
 
 export interface StageCost {
@@ -61,6 +72,8 @@ export interface ReportData {
   readonly stages: readonly StageDrops[];
   readonly costs: readonly StageCost[];
   readonly tasks: readonly ReportTask[];
+  /** The month's latest run stopped before its end: why nothing passed the stages after it. */
+  readonly stop?: ReportStop | null;
 }
 
 export function escapeHtml(text: string): string {
@@ -172,8 +185,11 @@ export function renderReport(data: ReportData): string {
     .map((r) => `<tr data-repo="${escapeHtml(r.repo)}"><td>${escapeHtml(r.repo)}</td>${FUNNEL_COLUMNS.map((c) => `<td class="num" data-col="${c}">${fmt(r.counts[c])}</td>`).join('')}</tr>`)
     .join('\n');
   const stageRows = data.stages
-    .map((s) => `<tr data-stage="${escapeHtml(s.stage)}"><td>${escapeHtml(s.stage)}</td><td class="num">${fmt(s.done)}</td><td>${reasons(s.dropped)}</td><td>${reasons(s.failed)}</td><td class="num">${fmt(s.pending)}</td></tr>`)
+    .map((s) => `<tr data-stage="${escapeHtml(s.stage)}"><td>${escapeHtml(s.stage)}</td><td class="num">${fmt(s.done)}</td><td>${reasons(s.dropped)}</td><td>${reasons(s.failed)}</td><td class="num">${fmt(s.pending)}</td><td class="num">${fmt(s.waiting ?? 0)}</td></tr>`)
     .join('\n');
+  const stop = data.stop
+    ? `<div id="stopped" class="stopped" data-stage="${escapeHtml(data.stop.stage)}" data-reason="${escapeHtml(data.stop.reason)}"><p><b>The latest run of ${escapeHtml(data.month)} (#${data.stop.runId}) stopped at ${escapeHtml(data.stop.stage)} (${escapeHtml(data.stop.reason)})</b>: no item went through ${escapeHtml(data.stop.stage)} or the stages after it in that run, which is why the funnel ends there.</p>${data.stop.issues.map((i) => `<p><code>${escapeHtml(i)}</code></p>`).join('')}${data.stop.fix ? `<p>What to do: ${escapeHtml(data.stop.fix)}</p>` : ''}</div>`
+    : '';
   const costRows = data.costs
     .map((c) => `<tr data-stage="${escapeHtml(c.stage)}"><td>${escapeHtml(c.stage)}</td><td class="num">${(c.durationMs / 1000).toFixed(1)} s</td><td class="num">${fmt(c.llmRequests)}</td><td class="num">${fmt(c.llmTokens)}</td><td class="num">$${c.llmCostUsd.toFixed(4)}</td></tr>`)
     .join('\n');
@@ -204,6 +220,7 @@ svg .bar { fill: #2f81f7; } svg .axis { stroke: #57606a; } svg text { font: 11px
 svg .chart-title { font-weight: 600; font-size: 12px; }
 .charts { display: flex; gap: 2rem; flex-wrap: wrap; }
 code { background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; }
+.stopped { border: 1px solid #d4a72c; background: #fff8c5; border-radius: 6px; padding: .2rem 1rem; margin: .5rem 0; }
 </style>
 </head>
 <body>
@@ -229,8 +246,9 @@ ${funnelRows}
 </table>
 
 <h2>Decisions by stage</h2>
+${stop}
 <table id="stages">
-<thead><tr><th>stage</th><th class="num">passed</th><th>dropped, by reason</th><th>failed, by reason</th><th class="num">pending</th></tr></thead>
+<thead><tr><th>stage</th><th class="num">passed</th><th>dropped, by reason</th><th>failed, by reason</th><th class="num">pending</th><th class="num">waiting, not planned yet</th></tr></thead>
 <tbody>
 ${stageRows}
 </tbody>

@@ -438,11 +438,27 @@ export async function localRepositoryName(git: GitService, path: string, repos: 
   return repoNameFromRemote(await git.remoteUrl(path), path);
 }
 
-/** The clone behind `--source git:PATH`: its name, default branch and that branch's tip (a clear error when there is none). */
-export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; defaultBranch: string; tip: string }> {
+/**
+ * Checks that `--source git:PATH` names a clone itself: a git repository, at its top level (git
+ * would otherwise silently read the repository that contains PATH).
+ */
+export async function checkLocalClone(git: GitService, path: string): Promise<void> {
   if (!(await git.isRepository(path))) {
     throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
   }
+  const prefix = (await git.text(path, ['rev-parse', '--show-prefix'])).trim();
+  if (prefix !== '') {
+    const top = (await git.text(path, ['rev-parse', '--show-toplevel'])).trim();
+    throw new ConfigError(`--source: ${path} is the subdirectory ${prefix} of the repository at ${top}, not a clone's top level`, {
+      reason: 'invalid-flags',
+      fix: `pass --source git:${top} (perfmine reads the whole repository's history)`,
+    });
+  }
+}
+
+/** The clone behind `--source git:PATH`: its name, default branch and that branch's tip (a clear error when there is none). */
+export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; defaultBranch: string; tip: string }> {
+  await checkLocalClone(git, path);
   const name = await localRepositoryName(git, path, repos);
   const defaultBranch = await git.defaultBranch(path);
   const tip = await git.revParse(path, defaultBranch);

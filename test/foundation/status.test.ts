@@ -59,12 +59,31 @@ describe('perfmine status', () => {
       makeRegistry([countingStage({ count: 1 })]),
     );
     expect(rows).toEqual([
-      { stage: 'collect', registered: true, done: 7, dropped: 2, failed: 1, pending: 0, droppedBy: { 'not-merged': 2 }, failedBy: { 'github-server-error': 1 } },
-      { stage: 'filter', registered: false, done: 0, dropped: 0, failed: 0, pending: 0, droppedBy: {}, failedBy: {} },
+      { stage: 'collect', registered: true, done: 7, dropped: 2, failed: 1, pending: 0, waiting: 0, droppedBy: { 'not-merged': 2 }, failedBy: { 'github-server-error': 1 } },
+      // Not in this registry: nothing waits for a stage this version lacks.
+      { stage: 'filter', registered: false, done: 0, dropped: 0, failed: 0, pending: 0, waiting: 0, droppedBy: {}, failedBy: {} },
     ]);
     const text = formatFunnel(rows);
     expect(text).toMatch(/collect\s+7\s+2\s+1\s+0/);
     expect(text).toMatch(/dropped: not-merged 2/);
     expect(text).toMatch(/filter\s+unknown \(not implemented in this version\)/);
+  });
+
+  it('counts what waits for a stage that has planned nothing yet, and says where the last run stopped', () => {
+    const counts = [
+      { stage: 'classify', status: 'done', reason: null, count: 4 },
+      { stage: 'classify', status: 'dropped', reason: 'not-performance', count: 1 },
+    ] as const;
+    const rows = funnel(counts, ['classify', 'synthesize', 'validate']);
+    expect(rows.map((r) => [r.stage, r.pending, r.waiting])).toEqual([
+      ['classify', 0, 0],
+      ['synthesize', 0, 4],
+      // validate waits for synthesize, which passed nothing on.
+      ['validate', 0, 0],
+    ]);
+    const text = formatFunnel(rows, { runId: 3, window: '2025-04', stage: 'synthesize', reason: 'no-asv-in-image', issues: ['docker.baseImage: x has no asv'], fix: 'build it' });
+    expect(text).toMatch(/waiting: 4 done by classify, not planned by synthesize yet \(the last run stopped here/);
+    expect(text).toMatch(/the last run of 2025-04 \(#3\) stopped at synthesize \(no-asv-in-image\)/);
+    expect(text).toMatch(/^ {2}fix: build it$/m);
   });
 });

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -63,4 +64,33 @@ export function waitForLine(stream: NodeJS.ReadableStream, pattern: RegExp): Pro
     stream.on('data', onData);
     stream.on('end', () => reject(new Error(`stream ended before a line matched ${pattern}`)));
   });
+}
+
+/**
+ * How tests run the CLI as a user that file permissions apply to. Root ignores them (CI runs as
+ * root), so there the child runs as `nobody` through setpriv (util-linux); any other user is
+ * subject to them already. `available` is false as root without setpriv: the tests that need it
+ * say so and are skipped rather than pass without checking anything.
+ */
+export const UNPRIVILEGED: { readonly available: boolean; readonly prefix: readonly string[] } = (() => {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { available: true, prefix: [] };
+  const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
+  return probe.status === 0 ? { available: true, prefix: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] } : { available: false, prefix: [] };
+})();
+
+/** Runs the real `perfmine` executable as the unprivileged user (see UNPRIVILEGED). Files it must reach need world read (and directories world execute) permission. */
+export function runCliUnprivileged(args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+  if (!UNPRIVILEGED.available) throw new Error('no way to run as an unprivileged user here (root without setpriv)');
+  const [command, ...wrap] = UNPRIVILEGED.prefix;
+  const argv = [process.execPath, BIN, ...args];
+  const env = cleanEnv({ HOME: tmpdir(), ...options.env });
+  const child = command === undefined
+    ? spawn(argv[0]!, argv.slice(1), { cwd: options.cwd ?? REPO_ROOT, env })
+    : spawn(command, [...wrap, ...argv], { cwd: options.cwd ?? REPO_ROOT, env });
+  return collect(child, '');
+}
+
+/** True when stderr holds a stack trace or the words of a bug report. */
+export function looksLikeABug(stderr: string): boolean {
+  return /internal error|a bug in perfmine|^\s+at .+[:(]/m.test(stderr);
 }

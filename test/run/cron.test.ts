@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect, cleanEnv, REPO_ROOT, tempDir, waitForLine } from '../helpers/index.js';
@@ -13,8 +13,12 @@ function runCron(workdir: string, args: string[] = []) {
 describe('scripts/perfmine-cron.sh', () => {
   it('runs perfmine with JSON logs into a monthly log file', async () => {
     const dir = tempDir();
-    // A window with no stages' work to do: a git source over an empty directory is enough to show the plumbing.
-    const result = await runCron(dir, ['--month', '2025-04', '--source', `git:${dir}`, '--until-stage', 'discover', '--llm', 'none']);
+    // A window with no stages' work to do: a git source over a clone with one empty commit is enough to show the plumbing.
+    const clone = tempDir();
+    const git = (...args: string[]) => execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args]);
+    git('init', '-q', '-b', 'main');
+    git('commit', '-q', '--allow-empty', '-m', 'init');
+    const result = await runCron(dir, ['--month', '2025-04', '--source', `git:${clone}`, '--repo', 'acme/empty', '--until-stage', 'discover', '--llm', 'none']);
     expect(result.stderr).toMatch(/perfmine-cron: run finished with exit \d+/);
     const logs = readdirSync(join(dir, 'logs'));
     expect(logs).toHaveLength(1);

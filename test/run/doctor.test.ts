@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../cache/store.js';
-import { checkCredentials, checkDatabase, runDoctor } from '../../pipeline/doctor.js';
+import { verdict } from '../../pipeline/cli/commands/doctor.js';
+import { checkCredentials, checkDatabase, runDoctor, type Check } from '../../pipeline/doctor.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { startLlmServer, type FakeLlmServer } from '../fakes/llm-server.js';
 import { credentials, memoryLogger, testConfig } from '../helpers/context.js';
-import { runCli, tempDir } from '../helpers/index.js';
+import { REPO_ROOT, runCli, tempDir } from '../helpers/index.js';
 
 describe('perfmine doctor', () => {
   let llm: FakeLlmServer;
@@ -58,5 +60,31 @@ describe('perfmine doctor', () => {
     expect(result.stdout).toMatch(/^FAIL {2}asv in the base image/m);
     expect(result.stdout).toMatch(/fix: .*wheelhouse/);
     expect(result.stdout).toMatch(/^skip {2}LLM endpoint/m);
+    // The fix names files and keys that exist (issue 13: it named scripts/Dockerfile.base and synthesize.asvWheelhouse).
+    expect(result.stdout).toMatch(/fix: on a host with PyPI: docker build -f scripts\/base-pypi\.Dockerfile .*synthesize\.asv\.wheelhouse/);
+    expect(result.stdout).not.toMatch(/Dockerfile\.base|asvWheelhouse/);
+    expect(existsSync(join(REPO_ROOT, 'scripts', 'base-pypi.Dockerfile'))).toBe(true);
+    // The closing count is the count of the lines marked FAIL above it.
+    const failing = result.stdout.split('\n').filter((l) => l.startsWith('FAIL')).length;
+    const closing = result.stdout.trim().split('\n').at(-1)!;
+    expect(closing).toMatch(new RegExp(`^${failing} required checks? failing \\(FAIL\\)`));
+  });
+
+  it('counts its closing line as the lines are marked, blocked checks apart', () => {
+    const check = (status: Check['status'], required = true): Check => ({ name: status, status, detail: '', required });
+    expect(verdict([check('ok'), check('skipped', false)])).toBe('everything the pipeline needs is in place');
+    expect(verdict([check('missing'), check('skipped'), check('skipped'), check('missing'), check('missing'), check('skipped', false)])).toBe(
+      '3 required checks failing (FAIL); 2 required checks not made because of those (skip)',
+    );
+    expect(verdict([check('warn')])).toBe('1 required check with a warning (warn)');
+  });
+
+  it('a --db it cannot use is a failing check with the store\'s fix, not a crash', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'notes.db'), 'notes');
+    expect(checkDatabase(join(dir, 'notes.db'))).toMatchObject({ status: 'missing', detail: expect.stringMatching(/is not a SQLite database/), fix: expect.stringMatching(/pass --db/) });
+    expect(checkDatabase(dir)).toMatchObject({ status: 'missing', detail: expect.stringMatching(/is a directory/) });
+    writeFileSync(join(dir, 'empty.db'), '');
+    expect(checkDatabase(join(dir, 'empty.db'))).toMatchObject({ status: 'ok', detail: expect.stringMatching(/empty file/) });
   });
 });

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats } from '../../../cache/build-scripts.js';
+import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore, type Db } from '../../../cache/store.js';
+import { noteDb } from '../db-label.js';
 import { parseCommitKey } from '../../../stages/synthesize/plan.js';
 import { rebuildEnvironment } from '../../../stages/synthesize/rebuild.js';
 import { ConfigError, EXIT } from '../../errors.js';
@@ -89,15 +90,36 @@ export function formatStats(stats: readonly RepoStats[]): string {
   return [header, ...rows].map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
 
-function openReadonly(path: string): Db | null {
-  if (path !== ':memory:' && !existsSync(path)) return null;
+function openReadonly(path: string, json: boolean): Db | null {
+  if (checkDatabasePath(path, 'read') !== 'sqlite') return null;
+  if (!json) noteDb(path);
   return openStore(path, { readonly: true });
 }
 
-function parseKey(key: string): { repo: string; sha: string } {
+const REPO_RE = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+
+/** A commit key as `cache show` and `cache rebuild` take it; a ConfigError that shows what one looks like. */
+export function parseKey(command: string, key: string): { repo: string; sha: string } {
   const parsed = parseCommitKey(key);
-  if (!parsed) throw new ConfigError(`cache: expected owner/name@sha, got "${key}"`, { reason: 'invalid-flags' });
+  if (!parsed) {
+    throw new ConfigError(
+      `cache ${command}: "${key}" is not a commit key; a key is owner/name@sha: the repository, "@", and the commit's SHA in lowercase hex (7 to 64 characters), e.g. demo/fastmath@3f2a9c1`,
+      { reason: 'invalid-flags', fix: 'perfmine cache scripts lists the keys of every build attempt; perfmine status --stage synthesize --items lists the commits' },
+    );
+  }
   return parsed;
+}
+
+/** `--repo` of the cache commands (owner/name), or undefined. */
+export function parseRepoFlag(repo: string | undefined): string | undefined {
+  if (repo !== undefined && !REPO_RE.test(repo)) throw new ConfigError(`--repo: expected owner/name, e.g. demo/fastmath, got "${repo}"`, { reason: 'invalid-flags' });
+  return repo;
+}
+
+/** `--limit`: a positive whole number. */
+export function parseLimit(limit: string): number {
+  if (!/^[1-9]\d*$/.test(limit)) throw new ConfigError(`--limit: expected a positive whole number, got "${limit}"`, { reason: 'invalid-flags' });
+  return Number(limit);
 }
 
 export function registerCache(program: Command): void {
@@ -109,9 +131,11 @@ export function registerCache(program: Command): void {
     .option('--repo <owner/name>', 'only this repository')
     .option('--limit <n>', 'at most this many attempts', '200')
     .action((flags: { repo?: string; limit: string }, command: Command) => {
+      const repo = parseRepoFlag(flags.repo);
+      const limit = parseLimit(flags.limit);
       const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db);
-      const list = db ? new BuildScripts(db).list({ ...(flags.repo ? { repo: flags.repo } : {}), limit: Number(flags.limit) || 200 }).map(attemptSummary) : [];
+      const db = openReadonly(session.config.db, session.json);
+      const list = db ? new BuildScripts(db).list({ ...(repo ? { repo } : {}), limit }).map(attemptSummary) : [];
       db?.close();
       if (session.json) return printJson({ attempts: list });
       if (list.length === 0) return print('no build attempts');
@@ -126,9 +150,9 @@ export function registerCache(program: Command): void {
     .argument('<owner/name@sha>')
     .description("print a commit's verified build script, its last failure, and what is needed to rebuild it")
     .action((key: string, _flags: unknown, command: Command) => {
-      const { repo, sha } = parseKey(key);
+      const { repo, sha } = parseKey('show', key);
       const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db);
+      const db = openReadonly(session.config.db, session.json);
       const attempts = db ? new BuildScripts(db).list({ repo, sha }).reverse() : [];
       db?.close();
       const shas = new Set(attempts.map((a) => a.sha));
@@ -172,9 +196,10 @@ export function registerCache(program: Command): void {
     .description('per repository: success rate, reuse rate (cached or neighbouring scripts), LLM calls and tokens')
     .option('--repo <owner/name>', 'only this repository')
     .action((flags: { repo?: string }, command: Command) => {
+      const repo = parseRepoFlag(flags.repo);
       const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db);
-      const stats = db ? new BuildScripts(db).stats(flags.repo ? { repo: flags.repo } : {}) : [];
+      const db = openReadonly(session.config.db, session.json);
+      const stats = db ? new BuildScripts(db).stats(repo ? { repo } : {}) : [];
       db?.close();
       if (session.json) printJson({ repositories: stats });
       else print(formatStats(stats));
@@ -185,9 +210,13 @@ export function registerCache(program: Command): void {
     .argument('<owner/name@sha>')
     .description("rebuild a commit's environment from its stored verified script, verify it, and record the attempt")
     .action(async (key: string, _flags: unknown, command: Command) => {
-      const { repo, sha } = parseKey(key);
+      const { repo, sha } = parseKey('rebuild', key);
       const session = openSession(command.optsWithGlobals<GlobalFlags>());
+      if (checkDatabasePath(session.config.db, 'write') === 'absent') {
+        throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, { reason: 'no-database', fix: 'pass --db the database of the runs that built it' });
+      }
       const db = openStore(session.config.db);
+      if (!session.json) noteDb(session.config.db);
       try {
         const store = new BuildScripts(db);
         const attempts = store.list({ repo, sha }).reverse();

@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { recentRuns } from '../../../cache/runs.js';
+import { Ledger } from '../../../cache/ledger.js';
 import { openStore } from '../../../cache/store.js';
+import { lastStop } from '../../last-stop.js';
+import { monthWindow } from '../../window.js';
+import { prepareDemoDir } from '../demo-dir.js';
 import { loadConfig } from '../../config/load.js';
 import { createSampleRepo } from '../../demo/sample-repo.js';
 import type { Registry } from '../../registry.js';
@@ -12,7 +15,7 @@ import { DockerService } from '../../services/docker.js';
 import { flagLayer, print, type GlobalFlags } from '../session.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
-import { tasksCommand } from './tasks.js';
+import { emittedTasks, tasksCommand } from './tasks.js';
 
 interface DemoFlags {
   readonly dir: string;
@@ -28,7 +31,7 @@ export function registerDemo(program: Command, registry: Registry): void {
     .command('demo')
     .description('run the main job on the embedded default: a generated sample repository, no credentials, local SQLite')
     .option('--dir <dir>', 'where the sample repository, database and dataset go', 'perfmine-demo')
-    .option('--fresh', 'delete the directory first and start over')
+    .option('--fresh', "remove what an earlier demo put in the directory and start over (never anything it did not create)")
     .action(async (flags: DemoFlags, command: Command) => {
       process.exitCode = await demoCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
     });
@@ -53,7 +56,8 @@ const MACHINE_LIMITS: Readonly<Record<string, string>> = {
  */
 export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, registry: Registry): Promise<number> {
   const dir = resolve(flags.dir);
-  if (flags.fresh) rmSync(dir, { recursive: true, force: true });
+  const removed = prepareDemoDir(dir, flags.fresh ?? false);
+  if (removed.length > 0) print(`--fresh: removed the demo's own ${removed.join(', ')} from ${dir}`);
   const repoPath = join(dir, 'fastmath');
   if (!existsSync(repoPath)) {
     const sample = createSampleRepo(repoPath, DEMO_MONTH);
@@ -62,27 +66,67 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
   } else {
     print(`using the sample repository ${repoPath} (--fresh starts over)`);
   }
-  const demoGlobals: GlobalFlags = { ...globals, db: globals.db ?? join(dir, 'perfmine.db'), out: globals.out ?? join(dir, 'out'), llm: globals.llm ?? 'none' };
+  const db = resolve(globals.db ?? join(dir, 'perfmine.db'));
+  const out = resolve(globals.out ?? join(dir, 'out'));
+  if (flags.fresh && (globals.db !== undefined || globals.out !== undefined)) {
+    print(`--fresh leaves what --db/--out name outside ${dir} as it is: ${[globals.db !== undefined ? db : null, globals.out !== undefined ? out : null].filter(Boolean).join(', ')}`);
+  }
+  const demoGlobals: GlobalFlags = { ...globals, db, out, llm: globals.llm ?? 'none' };
   await ensureBaseImage(demoGlobals);
 
-  print(`\nrunning: perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${demoGlobals.db} --out ${demoGlobals.out}\n`);
-  let code = await runCommand('run', undefined, { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] }, demoGlobals, registry);
+  print(`\nrunning: perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${db} --out ${out}\n`);
+  const code = await runCommand('run', undefined, { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] }, demoGlobals, registry);
 
-  const db = openStore(demoGlobals.db!);
-  const last = recentRuns(db, 1)[0];
-  db.close();
-  const stopped = last?.summary ? (JSON.parse(last.summary) as { stopped?: { reason: string; stage: string } | null }).stopped : null;
-  const limit = stopped ? MACHINE_LIMITS[stopped.reason] : undefined;
-  if (stopped && limit) {
-    print(`\nThe demo stopped at ${stopped.stage}, at a limit of this machine, not a fault of the pipeline.\n${limit}`);
-    code = 0;
-  }
+  const store = openStore(db, { readonly: true });
+  const stop = lastStop(store, DEMO_MONTH);
+  store.close();
+  const limit = stop ? MACHINE_LIMITS[stop.reason] : undefined;
+  if (stop && limit) print(`\nThe demo stopped at ${stop.stage}, at a limit of this machine, not a fault of the pipeline.\n${limit}`);
 
-  print(`\nfunnel for ${DEMO_MONTH} (perfmine status --month ${DEMO_MONTH}):`);
+  // The follow-up commands name the demo's own database and datasets, so that they show the demo's data.
+  const dbFlags = `--db ${quote(db)}`;
+  print(`\nfunnel for ${DEMO_MONTH} (perfmine status --month ${DEMO_MONTH} ${dbFlags}):`);
   statusCommand({ month: DEMO_MONTH }, { ...demoGlobals, json: false }, registry);
-  print(`\nemitted tasks (perfmine tasks --month ${DEMO_MONTH}):`);
+  print(`\nemitted tasks (perfmine tasks --month ${DEMO_MONTH} ${dbFlags} --out ${quote(out)}):`);
   tasksCommand({ month: DEMO_MONTH }, { ...demoGlobals, json: false });
+  print(`\n${nextSteps({ db, out, dir, code, stopped: stop !== null })}`);
+  // The demo's exit code is its run's, as recorded (perfmine status shows the same).
   return code;
+}
+
+/** Shell-quotes a path when it needs it. */
+function quote(path: string): string {
+  return /^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`;
+}
+
+/** The demo's last lines: where the tasks are, and the commands that show the demo's data. */
+function nextSteps(options: { db: string; out: string; dir: string; code: number; stopped: boolean }): string {
+  const store = openStore(options.db, { readonly: true });
+  let folders: string[];
+  try {
+    folders = emittedTasks(new Ledger(store), monthWindow(DEMO_MONTH), options.out).filter((t) => t.written).map((t) => t.folder);
+  } finally {
+    store.close();
+  }
+  const db = `--db ${quote(options.db)}`;
+  const lines: string[] = [];
+  if (folders.length > 0) {
+    lines.push(`${folders.length} task${folders.length === 1 ? '' : 's'} emitted; each folder holds the task (problem statement, Dockerfile, expert patch, workloads):`);
+    for (const f of folders) lines.push(`  ${f}`);
+    lines.push(`the month's dataset: ${join(options.out, DEMO_MONTH)} (tasks.jsonl, tasks.parquet, manifest.json)`);
+  } else {
+    lines.push(`no task emitted${options.stopped ? ': the run stopped before the end (see above)' : ''}.`);
+  }
+  lines.push('next:');
+  if (options.stopped) lines.push(`  perfmine doctor --llm none ${db}   what this machine lacks, each with its fix`);
+  lines.push(
+    // report's --out names the page; the datasets it links to are PERFMINE_OUT's.
+    `  PERFMINE_OUT=${quote(options.out)} perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
+    `  perfmine status --month ${DEMO_MONTH} ${db} --stage validate --items   each candidate's verdict and reason`,
+  );
+  if (options.code !== 0) lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);
+  lines.push(`(exit ${options.code}: ${options.code === 0 ? 'the demo ran to its end' : options.code === 1 ? 'some items failed; they are recorded' : options.code === 2 ? 'the run stopped at something this machine or configuration must fix' : 'see perfmine --help'})`);
+  return lines.join('\n');
 }
 
 /** Builds perfmine/base:bookworm when it is the configured base image and the engine lacks it. */

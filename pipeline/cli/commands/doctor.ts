@@ -14,6 +14,19 @@ export function registerDoctor(program: Command): void {
     });
 }
 
+/** The closing line: counts of the lines as they are marked above (FAIL, warn, skip) among the required checks. Pure. */
+export function verdict(checks: readonly Check[]): string {
+  const count = (status: Check['status']) => checks.filter((c) => c.required && c.status === status).length;
+  const [failing, warned, blocked] = [count('missing'), count('warn'), count('skipped')];
+  if (failing + warned + blocked === 0) return 'everything the pipeline needs is in place';
+  const plural = (n: number, what: string) => `${n} required check${n === 1 ? '' : 's'} ${what}`;
+  const parts = [];
+  if (failing > 0) parts.push(plural(failing, 'failing (FAIL)'));
+  if (warned > 0) parts.push(plural(warned, 'with a warning (warn)'));
+  if (blocked > 0) parts.push(plural(blocked, `not made because of ${failing + warned > 0 ? 'those' : 'what is missing'} (skip)`));
+  return parts.join('; ');
+}
+
 /** Exit 0 when everything the configured pipeline needs is there, 1 otherwise. */
 export async function doctorCommand(globals: GlobalFlags): Promise<number> {
   const session = openSession(globals);
@@ -26,7 +39,7 @@ export async function doctorCommand(globals: GlobalFlags): Promise<number> {
       print(`${MARK[c.status]}  ${c.name.padEnd(22)} ${c.detail}`);
       if (c.fix && c.status !== 'ok') print(`      ${''.padEnd(22)} fix: ${c.fix}`);
     }
-    print(failing.length + blocked.length === 0 ? '\neverything the pipeline needs is in place' : `\n${failing.length + blocked.length} required check(s) not passing`);
+    print(`\n${verdict(checks)}`);
   }
   return failing.length === 0 && blocked.length === 0 ? 0 : 1;
 }

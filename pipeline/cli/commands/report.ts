@@ -1,7 +1,10 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
+import { checkOutputFile } from '../../paths.js';
+import { describeDb } from '../db-label.js';
 import { ConfigError } from '../../errors.js';
 import type { Registry } from '../../registry.js';
 import { loadReportData } from '../../report/load.js';
@@ -37,16 +40,17 @@ export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry
   const session = openSession(rest);
   const window = resolveMonthFlag(flags.month) ?? monthWindow(previousMonth(new Date()));
   const path = session.config.db;
-  if (!existsSync(path)) throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
   const reportPath = resolve(page);
+  checkOutputFile(reportPath, '--out', `report-${window.label}.html`);
+  if (checkDatabasePath(path, 'read') === 'absent') throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
   const db = openStore(path, { readonly: true });
   try {
     const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath, registry });
     mkdirSync(dirname(reportPath), { recursive: true });
     writeFileSync(reportPath, renderReport(data));
     const emitted = data.tasks.length;
-    if (session.json) printJson({ report: reportPath, month: window.label, tasks: emitted, repositories: data.funnel.length });
-    else print(`wrote ${reportPath}: ${window.label}, ${data.funnel.length} repositories, ${emitted} task${emitted === 1 ? '' : 's'} emitted`);
+    if (session.json) printJson({ report: reportPath, db: path, month: window.label, tasks: emitted, repositories: data.funnel.length });
+    else print(`wrote ${reportPath}: ${window.label}, ${data.funnel.length} repositories, ${emitted} task${emitted === 1 ? '' : 's'} emitted${describeDb(path, ', from the database %s')}`);
     return 0;
   } finally {
     db.close();

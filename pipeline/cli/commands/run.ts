@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
-import { finishRun, startRun } from '../../../cache/runs.js';
-import { openStore } from '../../../cache/store.js';
+import { checkDatabasePath } from '../../../cache/database-path.js';
+import { finishRun, refuseIfBusy, startRun } from '../../../cache/runs.js';
+import { openStore, openStoreSnapshot } from '../../../cache/store.js';
+import { checkOutputDirectory, checkSourceClone } from '../../paths.js';
+import { STAGE_NAMES, type StageName } from '../../stage.js';
+import { describeDb } from '../db-label.js';
 import { createContext } from '../../context.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { reportError } from '../report-error.js';
@@ -38,7 +42,7 @@ export function registerRun(program: Command, registry: Registry, services?: Ser
   addScopeOptions(program.command('run'))
     .description('run every stage in order for a window (default: the previous full calendar month)')
     .option('--until-stage <stage>', 'stop after this stage')
-    .option('--dry-run', 'plan and count what each stage would do; no LLM call, no build, nothing written')
+    .option('--dry-run', 'make every check the run would (paths, credentials, Docker engine and images) and count what each stage would do; no LLM call, no build, nothing written')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (flags: RunFlags, command: Command) => {
       process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
@@ -48,7 +52,7 @@ export function registerRun(program: Command, registry: Registry, services?: Ser
     .description('run one stage for a window')
     .argument('<name>', 'discover | collect | filter | classify | synthesize | validate | emit')
     .option('--pr <N>', 'only this pull request (repeatable)', collect)
-    .option('--dry-run', 'plan and count; run nothing')
+    .option('--dry-run', 'check as the stage would, plan and count; run, build and write nothing')
     .option('--force', 'run items again even when already done with the same input')
     .action(async (name: string, flags: RunFlags, command: Command) => {
       process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
@@ -71,10 +75,25 @@ export async function runCommand(
   const stage = stageName === undefined ? undefined : getStage(stageName, registry);
   const dryRun = flags.dryRun ?? false;
 
-  const db = openStore(config.db);
+  // Every path the run will use, before any work and before anything is written; a dry run
+  // makes the same checks.
+  checkDatabasePath(config.db, 'write');
+  const chain: readonly StageName[] = stage ? [stage.name] : STAGE_NAMES.slice(0, untilStage ? STAGE_NAMES.indexOf(untilStage) + 1 : STAGE_NAMES.length);
+  if (chain.includes('emit')) checkOutputDirectory(config.out, '--out');
+  if (scope.source.kind === 'git' && (chain.includes('discover') || chain.includes('collect'))) checkSourceClone(scope.source.path);
+
+  // A dry run plans over a copy of the store in memory: it reads what is there and writes nothing.
+  const db = dryRun ? openStoreSnapshot(config.db) : openStore(config.db);
   const command = kind === 'run' ? 'run' : `stage ${stageName}`;
   const args = { window: scope.window, repos: scope.repos, prs: scope.prs, source: formatSource(scope.source), untilStage, dryRun, force: flags.force ?? false };
-  const runId = dryRun ? null : startRun(db, { command, args, windowLabel: scope.window.label });
+  let runId: number | null = null;
+  try {
+    if (dryRun) refuseIfBusy(db);
+    else runId = startRun(db, { command, args, windowLabel: scope.window.label });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const shutdown = installShutdown(log, () => {
     if (runId !== null) finishRun(db, runId, 'interrupted', EXIT.interrupted, { interrupted: 'hard stop' });
   });
@@ -134,9 +153,9 @@ export async function runCommand(
   if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed || stopped ? 'failed' : 'succeeded', exitCode, summary);
   db.close();
 
-  if (session.json) printJson({ runId, exitCode, ...summary });
+  if (session.json) printJson({ runId, exitCode, db: config.db, ...summary });
   else {
-    const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${dryRun ? ' [dry run: nothing was run or written]' : ''}`;
+    const head = `perfmine ${command} ${scope.window.label} (${formatSource(scope.source)})${describeDb(config.db, ' (database %s)')}${dryRun ? ' [dry run: checked and planned; nothing was run, built or written]' : ''}`;
     const lines = [head, formatReports(result.reports)];
     const costs = formatMetrics(summary.metrics);
     if (costs) lines.push(costs);
@@ -145,7 +164,7 @@ export async function runCommand(
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (dryRun && result.reports.length > 1) lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
-    if (stopped) lines.push(`stopped at ${stopped.stage} (the reason follows; the stages before it are recorded)`);
+    if (stopped) lines.push(dryRun ? `a real run would stop at ${stopped.stage} (the reason follows)` : `stopped at ${stopped.stage} (the reason follows; the stages before it are recorded)`);
     print(lines.join('\n'));
   }
   // What stopped the chain is a configuration problem: on stderr, as every such error, with its fix.

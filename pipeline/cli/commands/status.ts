@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Ledger, type LedgerRow, type StatusCount } from '../../../cache/ledger.js';
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
@@ -7,6 +6,9 @@ import { ConfigError } from '../../errors.js';
 import { registry as defaultRegistry, type Registry } from '../../registry.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
+import { checkDatabasePath } from '../../../cache/database-path.js';
+import { lastStop, type RunStop } from '../../last-stop.js';
+import { describeDb } from '../db-label.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -25,6 +27,11 @@ export interface StageFunnel {
   readonly dropped: number;
   readonly failed: number;
   readonly pending: number;
+  /**
+   * Items the stage before it passed on that this stage has not planned yet: the previous stage's
+   * done count when this stage has no item at all (a run stopped before it, or never reached it).
+   */
+  readonly waiting: number;
   readonly droppedBy: Record<string, number>;
   readonly failedBy: Record<string, number>;
 }
@@ -35,6 +42,8 @@ export function funnel(counts: readonly StatusCount[], stages: readonly StageNam
     const mine = counts.filter((c) => c.stage === stage);
     const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
     const by = (status: string) => Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
+    const previous = STAGE_NAMES[STAGE_NAMES.indexOf(stage) - 1];
+    const upstreamDone = counts.filter((c) => c.stage === previous && c.status === 'done').reduce((a, c) => a + c.count, 0);
     return {
       stage,
       registered: registry.has(stage),
@@ -42,13 +51,14 @@ export function funnel(counts: readonly StatusCount[], stages: readonly StageNam
       dropped: total('dropped'),
       failed: total('failed'),
       pending: total('pending'),
+      waiting: mine.length === 0 && registry.has(stage) ? upstreamDone : 0,
       droppedBy: by('dropped'),
       failedBy: by('failed'),
     };
   });
 }
 
-export function formatFunnel(rows: readonly StageFunnel[]): string {
+export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null = null): string {
   const header = ['stage', 'done', 'dropped', 'failed', 'pending'];
   const cells = rows.map((r) =>
     r.registered || r.done + r.dropped + r.failed + r.pending > 0
@@ -65,8 +75,19 @@ export function formatFunnel(rows: readonly StageFunnel[]): string {
     lines.push(fmt(cells[i]!));
     if (r.dropped > 0) lines.push(`    dropped: ${byReason(r.droppedBy)}`);
     if (r.failed > 0) lines.push(`    failed:  ${byReason(r.failedBy)}`);
+    const stoppedHere = stop?.stage === r.stage;
+    if (r.waiting > 0) lines.push(`    waiting: ${r.waiting} done by ${STAGE_NAMES[STAGE_NAMES.indexOf(r.stage) - 1]}, not planned by ${r.stage} yet${stoppedHere ? ' (the last run stopped here, see below)' : ''}`);
   }
+  if (stop) lines.push(...formatStop(stop));
   return lines.join('\n');
+}
+
+/** The lines that say where the last run stopped, why, and what to do. */
+export function formatStop(stop: RunStop): string[] {
+  const lines = [`the last run${stop.window ? ` of ${stop.window}` : ''} (#${stop.runId}) stopped at ${stop.stage} (${stop.reason}); the stages after it did not run:`];
+  for (const issue of stop.issues) lines.push(`  ${issue}`);
+  if (stop.fix) lines.push(`  fix: ${stop.fix}`);
+  return lines;
 }
 
 function itemJson(row: LedgerRow) {
@@ -121,18 +142,23 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
   const path = session.config.db;
 
   if (flags.clearRun !== undefined) {
+    if (!/^[1-9]\d*$/.test(flags.clearRun)) {
+      throw new ConfigError(`--clear-run: expected a run id (a positive whole number, as "recent runs" in perfmine status lists them), got "${flags.clearRun}"`, { reason: 'invalid-flags' });
+    }
+    if (checkDatabasePath(path, 'write') === 'absent') throw new ConfigError(`db: no database at ${path}: there is no run to clear`, { reason: 'no-database', fix: 'pass --db the database the run uses' });
     const db = openStore(path);
     const ok = clearRun(db, Number(flags.clearRun));
     db.close();
-    print(ok ? `run ${flags.clearRun} marked crashed` : `run ${flags.clearRun} is not running; nothing to do`);
+    print(`${ok ? `run ${flags.clearRun} marked crashed` : `run ${flags.clearRun} is not running; nothing to do`}${describeDb(path, ' (database %s)')}`);
     return 0;
   }
 
   const stages = stage ? [stage] : [...STAGE_NAMES];
-  if (!existsSync(path) && path !== ':memory:') {
+  const state = checkDatabasePath(path, 'read');
+  if (state !== 'sqlite') {
     const empty = funnel([], stages, registry);
-    if (session.json) printJson(flags.items ? { stage, registered: isRegistered(stage!), items: [] } : { db: path, exists: false, window: window?.label ?? null, stages: empty, runs: [] });
-    else print(`no database at ${path} yet: nothing has run.\n${formatFunnel(empty)}`);
+    if (session.json) printJson(flags.items ? { stage, registered: isRegistered(stage!), items: [] } : { db: path, exists: state === 'empty', window: window?.label ?? null, stages: empty, runs: [] });
+    else print(`${state === 'absent' ? `no database at ${path} yet` : `${path} is an empty file (0 bytes: a run stopped before it wrote anything)`}: nothing has run.\n${formatFunnel(empty)}`);
     return 0;
   }
 
@@ -153,14 +179,15 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     const rows = funnel(ledger.counts(filter), stages, registry);
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
+    const stop = lastStop(db, window?.label ?? null);
     if (session.json) {
-      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, runs: runs.map(runJson) });
+      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, lastStop: stop, runs: runs.map(runJson) });
       return 0;
     }
     const lines = [
       `database: ${path} (schema ${schema.applied.at(-1) ?? 0}${schema.pending.length ? `, ${schema.pending.length} migration(s) pending: run any stage to apply` : ''})`,
       `window: ${window?.label ?? 'all items'}`,
-      formatFunnel(rows),
+      formatFunnel(rows, stop),
     ];
     if (runs.length > 0) {
       lines.push('recent runs:');

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Ledger } from '../../../cache/ledger.js';
+import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
+import { noteDb } from '../db-label.js';
 import { createLogger } from '../../logging.js';
 import { monthTasks } from '../../../stages/emit/index.js';
 import type { MonthTask } from '../../../stages/emit/month-files.js';
@@ -39,7 +41,7 @@ function listing(task: MonthTask, out: string): TaskListing {
   } catch {
     improved = 0;
   }
-  const folder = join(out, r.month, r.instance_id);
+  const folder = resolve(out, r.month, r.instance_id);
   return {
     instance_id: r.instance_id,
     repo: r.repo,
@@ -97,11 +99,13 @@ export function tasksCommand(flags: TasksFlags, globals: GlobalFlags): number {
   const session = openSession(globals);
   const window = resolveMonthFlag(flags.month);
   const path = session.config.db;
-  if (!existsSync(path)) {
-    if (session.json) printJson({ db: path, exists: false, month: window?.label ?? null, tasks: [] });
-    else print(`no database at ${path} yet: nothing emitted.`);
+  const state = checkDatabasePath(path, 'read');
+  if (state !== 'sqlite') {
+    if (session.json) printJson({ db: path, exists: state === 'empty', month: window?.label ?? null, tasks: [] });
+    else print(`${state === 'absent' ? `no database at ${path} yet` : `${path} is an empty file`}: nothing emitted.`);
     return 0;
   }
+  if (!session.json) noteDb(path);
   const db = openStore(path, { readonly: true });
   try {
     const tasks = emittedTasks(new Ledger(db), window, session.config.out);
