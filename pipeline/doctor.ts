@@ -42,11 +42,11 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
   if (engine.status === 'ok') {
     const image = await checkBaseImage(deps);
     checks.push(image);
-    if (image.status === 'ok') checks.push(await checkAsvInImage(deps));
-    else checks.push({ name: 'asv in the base image', status: 'skipped', detail: 'no base image', required: true });
+    if (image.status === 'ok') checks.push(await checkEngineInImage(deps));
+    else checks.push({ name: engineCheckName(deps.config), status: 'skipped', detail: 'no base image', required: true });
   } else {
     checks.push({ name: 'base image', status: 'skipped', detail: 'no Docker engine', required: true });
-    checks.push({ name: 'asv in the base image', status: 'skipped', detail: 'no Docker engine', required: true });
+    checks.push({ name: engineCheckName(deps.config), status: 'skipped', detail: 'no Docker engine', required: true });
   }
   checks.push(...checkCredentials(deps.config, deps.credentials));
   checks.push(await checkLlm(deps));
@@ -75,8 +75,41 @@ async function checkBaseImage({ docker, config }: DoctorDeps): Promise<Check> {
   };
 }
 
+/** What the measurement engine needs in the base image: Python for perfmine's harness, asv for the asv engine. */
+function engineCheckName(config: Config): string {
+  return config.validate.engine === 'asv' ? 'asv in the base image' : 'Python for the harness in the base image';
+}
+
+async function checkEngineInImage(deps: DoctorDeps): Promise<Check> {
+  return deps.config.validate.engine === 'asv' ? checkAsvInImage(deps) : checkPythonInImage(deps);
+}
+
+/** The harness (validate.engine perfmine) needs only the image's Python, 3.8 or newer. */
+async function checkPythonInImage({ docker, config, timeoutMs }: DoctorDeps): Promise<Check> {
+  const tag = config.docker.baseImage;
+  const name = engineCheckName(config);
+  const result = await docker.run({
+    image: tag,
+    cmd: ['sh', '-c', 'python3 -c "import sys; v = sys.version_info; print(\'%d.%d.%d\' % v[:3]); sys.exit(0 if v >= (3, 8) else 3)"'],
+    timeoutMs: timeoutMs ?? 60_000,
+    limits: { cpus: 1, memoryMb: 512, pidsLimit: 64 },
+  });
+  const version = result.stdout.trim();
+  if (result.exitCode === 0) return ok(name, `python ${version}: perfmine's harness measures with it (validate.engine perfmine; no asv needed)`);
+  return {
+    name,
+    status: 'missing',
+    detail: result.exitCode === 3 ? `${tag} has python ${version}; the harness needs 3.8 or newer` : `${tag} has no python3: nothing can be measured`,
+    fix: 'use a base image with Python 3.8 or newer: scripts/build-base-image.sh builds perfmine/base:bookworm (Python 3.11) from Debian packages',
+    required: true,
+  };
+}
+
 async function checkAsvInImage({ docker, config, timeoutMs }: DoctorDeps): Promise<Check> {
   const tag = config.docker.baseImage;
+  if (config.synthesize.asv.wheelhouse) {
+    return ok('asv in the base image', `asv is installed from synthesize.asv.wheelhouse (${config.synthesize.asv.wheelhouse}) into the toolchain image`);
+  }
   const result = await docker.run({
     image: tag,
     cmd: ['sh', '-c', 'command -v asv >/dev/null && asv --version'],
@@ -87,8 +120,8 @@ async function checkAsvInImage({ docker, config, timeoutMs }: DoctorDeps): Promi
   return {
     name: 'asv in the base image',
     status: 'missing',
-    detail: `${tag} has no asv: environments cannot be verified and nothing can be measured`,
-    fix: `on a host with PyPI: docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/, then pass --base-image perfmine/base:bookworm-asv (or set docker.baseImage); air-gapped: keep ${tag} and set synthesize.asv.wheelhouse in perfmine.config.json to a directory of asv wheels (pip download asv -d DIR on a host with PyPI)`,
+    detail: `${tag} has no asv, which validate.engine asv needs`,
+    fix: `set validate.engine to perfmine (only Python is needed); or, on a host with PyPI: docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/, then pass --base-image perfmine/base:bookworm-asv (or set docker.baseImage); air-gapped: keep ${tag} and set synthesize.asv.wheelhouse in perfmine.config.json to a directory of asv wheels (pip download asv -d DIR on a host with PyPI)`,
     required: true,
   };
 }

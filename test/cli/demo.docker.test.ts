@@ -11,8 +11,9 @@ import { looksLikeABug, runCli, tempDir, type CliResult } from '../helpers/index
  * database, and run as printed they show the demo's data; the task folders it prints exist;
  * --fresh removes what the demo made and nothing else.
  *
- * With the local base image (no asv: PyPI is out of reach here) the run stops at synthesize, exit
- * 2; where the image has asv it runs to the end and emits tasks. Both are checked as they come.
+ * With the local base image (Debian's Python, no asv: PyPI is out of reach here) the run goes to
+ * the end, measuring with perfmine's own harness, and emits tasks: at least #101 (fib made linear,
+ * a speedup no noise can hide) and #107 (about 2x); #108 (about 1.3x) usually too.
  */
 const MONTH = '2025-04';
 let root: string;
@@ -70,19 +71,16 @@ describe('perfmine demo', () => {
     expect(existsSync(report.argv[report.argv.indexOf('--out') + 1]!)).toBe(true);
   });
 
-  it('lists the absolute folder of each emitted task, or says why none was emitted', () => {
+  it('emits tasks on this machine, without asv, and lists the absolute folder of each', () => {
+    expect(first.code, first.stdout.slice(-3000)).toBe(0);
     const folders = [...first.stdout.matchAll(/^ {2}(\/\S+__\S+)$/gm)].map((m) => m[1]!);
-    if (first.code === 0) {
-      expect(folders.length).toBeGreaterThan(0);
-      for (const folder of folders) {
-        expect(isAbsolute(folder)).toBe(true);
-        expect(existsSync(join(folder, 'Dockerfile'))).toBe(true);
-      }
-    } else {
-      expect(folders).toEqual([]);
-      expect(first.stdout).toMatch(/no task emitted: the run stopped before the end/);
-      expect(first.stdout).toMatch(/^ {2}perfmine doctor --llm none --db /m);
+    for (const folder of folders) {
+      expect(isAbsolute(folder)).toBe(true);
+      expect(existsSync(join(folder, 'Dockerfile'))).toBe(true);
     }
+    const ids = folders.map((f) => f.split('/').at(-1));
+    expect(ids).toContain('demo__fastmath-101');
+    expect(ids).toContain('demo__fastmath-107');
   });
 
   it('--fresh removes what the demo made and keeps what it did not', async () => {

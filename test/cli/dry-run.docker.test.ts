@@ -71,7 +71,7 @@ describe('run --dry-run against the Docker engine', () => {
     const wheelhouse = join(dir, 'wheels');
     mkdirSync(wheelhouse);
     writeFileSync(join(wheelhouse, 'asv-0.6.4-py3-none-any.whl'), 'not really a wheel');
-    writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ synthesize: { asv: { wheelhouse } } }));
+    writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ validate: { engine: 'asv' }, synthesize: { asv: { wheelhouse } } }));
     const before = snapshotTree(dir);
     const dry = await runWithPid(['--base-image', BASE, '--db', join(dir, 'p.db'), 'run', '--dry-run', '--llm', 'none', '--month', MONTH, '--source', `git:${gitClone()}`, '--repo', 'acme/lib', '--until-stage', 'synthesize'], dir);
     expect(dry.code, dry.stderr).toBe(0);

@@ -17,14 +17,15 @@ describe('perfmine doctor', () => {
   });
   afterAll(async () => llm.close());
 
-  it('checks the engine, the base image, asv in it, credentials, the LLM endpoint and the schema', async () => {
+  it('checks the engine, the base image, what the measurement engine needs in it, credentials, the LLM endpoint and the schema', async () => {
     const config = testConfig({ llm: { baseUrl: llm.url, model: 'primary-model', fallbackModel: 'missing-model' }, db: join(tempDir(), 'p.db') });
     const checks = await runDoctor({ config, credentials: credentials(), docker: new DockerService({ runLabel: 'test-doctor' }), log: memoryLogger().log, timeoutMs: 30_000 });
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
     expect(by['Docker engine']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^Docker \d+/) });
     expect(by['base image']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm' });
-    // The local base image has no asv (PyPI is unreachable here): doctor says so and how to fix it.
-    expect(by['asv in the base image']).toMatchObject({ status: 'missing', fix: expect.stringMatching(/wheelhouse/) });
+    // The default engine, perfmine's harness, needs only the image's Python.
+    expect(by['Python for the harness in the base image']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^python 3\.\d+\.\d+/) });
+    expect(by['asv in the base image']).toBeUndefined();
     expect(by['GitHub token']).toMatchObject({ status: 'missing', fix: expect.stringMatching(/--source git:PATH works without it/) });
     expect(by['LLM key']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/local server/) });
     expect(by['LLM endpoint']).toMatchObject({ status: 'warn', detail: expect.stringMatching(/does not list missing-model/) });
@@ -53,15 +54,16 @@ describe('perfmine doctor', () => {
     expect(checkDatabase(path)).toMatchObject({ status: 'missing', fix: expect.stringMatching(/upgrade perfmine/) });
   });
 
-  it('exits 1 with fixes when something required is missing', async () => {
+  it('exits 1 with fixes when something required is missing: asv, with the asv engine (PyPI is out of reach here)', async () => {
     const dir = tempDir();
+    writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ validate: { engine: 'asv' } }));
     const result = await runCli(['doctor', '--db', join(dir, 'p.db'), '--llm', 'none'], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^FAIL {2}asv in the base image/m);
     expect(result.stdout).toMatch(/fix: .*wheelhouse/);
     expect(result.stdout).toMatch(/^skip {2}LLM endpoint/m);
     // The fix names files and keys that exist (issue 13: it named scripts/Dockerfile.base and synthesize.asvWheelhouse).
-    expect(result.stdout).toMatch(/fix: on a host with PyPI: docker build -f scripts\/base-pypi\.Dockerfile .*synthesize\.asv\.wheelhouse/);
+    expect(result.stdout).toMatch(/fix: set validate\.engine to perfmine .*on a host with PyPI: docker build -f scripts\/base-pypi\.Dockerfile .*synthesize\.asv\.wheelhouse/);
     expect(result.stdout).not.toMatch(/Dockerfile\.base|asvWheelhouse/);
     expect(existsSync(join(REPO_ROOT, 'scripts', 'base-pypi.Dockerfile'))).toBe(true);
     // The closing count is the count of the lines marked FAIL above it.

@@ -43,16 +43,19 @@ const MACHINE_LIMITS: Readonly<Record<string, string>> = {
     'No Docker engine answers, so no environment can be built and nothing measured. Start one with `sudo scripts/setup-docker.sh` (installs Debian\'s docker.io and starts dockerd) and run `npx perfmine demo` again: finished stages are not run twice.',
   'no-base-image':
     'The base image is missing and could not be built. Build it with `sudo scripts/build-base-image.sh` (Debian packages only, no Docker Hub) and run the demo again.',
+  'no-python-in-image':
+    'The base image has no python3, so nothing can be measured. Build the local one with `sudo scripts/build-base-image.sh` (Debian packages, Python 3.11) and run the demo again without --base-image.',
   'no-asv-in-image':
-    'The base image has no asv: it is built from Debian packages, and asv comes only from PyPI, which this machine cannot reach. Environments cannot be verified and nothing can be measured, so no task is emitted here. On a host with PyPI: `docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/` then `npx perfmine demo --base-image perfmine/base:bookworm-asv`. Air-gapped: download asv\'s wheels elsewhere (`pip download asv -d DIR`) and set `synthesize.asv.wheelhouse` to DIR in perfmine.config.json.',
+    'validate.engine is asv, and the base image has no asv: it is built from Debian packages, and asv comes only from PyPI, which this machine cannot reach. The default engine, perfmine\'s own harness, needs no asv: remove validate.engine from perfmine.config.json and run the demo again. To use asv on a host with PyPI: `docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/` then `npx perfmine demo --base-image perfmine/base:bookworm-asv`. Air-gapped: download asv\'s wheels elsewhere (`pip download asv -d DIR`) and set `synthesize.asv.wheelhouse` to DIR in perfmine.config.json.',
 };
 
 /**
  * The README's first command: creates `fastmath`, a small Python library with asv benchmarks and
  * a month of pull requests (merge and squash commits), builds the local base image when it is
  * missing, then runs the whole pipeline over it with the git source, no LLM, a local database and
- * the local Docker engine, and prints the funnel and the emitted tasks. Where this machine cannot
- * go on (no Docker engine, no asv in the image), it says exactly that and what to do.
+ * the local Docker engine (measuring with perfmine's own harness: no asv needed), and prints the
+ * funnel and the emitted tasks with their folders. Where this machine cannot go on (no Docker
+ * engine, no Python in the base image), it says exactly that and what to do.
  */
 export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, registry: Registry): Promise<number> {
   const dir = resolve(flags.dir);

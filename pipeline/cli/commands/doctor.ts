@@ -8,7 +8,7 @@ const MARK: Record<Check['status'], string> = { ok: 'ok  ', missing: 'FAIL', war
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('check the Docker engine, base image, asv in the image, credentials, LLM endpoint and database schema')
+    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema')
     .action(async (_flags: unknown, command: Command) => {
       process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
     });
