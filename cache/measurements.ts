@@ -62,9 +62,10 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
   const wl = db.prepare(
     `INSERT INTO workload_verdicts (key, workload, benchmark, module, class_name, function, params, unit, base_median, expert_median, speedup,
        asv_mark, asv_change, asv_ratio, asv_tilde, asv_p_value, base_samples, expert_samples, paired_change, paired_reason, pair_ratios,
-       normalized_ratios, normalized_median, usable_pairs, faster_pairs, slower_pairs, threshold, noise, p_value, significant, mds)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       normalized_ratios, normalized_median, usable_pairs, faster_pairs, slower_pairs, threshold, noise, p_value, significant, mds, settled)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const settled = new Map((v.harness?.workloads ?? []).map((w) => [w.ref.name, w.settled]));
   for (const w of v.verdicts?.workloads ?? []) {
     wl.run(
       id.key,
@@ -98,6 +99,7 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
       finite(w.paired.pValue),
       w.paired.significant ? 1 : 0,
       finite(w.paired.mds),
+      json(settled.get(w.name) ?? null),
     );
   }
   const batch = db.prepare('INSERT INTO harness_batches (key, workload, side, number, samples, failure) VALUES (?, ?, ?, ?, ?, ?)');
@@ -151,6 +153,8 @@ export interface StoredWorkloadVerdict extends WorkloadMedians {
     readonly mds: number | null;
     readonly pValue: number | null;
     readonly noise: number | null;
+    /** Adaptive sampling: when and how its verdict was settled early (null: measured to the end). */
+    readonly settled: { readonly round: number; readonly as: string } | null;
   };
 }
 
@@ -181,6 +185,7 @@ interface WorkloadRow {
   mds: number | null;
   p_value: number | null;
   noise: number | null;
+  settled: string | null;
 }
 
 /** A candidate's workloads with both verdicts, sorted by name (byte order). */
@@ -210,6 +215,7 @@ export function loadWorkloadVerdicts(db: Db, key: string): StoredWorkloadVerdict
       mds: r.mds,
       pValue: r.p_value,
       noise: r.noise,
+      settled: r.settled === null ? null : (JSON.parse(r.settled) as { round: number; as: string }),
     },
   }));
 }

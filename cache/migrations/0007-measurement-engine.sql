@@ -10,6 +10,7 @@ ALTER TABLE workload_verdicts ADD COLUMN noise REAL;                     -- mode
 ALTER TABLE workload_verdicts ADD COLUMN p_value REAL;                   -- two-sided, before Holm's step
 ALTER TABLE workload_verdicts ADD COLUMN significant INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE workload_verdicts ADD COLUMN mds REAL;                       -- minimum detectable speedup
+ALTER TABLE workload_verdicts ADD COLUMN settled TEXT;                   -- harness, adaptive sampling: JSON {round, as: changed|unchanged} when it stopped early
 
 -- The harness's measurements: per workload and side, the samples of every round's batch.
 CREATE TABLE harness_batches (

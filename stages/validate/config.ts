@@ -44,8 +44,27 @@ export const harnessConfig = z
     hashSeed: z.string().regex(/^(random|\d+)$/).default('0'),
     /** Seed of the random orders (null: a fresh one per candidate, recorded with the measurement). */
     seed: z.number().int().nonnegative().nullable().default(null),
+    /**
+     * Adaptive sampling: after each of these rounds, workloads whose verdict is settled are
+     * measured no further (stages/validate/paired/sequential.ts). [] measures every workload
+     * for every round.
+     */
+    adaptive: z
+      .object({
+        looks: z.array(z.number().int().min(3)).default([6, 10, 15]),
+        /** The share of paired.alpha spent over the interim looks; the final analysis keeps the rest. */
+        earlyAlphaShare: z.number().gt(0).lt(1).default(0.15),
+        /** The per-look chance of stopping, as unchanged, a workload whose effect is beyond the floor. */
+        futility: z.number().gt(0).lt(0.1).default(0.001),
+      })
+      .strict()
+      .prefault({}),
   })
-  .strict();
+  .strict()
+  .refine((h) => h.adaptive.looks.every((l, i, all) => l < h.rounds && (i === 0 || l > all[i - 1]!)), {
+    message: 'adaptive.looks must be ascending and each below rounds',
+    path: ['adaptive', 'looks'],
+  });
 
 export const validateConfig = z
   .object({

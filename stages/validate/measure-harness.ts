@@ -6,7 +6,7 @@ import { workerCpusets } from './harness/cpus.js';
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
 import type { ReadyMessage } from './harness/messages.js';
 import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
-import { verdictOfTables, type PairedReport } from './paired/index.js';
+import { finalAlpha, settleAtLook, tableEvidence, verdictOfTables, type PairedReport, type Settlement } from './paired/index.js';
 import type { Measured, MeasureDeps } from './measured.js';
 import type { CandidateEnvironment } from './runner-port.js';
 import { combineVerdicts } from './two-verdicts.js';
@@ -76,7 +76,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     batchTimeoutSeconds: h.batchTimeoutSeconds,
     warmupSeconds: h.warmupSeconds,
   };
-  const protocol = { engine: 'perfmine', rounds: h.rounds, roundsPerProcess: h.roundsPerProcess, samples: h.samples, warmupSeconds: h.warmupSeconds, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
+  const protocol = { adaptive: h.adaptive, engine: 'perfmine', rounds: h.rounds, roundsPerProcess: h.roundsPerProcess, samples: h.samples, warmupSeconds: h.warmupSeconds, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
   log.info({ mode: h.mode, rounds: h.rounds, samples: h.samples, cpusets, seed }, 'harness: starting the workers');
   const m = await measureInterleaved(
     {
@@ -88,7 +88,20 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
           s,
         ),
     },
-    { ...settings, onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'harness round') },
+    {
+      ...settings,
+      onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'harness round'),
+      looks: h.adaptive.looks,
+      settle: (snapshot) => {
+        const table = harnessPairTable(snapshot);
+        const { evidence } = tableEvidence(table, harnessCalibrationTable(snapshot), config.paired);
+        const settled = settleAtLook(evidence, evidence.map(() => true), config.paired, h.adaptive);
+        const out = new Map<string, Settlement>();
+        settled.forEach((s, i) => s && out.set(table.names[i]!, s));
+        log.info({ round: snapshot.rounds, changed: [...out.values()].filter((s) => s === 'changed').length, unchanged: [...out.values()].filter((s) => s === 'unchanged').length }, 'harness look: workloads settled');
+        return out;
+      },
+    },
     signal,
   );
   log.info({ rounds: m.rounds, batches: m.batches, durationMs: m.durationMs, budgetExhausted: m.budgetExhausted }, 'harness: measured');
@@ -125,7 +138,9 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     problems.push(error.message);
   }
   const calibrationTable = harnessCalibrationTable(m);
-  const paired = withFailureReasons(verdictOfTables(harnessPairTable(m), calibrationTable, config.paired), m.workloads);
+  // with interim looks made, the final analysis has the share of alpha the looks left it
+  const finalOptions = { ...config.paired, alpha: finalAlpha(config.paired.alpha, h.adaptive) };
+  const paired = withFailureReasons(verdictOfTables(harnessPairTable(m), calibrationTable, finalOptions), m.workloads);
   const verdicts =
     m.rounds === 0
       ? null

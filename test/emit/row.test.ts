@@ -16,7 +16,7 @@ function workload(name: string, speedup: number | null, change: StoredWorkloadVe
     expertMedian: speedup === null ? null : 2 / speedup,
     speedup,
     asv: { mark: change === 'improved' ? '-' : ' ', change: change === 'improved' ? 'improved' : 'unchanged', ratio: speedup === null ? null : 1 / speedup, tilde: false, pValue: 0.001 },
-    paired: { change, reason: null, pairRatios: [0.5, 0.5], normalizedRatios: [0.5, 0.5], normalizedMedian: 0.5, usablePairs: 2, fasterPairs: 2, threshold: 1.2, mds: 1.1, pValue: 0.001, noise: 0.02 },
+    paired: { change, reason: null, pairRatios: [0.5, 0.5], normalizedRatios: [0.5, 0.5], normalizedMedian: 0.5, usablePairs: 2, fasterPairs: 2, threshold: 1.2, mds: 1.1, pValue: 0.001, noise: 0.02, settled: null },
   };
 }
 

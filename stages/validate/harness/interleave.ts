@@ -1,4 +1,5 @@
 import { mulberry32, shuffled } from '../../../pipeline/random.js';
+import type { Settlement } from '../paired/sequential.js';
 import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage, RestartResult, WorkloadRef } from './messages.js';
 
 /**
@@ -68,6 +69,12 @@ export interface InterleaveSettings {
   readonly now?: () => number;
   /** Called after each round (progress). */
   readonly onRound?: (round: number, elapsedMs: number, measuring: number) => void;
+  /**
+   * Adaptive sampling: after each of these rounds, `settle` is asked which workloads are settled
+   * (measured no further); the others go on.
+   */
+  readonly looks?: readonly number[];
+  readonly settle?: (measurement: InterleavedMeasurement) => ReadonlyMap<string, Settlement>;
 }
 
 export interface SideFailure {
@@ -96,6 +103,8 @@ export interface WorkloadRecord {
    * round's base batch.
    */
   readonly calibrationBase: (readonly number[] | null)[] | null;
+  /** Settled at an interim look (adaptive sampling): measured no further. */
+  settled: { readonly round: number; readonly as: Settlement } | null;
 }
 
 export interface InterleavedMeasurement {
@@ -119,7 +128,7 @@ export interface InterleavedMeasurement {
 const emptySide = (rounds: number): SideRecord => ({ number: null, rounds: Array.from({ length: rounds }, () => null), failure: null });
 
 function active(w: WorkloadRecord): boolean {
-  return w.base.failure === null && w.expert.failure === null;
+  return w.base.failure === null && w.expert.failure === null && w.settled === null;
 }
 
 function sidesOf(w: WorkloadRecord): Side[] {
@@ -162,6 +171,7 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
       expert: emptySide(settings.rounds),
       calibration: worker.calibration ? emptySide(settings.rounds) : null,
       calibrationBase: worker.calibration && settings.mode === 'duet' ? Array.from({ length: settings.rounds }, () => null) : null,
+      settled: null,
     }));
     const expertRef = new Map(expert.start.workloads.map((w) => [w.name, w]));
     const refOf = (w: WorkloadRecord, side: Side) => (side === 'expert' ? expertRef.get(w.ref.name)! : w.ref);
@@ -208,6 +218,19 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
 
     let rounds = 0;
     let budgetExhausted = false;
+    const result = (done: number, exhausted: boolean): InterleavedMeasurement => ({
+      base: base.start,
+      expert: expert.start,
+      calibration: calibration?.start ?? null,
+      workloads: records,
+      rounds: done,
+      roundsPerProcess: settings.roundsPerProcess,
+      order,
+      batches,
+      durationMs: now() - started,
+      budgetExhausted: exhausted,
+      logs: logs(),
+    });
     for (let r = 0; r < settings.rounds; r++) {
       const measuring = records.filter(active);
       if (measuring.length === 0) break;
@@ -258,20 +281,14 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
       order.push(steps.join(' '));
       rounds += 1;
       settings.onRound?.(rounds, now() - started, measuring.length);
+      if (settings.settle && settings.looks?.includes(rounds) && rounds < settings.rounds) {
+        for (const [name, as] of settings.settle(result(rounds, budgetExhausted))) {
+          const w = records.find((x) => x.ref.name === name);
+          if (w && active(w)) w.settled = { round: rounds, as };
+        }
+      }
     }
-    return {
-      base: base.start,
-      expert: expert.start,
-      calibration: calibration?.start ?? null,
-      workloads: records,
-      rounds,
-      roundsPerProcess: settings.roundsPerProcess,
-      order,
-      batches,
-      durationMs: now() - started,
-      budgetExhausted,
-      logs: logs(),
-    };
+    return result(rounds, budgetExhausted);
   } finally {
     await Promise.all(Object.values(open).map((w) => w.close().catch(() => undefined)));
   }

@@ -10,6 +10,7 @@ export { calibrate, uncalibrated, type Calibration, type FalsePositiveRate, type
 export {
   pairedVerdict,
   verdictOfTables,
+  tableEvidence,
   type PairedInput,
   type PairedReport,
   type PairedWorkloadVerdict,
@@ -17,3 +18,4 @@ export {
   type PairedReason,
 } from './verdict.js';
 export { median } from './stats.js';
+export { settleAtLook, finalAlpha, lookAlpha, type SequentialOptions, type Settlement } from './sequential.js';

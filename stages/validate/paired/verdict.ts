@@ -2,7 +2,7 @@ import type { ResultSet } from '../asv/result-set.js';
 import { calibrate, uncalibrated, type Calibration } from './calibration.js';
 import { DEFAULT_PAIRED_OPTIONS, type PairedOptions } from './options.js';
 import { pairTable, workloadLogs, type PairTable } from './pairs.js';
-import { applyRule, type UnchangedReason } from './rule.js';
+import { applyRule, type UnchangedReason, type WorkloadEvidence } from './rule.js';
 import { median, present } from './stats.js';
 
 /**
@@ -88,21 +88,25 @@ export function pairedVerdict(input: PairedInput, options: PairedOptions = DEFAU
   return verdictOfTables(ab, cal, options);
 }
 
-/** The verdict on pair tables, however their pairs were measured (invocations, or the harness's rounds). */
-export function verdictOfTables(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions = DEFAULT_PAIRED_OPTIONS): PairedReport {
+/** What the rule weighs for each workload of a table: its pairs, its base/base pairs, the bias allowance. */
+export function tableEvidence(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions): { evidence: WorkloadEvidence[]; calibration: Calibration } {
   const calibration = calibrationTable ? calibrate(calibrationTable, options) : uncalibrated();
   const calIndex = new Map(calibrationTable?.names.map((n, i) => [n, i]) ?? []);
-  const results = applyRule(
-    table.names.map((name, i) => {
-      const c = calIndex.get(name);
-      return {
-        logs: workloadLogs(table, i),
-        nullLogs: calibration.calibrated && c !== undefined ? workloadLogs(calibrationTable!, c) : [],
-        biasLog: calibration.biasLog,
-      };
-    }),
-    options,
-  );
+  const evidence = table.names.map((name, i) => {
+    const c = calIndex.get(name);
+    return {
+      logs: workloadLogs(table, i),
+      nullLogs: calibration.calibrated && c !== undefined ? workloadLogs(calibrationTable!, c) : [],
+      biasLog: calibration.biasLog,
+    };
+  });
+  return { evidence, calibration };
+}
+
+/** The verdict on pair tables, however their pairs were measured (invocations, or the harness's rounds). */
+export function verdictOfTables(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions = DEFAULT_PAIRED_OPTIONS): PairedReport {
+  const { evidence, calibration } = tableEvidence(table, calibrationTable, options);
+  const results = applyRule(evidence, options);
 
   const workloads = table.names.map((name, i): PairedWorkloadVerdict => {
     const rule = results[i]!;

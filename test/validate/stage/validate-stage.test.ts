@@ -248,12 +248,38 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       expect(w.paired.mds).toBeGreaterThanOrEqual(1.05);
       expect(w.paired.change).toBe(SPED_UP.has(w.workload) ? 'improved' : 'unchanged');
     }
-    const batches = db.prepare('SELECT workload, side, number, samples FROM harness_batches WHERE key = ?').all(key) as { side: string; number: number; samples: string }[];
+    const batches = db.prepare('SELECT workload, side, number, samples FROM harness_batches WHERE key = ?').all(key) as { workload: string; side: string; number: number; samples: string }[];
     expect(batches).toHaveLength(32 * 3);
+    const settledAt = new Map(verdicts.map((w) => [w.workload, w.paired.settled?.round ?? 20]));
     for (const b of batches) {
       expect(b.number).toBe(100);
-      expect((JSON.parse(b.samples) as number[][]).every((r) => r.length === 5)).toBe(true);
+      // every round up to its settlement (adaptive sampling) holds a batch of 5 samples; none after
+      const rounds = JSON.parse(b.samples) as (number[] | null)[];
+      const upTo = settledAt.get(b.workload)!;
+      expect(rounds.slice(0, upTo).every((r) => r !== null && r.length === 5), b.workload).toBe(true);
+      expect(rounds.slice(upTo).every((r) => r === null), b.workload).toBe(true);
     }
+  });
+
+  it('stops measuring a workload once its verdict is settled (adaptive sampling), and measures every round without looks', async () => {
+    const adaptive = await validate({ expert: { names: SPED_UP, factor: 0.5 } });
+    const verdicts = loadWorkloadVerdicts(db, adaptive.key);
+    // the three 2x workloads are settled as changed at a look (after 6, 10 or 15 rounds: this fake's noise is rich's)
+    for (const w of verdicts.filter((x) => SPED_UP.has(x.workload))) {
+      expect(w.paired.settled?.as, w.workload).toBe('changed');
+      expect([6, 10, 15]).toContain(w.paired.settled!.round);
+    }
+    expect(verdicts.filter((x) => x.paired.change === 'improved').map((x) => x.workload).sort()).toEqual([...SPED_UP].sort());
+    const adaptiveBatches = adaptive.fake.workers.reduce((n, w) => n + w.commands.length, 0);
+    db.close();
+    db = openStore(':memory:');
+    const fixed = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { harness: { seed: 7, adaptive: { looks: [] } } } });
+    const fixedBatches = fixed.fake.workers.reduce((n, w) => n + w.commands.length, 0);
+    expect(fixedBatches).toBe(32 * 3 * 21);
+    expect(adaptiveBatches).toBeLessThan(fixedBatches);
+    // the same decisions
+    expect(new Set(validateOutputSchema.parse(fixed.row.output).improved)).toEqual(SPED_UP);
+    expect(loadWorkloadVerdicts(db, fixed.key).every((w) => w.paired.settled === null)).toBe(true);
   });
 
   it('drops the placebo as no-improvement, with nothing flagged', async () => {
