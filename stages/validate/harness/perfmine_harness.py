@@ -1454,11 +1454,34 @@ def spawn(args, cwd, timeout):
         raise
 
 
-def kill_group(pgid):
+def kill_group(pgid, wait=2.0):
+    """SIGKILLs a process group and waits (at most `wait` seconds) until none of its processes is
+    alive, so that "killed" means gone when the caller goes on (zombies count as gone)."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        pass
+        return
+    deadline = wall_timer() + wait
+    while group_alive(pgid) and wall_timer() < deadline:
+        time.sleep(0.002)
+
+
+def group_alive(pgid):
+    """Whether a process of the group is alive (not a zombie), from /proc (False where there is none)."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return False
+    for pid in pids:
+        try:
+            with open("/proc/{}/stat".format(pid)) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid):
+            return True
+    return False
 
 
 def run_one_in_child(benchmark_dir, name, idx, overrides, cwd, timeout):

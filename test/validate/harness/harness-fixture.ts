@@ -106,6 +106,22 @@ export class ServeClient {
     this.exited = new Promise((resolve) => this.proc.on('exit', (code) => resolve(code)));
   }
 
+  /**
+   * Resolves once stderr holds `text`: the worker's stderr reaches us on its own pipe, possibly
+   * after the answer that follows it on stdout.
+   */
+  stderrContains(text: string): Promise<void> {
+    if (this.stderr.includes(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!this.stderr.includes(text)) return;
+        this.proc.stderr.off('data', check);
+        resolve();
+      };
+      this.proc.stderr.on('data', check);
+    });
+  }
+
   /** The next protocol line. */
   next(): Promise<Line> {
     const line = this.lines.shift();
