@@ -24,10 +24,10 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
   db.prepare(
     `INSERT INTO validations (key, repo, number, base_sha, merge_sha, base_image, expert_image, decision, detail, pairs, calibration_pairs,
        machine_factors, calibration_factors, calibrated, spread_log, threshold, fp_flagged, fp_compared, false_positive_rate,
-       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at, engine, protocol, bias_log, mds_median)
+       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at, engine, protocol, bias_log, mds_median, selection)
      VALUES (@key, @repo, @number, @baseSha, @mergeSha, @baseImage, @expertImage, @decision, @detail, @pairs, @calibrationPairs,
        @machineFactors, @calibrationFactors, @calibrated, NULL, @threshold, @fpFlagged, @fpCompared, @fpRate,
-       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian)`,
+       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian, @selection)`,
   ).run({
     ...id,
     expertImage: v.expertImage,
@@ -53,6 +53,7 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
     protocol: json(v.protocol),
     biasLog: c?.calibrated ? finite(c.biasLog) : null,
     mdsMedian: medianOf((v.verdicts?.workloads ?? []).map((w) => w.paired.mds)),
+    selection: json(v.selection),
   });
   const inv = db.prepare(
     `INSERT INTO invocations (key, seq, role, pair, image, status, asv_exit_code, commit_sha, results, log_tail, duration_ms)
@@ -237,13 +238,15 @@ export interface StoredValidation {
   readonly protocol: Record<string, unknown> | null;
   /** Median over the workloads of the minimum detectable speedup. */
   readonly mdsMedian: number | null;
+  /** Which workloads were measured and why ({mode, reason, selected, controls, skipped, touched}; null: all, without selection). */
+  readonly selection: { readonly mode: string; readonly reason: string; readonly selected: string[]; readonly controls: string[]; readonly skipped: string[] } | null;
 }
 
 export function loadValidation(db: Db, key: string): StoredValidation | undefined {
   const r = db
     .prepare<[string], Record<string, unknown>>(
       `SELECT key, decision, detail, pairs, calibration_pairs, machine_factors, calibration_factors, calibrated, threshold,
-              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, mds_median FROM validations WHERE key = ?`,
+              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, mds_median, selection FROM validations WHERE key = ?`,
     )
     .get(key);
   if (!r) return undefined;
@@ -262,6 +265,7 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
     engine: r['engine'] as string,
     protocol: r['protocol'] === null ? null : (JSON.parse(r['protocol'] as string) as Record<string, unknown>),
     mdsMedian: r['mds_median'] as number | null,
+    selection: r['selection'] === null ? null : (JSON.parse(r['selection'] as string) as StoredValidation['selection']),
   };
 }
 

@@ -11,6 +11,9 @@ import type { FileChange } from '../collect/pull-request.js';
 export interface DiffHunk {
   /** Text after the second `@@` of the header (often `def name(...)`), trimmed. */
   readonly header: string;
+  /** The base side's first line and line count (`@@ -oldStart,oldLines ...`); 0 lines: an insertion after line oldStart. */
+  readonly oldStart: number;
+  readonly oldLines: number;
   /** The hunk's lines in order, each with its side. */
   readonly lines: readonly { readonly side: 'added' | 'removed' | 'context'; readonly text: string }[];
 }
@@ -34,12 +37,12 @@ export function diffFiles(diff: string): DiffFile[] {
 }
 
 function hunksOf(section: string): DiffHunk[] {
-  const hunks: { header: string; lines: DiffHunk['lines'][number][] }[] = [];
+  const hunks: { header: string; oldStart: number; oldLines: number; lines: DiffHunk['lines'][number][] }[] = [];
   let current: (typeof hunks)[number] | null = null;
   for (const line of section.split('\n')) {
     if (line.startsWith('@@')) {
-      const m = /^@@ [^@]* @@ ?(.*)$/.exec(line);
-      current = { header: (m?.[1] ?? '').trim(), lines: [] };
+      const m = /^@@ -(\d+)(?:,(\d+))? [^@]* @@ ?(.*)$/.exec(line);
+      current = { header: (m?.[3] ?? '').trim(), oldStart: Number(m?.[1] ?? 0), oldLines: m?.[2] === undefined ? 1 : Number(m[2]), lines: [] };
       hunks.push(current);
       continue;
     }

@@ -131,6 +131,9 @@ export function metadataJson(input: TaskFileInput): string {
       engine: v.engine,
       protocol: v.protocol,
       minimum_detectable_speedup: { median: v.mdsMedian },
+      selection: v.selection
+        ? { mode: v.selection.mode, reason: v.selection.reason, selected: v.selection.selected, controls: v.selection.controls, skipped: v.selection.skipped.length }
+        : null,
       pairs: v.pairs,
       calibration_pairs: v.calibrationPairs,
       machine_factors: v.machineFactors,

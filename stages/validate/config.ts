@@ -76,6 +76,14 @@ export const validateConfig = z
     engine: z.enum(['perfmine', 'asv']).default('perfmine'),
     /** The harness's protocol (engine perfmine). */
     harness: harnessConfig.prefault({}),
+    /**
+     * Which workloads the harness measures: `coverage`, only those whose code (recorded once per
+     * workload at the base commit) the expert patch changes, plus `selectionControls` untouched
+     * ones; `all`, every one. Patches that change module-level code, compiled sources or build
+     * files measure all either way.
+     */
+    selection: z.enum(['coverage', 'all']).default('coverage'),
+    selectionControls: z.number().int().nonnegative().max(100).default(5),
     /** Base/expert invocation pairs per candidate, measured A B B A … (engine asv) */
     pairs: positiveInt.default(4),
     /** Base/base calibration pairs, interleaved with the A/B pairs (engine asv; at least paired.minCalibrationPairs for a calibrated verdict). */

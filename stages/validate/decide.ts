@@ -42,6 +42,8 @@ export interface MeasurementEvidence {
   readonly improved: readonly string[];
   /** Invocations that failed or were cut by the time budget, for the detail. */
   readonly problems: readonly string[];
+  /** Workload selection found no workload that runs the changed code: why (nothing was measured for it). */
+  readonly nothingSelected?: string | null;
 }
 
 export interface Evidence {
@@ -63,6 +65,7 @@ export function decideSoFar(e: Evidence): Decision | null {
   const m = e.measurement;
   if (!m) return null;
   if (m.suiteNotImportable !== null) return drop('suite-not-importable', m.suiteNotImportable);
+  if (m.nothingSelected) return drop('no-improvement', m.nothingSelected);
   if (m.baseMeasured === 0) return drop('benchmarks-fail-on-base', `no benchmark produced a timing on the base${m.problems.length ? ` (${list(m.problems)})` : ''}`);
   if (m.expertMeasured === 0) return drop('benchmarks-fail-on-expert', `no benchmark produced a timing on the expert${m.problems.length ? ` (${list(m.problems)})` : ''}`);
   if (m.pairs < m.minPairs || !m.calibrated) {

@@ -7,12 +7,13 @@ import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js
 import { parseAsvConfig } from '../filter/asv-config.js';
 import { buildSettings, wheelhouseOf } from '../synthesize/environment.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
-import { REPO_DIR } from '../synthesize/verification.js';
+import { benchmarkDirOf, REPO_DIR } from '../synthesize/verification.js';
 import type { ValidateConfig } from './config.js';
 import { DockerMeasurementRunner } from './docker-runner.js';
 import type { ValidateOutput } from './output.js';
 import { resolveResultsDir } from './protocol/asv-invocation.js';
 import type { MeasurementRunner } from './runner-port.js';
+import type { Selection } from './selection.js';
 import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
 
 export interface ValidateInput {
@@ -143,7 +144,12 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             env: config.env,
             network: item.input.network,
           },
-          layout: { repoDir: REPO_DIR, configPath: synthesize.asvConfigPath, resultsDir: resolveResultsDir(synthesize.asvConfigPath, typeof resultsDir === 'string' ? resultsDir : undefined) },
+          layout: {
+            repoDir: REPO_DIR,
+            configPath: synthesize.asvConfigPath,
+            resultsDir: resolveResultsDir(synthesize.asvConfigPath, typeof resultsDir === 'string' ? resultsDir : undefined),
+            benchmarkDir: benchmarkDirOf(synthesize.asvConfigPath, pr.asvConfig.text) ?? 'benchmarks',
+          },
         },
         { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal, metrics: ctx.metrics },
       );
@@ -156,7 +162,8 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       }
       const output = summarize(item.input, validation);
       const d = validation.decision;
-      const outcome: Outcome<ValidateOutput> = d.kept ? { status: 'done', output, detail: d.detail } : { status: 'dropped', reason: d.reason, detail: d.detail, output };
+      const detail = withSelection(d.detail, validation.selection);
+      const outcome: Outcome<ValidateOutput> = d.kept ? { status: 'done', output, detail } : { status: 'dropped', reason: d.reason, detail, output };
       pending.set(outcome, { validation, input: item.input });
       return outcome;
     },
@@ -168,6 +175,15 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       saveValidation(db, { key: item.key, repo: classify.repo, number: classify.number, baseSha: classify.baseSha, mergeSha: classify.mergeSha, baseImage: synthesize.imageTag }, entry.validation);
     },
   });
+}
+
+/** The decision's detail, with what was measured when workloads were selected (`perfmine status --stage validate --items`). */
+function withSelection(detail: string, s: Selection | null): string {
+  if (s === null) return detail;
+  const total = s.selected.length + s.controls.length + s.skipped.length;
+  return s.mode === 'all'
+    ? `${detail}; every workload measured: ${s.reason}`
+    : `${detail}; measured ${s.selected.length} of ${total} workloads and ${s.controls.length} controls, ${s.skipped.length} skipped: ${s.reason}`;
 }
 
 function summarize(input: ValidateInput, v: CandidateValidation): ValidateOutput {

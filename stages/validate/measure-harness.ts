@@ -3,6 +3,8 @@ import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
 import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';
+import { diffFiles } from '../classify/diff-lines.js';
+import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
 import type { ReadyMessage } from './harness/messages.js';
 import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
@@ -57,7 +59,50 @@ function withFailureReasons(report: PairedReport, workloads: readonly WorkloadRe
   };
 }
 
-export async function measureWithHarness(env: CandidateEnvironment, configPath: string, expertImage: string, deps: MeasureDeps): Promise<Measured> {
+/** The change measured, for workload selection: the patch and where the suite's own code is. */
+export interface MeasuredChange {
+  readonly patch: string;
+  readonly benchmarkDir: string;
+}
+
+/**
+ * The choose hook of the measurement: fingerprints every workload on the base worker, reads the
+ * outlines of the changed Python files and the suite's imported files there, and selects
+ * (selection.ts). Records the selection in `into`.
+ */
+function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: MeasureDeps, into: { selection: Selection | null }): NonNullable<InterleaveSettings['choose']> {
+  return async (base, ready, signal) => {
+    const { config, log } = deps;
+    const started = Date.now();
+    const fingerprints: Fingerprint[] = [];
+    for (const ref of ready.workloads) {
+      const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
+      fingerprints.push({ workload: ref.name, code: f.ok ? f.code : null, opaque: f.ok && f.opaque });
+    }
+    const root = `${env.repoDir.replace(/\/+$/, '')}/`;
+    const changed = diffFiles(change.patch)
+      .filter((f) => /\.pyi?$/.test(f.previousPath ?? f.path) && f.status !== 'added')
+      .map((f) => f.previousPath ?? f.path);
+    const outlines = changed.length > 0 ? await base.outline(changed.map((p) => `${root}${p}`), signal) : {};
+    const selection = selectWorkloads({
+      diff: change.patch,
+      repoDir: env.repoDir,
+      benchmarkDir: change.benchmarkDir,
+      outlines: new Map(changed.map((p) => [p, outlines?.[`${root}${p}`] ?? null])),
+      imported: new Set((await base.modules(signal)) ?? []),
+      fingerprints,
+      controls: config.selectionControls,
+    });
+    into.selection = selection;
+    log.info(
+      { mode: selection.mode, selected: selection.selected.length, controls: selection.controls.length, skipped: selection.skipped.length, fingerprintMs: Date.now() - started, reason: selection.reason },
+      'harness: workloads selected',
+    );
+    return selection.mode === 'all' ? null : new Set([...selection.selected, ...selection.controls]);
+  };
+}
+
+export async function measureWithHarness(env: CandidateEnvironment, configPath: string, expertImage: string, deps: MeasureDeps, change?: MeasuredChange): Promise<Measured> {
   const { runner, config, log, signal } = deps;
   const h = config.harness;
   const cpusets = workerCpusets(h.mode, h.cpus, await runner.hostCpus());
@@ -76,6 +121,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     batchTimeoutSeconds: h.batchTimeoutSeconds,
     warmupSeconds: h.warmupSeconds,
   };
+  const chosen: { selection: Selection | null } = { selection: null };
   const protocol = { adaptive: h.adaptive, engine: 'perfmine', rounds: h.rounds, roundsPerProcess: h.roundsPerProcess, samples: h.samples, warmupSeconds: h.warmupSeconds, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
   log.info({ mode: h.mode, rounds: h.rounds, samples: h.samples, cpusets, seed }, 'harness: starting the workers');
   const m = await measureInterleaved(
@@ -92,6 +138,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
       ...settings,
       onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'harness round'),
       looks: h.adaptive.looks,
+      ...(change && config.selection === 'coverage' ? { choose: chooser(env, change, deps, chosen) } : {}),
       settle: (snapshot) => {
         const table = harnessPairTable(snapshot);
         const { evidence } = tableEvidence(table, harnessCalibrationTable(snapshot), config.paired);
@@ -124,8 +171,8 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
   const base = m.base;
   if (base.event !== 'ready') {
     const message = `${base.reason}: ${base.message}`;
-    if (base.reason === 'no-benchmarks') return { verdicts: null, evidence: evidenceOf({ problems: [message] }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m };
-    return { verdicts: null, evidence: evidenceOf({ suiteNotImportable: message }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m };
+    if (base.reason === 'no-benchmarks') return { verdicts: null, evidence: evidenceOf({ problems: [message] }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m, selection: null };
+    return { verdicts: null, evidence: evidenceOf({ suiteNotImportable: message }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m, selection: null };
   }
   if (m.expert && m.expert.event !== 'ready') problems.push(`the expert's suite: ${m.expert.reason}: ${m.expert.message.split('\n').slice(-3).join(' ')}`);
 
@@ -156,6 +203,7 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
   return {
     verdicts,
     evidence: evidenceOf({
+      nothingSelected: chosen.selection?.mode === 'coverage' && chosen.selection.selected.length === 0 ? `${chosen.selection.reason}: no workload can be faster` : null,
       calibrated: verdicts?.paired.calibration.calibrated ?? false,
       improved: verdicts?.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name) ?? [],
     }),
@@ -163,5 +211,6 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     budgetExhausted: m.budgetExhausted,
     protocol,
     harness: m,
+    selection: chosen.selection,
   };
 }

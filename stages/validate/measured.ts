@@ -6,6 +6,7 @@ import type { InterleavedMeasurement } from './harness/interleave.js';
 import type { AsvLayout } from './protocol/asv-invocation.js';
 import type { InvocationRole } from './protocol/schedule.js';
 import type { CandidateEnvironment, MeasurementRunner } from './runner-port.js';
+import type { Selection } from './selection.js';
 import type { TwoVerdictReport } from './two-verdicts.js';
 
 /** The types validate's flow and its two measurement engines share. */
@@ -44,6 +45,8 @@ export interface Measured {
   readonly protocol: Readonly<Record<string, unknown>>;
   /** The harness's samples (engine perfmine). */
   readonly harness: InterleavedMeasurement | null;
+  /** Which workloads were measured, and why (engine perfmine with validate.selection coverage). */
+  readonly selection?: Selection | null;
 }
 
 export interface MeasureDeps {

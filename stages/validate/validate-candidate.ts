@@ -3,6 +3,7 @@ import { parseSnapshotComparison, parseSnapshotRecord, SnapshotFormatError, summ
 import { compareTests, readPytestRun, type PytestReading, type TestComparison } from './correctness/tests.js';
 import { decideSoFar, type Decision, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
+import type { Selection } from './selection.js';
 import type { Candidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
 import { measureWithAsv } from './measure-asv.js';
 import { measureWithHarness } from './measure-harness.js';
@@ -37,6 +38,8 @@ export interface CandidateValidation {
   readonly protocol: Readonly<Record<string, unknown>> | null;
   /** The harness's samples (engine perfmine). */
   readonly harness: InterleavedMeasurement | null;
+  /** Which workloads were measured, and why (null: all, without selection). */
+  readonly selection: Selection | null;
 }
 
 export type ValidateDeps = MeasureDeps;
@@ -57,6 +60,7 @@ export async function validateCandidate(candidate: Candidate, deps: ValidateDeps
     budgetExhausted: false,
     protocol: null,
     harness: null,
+    selection: null,
     ...rest,
   });
 
@@ -97,12 +101,13 @@ async function measureAndCheck(
   // 2. measurement with the configured engine, within the time budget
   const measured =
     config.engine === 'perfmine'
-      ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps)
+      ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps, { patch: candidate.patch, benchmarkDir: candidate.layout.benchmarkDir ?? 'benchmarks' })
       : await measureWithAsv(candidate, expertImage, invocations, deps);
   const { verdicts, benchmarksJson, budgetExhausted, protocol, harness } = measured;
+  const selection = measured.selection ?? null;
   const measurement = measured.evidence;
   evidence.measurement = measurement;
-  const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness };
+  const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection };
   const afterMeasurement = decideSoFar(evidence);
   log.info({ engine: config.engine, pairs: measurement.pairs, improved: measurement.improved.length, calibrated: measurement.calibrated, budgetExhausted }, 'verdicts');
   if (afterMeasurement) return done(afterMeasurement, rest);

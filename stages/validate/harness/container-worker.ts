@@ -1,7 +1,22 @@
 import type { ContainerSession } from '../../../pipeline/services/container-session.js';
 import { HARNESS_CONTAINER_PATH } from './harness-files.js';
 import type { HarnessWorker } from './interleave.js';
-import { readBatchAnswer, readRestartAnswer, readStart, type BatchCommand, type BatchResult, type FatalMessage, type ReadyMessage, type RestartResult } from './messages.js';
+import {
+  readBatchAnswer,
+  readFingerprintAnswer,
+  readModulesAnswer,
+  readOutlineAnswer,
+  readRestartAnswer,
+  readStart,
+  type BatchCommand,
+  type BatchResult,
+  type FatalMessage,
+  type FingerprintResult,
+  type OutlineResult,
+  type ReadyMessage,
+  type RestartResult,
+  type WorkloadRef,
+} from './messages.js';
 
 /**
  * A harness worker in a container: the harness's `serve` mode on the other end of a
@@ -90,6 +105,43 @@ export class ContainerHarnessWorker implements HarnessWorker {
       if (!answer.ok) this.#dead = answer.message;
       return answer.ok ? { ok: true } : { ok: false, message: answer.message };
     }
+  }
+
+  /** Sends a command and reads its answer (a later line with another id is skipped); null when the harness is gone. */
+  async #ask(command: Record<string, unknown>, limitMs: number, signal?: AbortSignal): Promise<{ id: number; line: string } | { id: number; gone: string }> {
+    const id = this.#next++;
+    if (this.#dead !== null) return { id, gone: this.#dead };
+    this.#session.send(JSON.stringify({ id, ...command }));
+    for (;;) {
+      const read = await this.#session.nextLine(limitMs, signal);
+      if ('line' in read) {
+        const parsed = /"id":\s*(\d+|null)/.exec(read.line);
+        if (parsed && parsed[1] !== 'null' && Number(parsed[1]) !== id) continue;
+        return { id, line: read.line };
+      }
+      this.#dead = 'timedOut' in read ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed` : `the harness exited (exit ${await this.#session.exited})`;
+      if ('timedOut' in read) await this.#session.kill();
+      return { id, gone: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
+    }
+  }
+
+  async fingerprint(ref: WorkloadRef, timeoutSeconds: number | null, signal?: AbortSignal): Promise<FingerprintResult> {
+    const info = this.start.event === 'ready' ? this.start.benchmarks[ref.benchmark] : undefined;
+    const limitMs = (timeoutSeconds ?? info?.timeout ?? DEFAULT_TIMEOUT_S) * 1000 + ANSWER_MARGIN_MS;
+    const r = await this.#ask({ op: 'fingerprint', benchmark: ref.benchmark, param: ref.param, timeout: timeoutSeconds }, limitMs, signal);
+    if ('gone' in r) return { ok: false, status: 'crashed', message: r.gone };
+    const { id: _id, ...result } = readFingerprintAnswer(r.line);
+    return result;
+  }
+
+  async outline(files: readonly string[], signal?: AbortSignal): Promise<OutlineResult | null> {
+    const r = await this.#ask({ op: 'outline', files }, ANSWER_MARGIN_MS, signal);
+    return 'gone' in r ? null : readOutlineAnswer(r.line).files;
+  }
+
+  async modules(signal?: AbortSignal): Promise<readonly string[] | null> {
+    const r = await this.#ask({ op: 'modules' }, ANSWER_MARGIN_MS, signal);
+    return 'gone' in r ? null : readModulesAnswer(r.line).files;
   }
 
   log(): string {

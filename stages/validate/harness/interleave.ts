@@ -1,6 +1,6 @@
 import { mulberry32, shuffled } from '../../../pipeline/random.js';
 import type { Settlement } from '../paired/sequential.js';
-import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage, RestartResult, WorkloadRef } from './messages.js';
+import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, FingerprintResult, OutlineResult, ReadyMessage, RestartResult, WorkloadRef } from './messages.js';
 
 /**
  * perfmine's interleaved measurement: base, expert and (for calibration) a second base run as warm
@@ -30,6 +30,12 @@ export interface HarnessWorker {
   batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult>;
   /** Replaces the worker process by a fresh one (a new memory layout; the suite imported again). */
   restart(signal?: AbortSignal): Promise<RestartResult>;
+  /** What one call of a workload runs (code objects), for workload selection. */
+  fingerprint(ref: WorkloadRef, timeoutSeconds: number | null, signal?: AbortSignal): Promise<FingerprintResult>;
+  /** The def and class statements of files in the container (null: the harness could not answer). */
+  outline(files: readonly string[], signal?: AbortSignal): Promise<OutlineResult | null>;
+  /** The files of every module the suite's import loaded (null: the harness could not answer). */
+  modules(signal?: AbortSignal): Promise<readonly string[] | null>;
   /** The tail of what the worker wrote to stderr (benchmarks' output, tracebacks). */
   log(): string;
   close(): Promise<void>;
@@ -75,6 +81,11 @@ export interface InterleaveSettings {
    */
   readonly looks?: readonly number[];
   readonly settle?: (measurement: InterleavedMeasurement) => ReadonlyMap<string, Settlement>;
+  /**
+   * Workload selection: once the base worker is ready, which of its workloads to measure (null:
+   * all). The others are not measured at all.
+   */
+  readonly choose?: (base: HarnessWorker, ready: ReadyMessage, signal?: AbortSignal) => Promise<ReadonlySet<string> | null>;
 }
 
 export interface SideFailure {
@@ -159,13 +170,14 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
       logs: logs(),
     });
     if (base.start.event !== 'ready') return none(null, null);
+    const chosen = settings.choose ? await settings.choose(base, base.start, signal) : null;
     const expert = (open.expert = await workers.open('expert', signal));
     if (expert.start.event !== 'ready') return none(expert.start, null);
     const calibration = settings.calibration ? (open.calibration = await workers.open('calibration', signal)) : null;
     const worker: Record<Side, HarnessWorker | null> = { base, expert, calibration: calibration?.start.event === 'ready' ? calibration : null };
 
     const expertNames = new Set(expert.start.workloads.map((w) => w.name));
-    const records: WorkloadRecord[] = base.start.workloads.map((ref) => ({
+    const records: WorkloadRecord[] = base.start.workloads.filter((ref) => chosen === null || chosen.has(ref.name)).map((ref) => ({
       ref,
       base: emptySide(settings.rounds),
       expert: emptySide(settings.rounds),

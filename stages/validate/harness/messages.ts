@@ -133,6 +133,61 @@ export function readBatchAnswer(line: string): BatchResult & { readonly id: numb
   return { id: a.id, ok: true, samples: [a.value], number: null };
 }
 
+const fingerprintAnswer = z.union([
+  z.object({
+    id: z.number().int(),
+    ok: z.literal(true),
+    kind: z.literal('fingerprint'),
+    code: z.array(z.tuple([z.string(), z.number().int(), z.number().int()])),
+    opaque: z.boolean().optional(),
+    elapsed: z.number().optional(),
+  }),
+  failureAnswer,
+]);
+const outlineAnswer = z.object({
+  id: z.number().int(),
+  ok: z.literal(true),
+  kind: z.literal('outline'),
+  files: z.record(z.string(), z.array(z.tuple([z.enum(['def', 'class']), z.string(), z.number().int(), z.number().int()])).nullable()),
+});
+const modulesAnswer = z.union([z.object({ id: z.number().int(), ok: z.literal(true), kind: z.literal('modules'), files: z.array(z.string()) }), failureAnswer]);
+
+/** What a workload ran (its code objects), or why that is not known. */
+export type FingerprintResult =
+  | { readonly ok: true; readonly code: readonly (readonly [string, number, number])[]; readonly opaque: boolean }
+  | { readonly ok: false; readonly status: FailureStatus; readonly message: string };
+export type OutlineResult = Readonly<Record<string, readonly (readonly ['def' | 'class', string, number, number])[] | null>>;
+
+/** An answer line of a command of the given kind, read with its schema; a line that is not one gives the failure it is. */
+function readAnswer<T>(line: string, schema: z.ZodType<T>): (T & { readonly id: number | null }) | { readonly id: number | null; readonly ok: false; readonly status: 'unknown'; readonly message: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return { id: null, ok: false, status: 'unknown', message: `not a protocol line: ${line.slice(0, 200)}` };
+  }
+  const answer = schema.safeParse(parsed);
+  if (answer.success) return answer.data as T & { readonly id: number | null };
+  const id = typeof (parsed as { id?: unknown })?.id === 'number' ? ((parsed as { id: number }).id) : null;
+  return { id, ok: false, status: 'unknown', message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}` };
+}
+
+export function readFingerprintAnswer(line: string): FingerprintResult & { readonly id: number | null } {
+  const a = readAnswer(line, fingerprintAnswer);
+  if (!a.ok) return a;
+  return { id: a.id, ok: true, code: a.code, opaque: a.opaque ?? false };
+}
+
+export function readOutlineAnswer(line: string): { readonly id: number | null; readonly files: OutlineResult | null; readonly message?: string } {
+  const a = readAnswer(line, outlineAnswer);
+  return a.ok ? { id: a.id, files: a.files } : { id: a.id, files: null, message: a.message };
+}
+
+export function readModulesAnswer(line: string): { readonly id: number | null; readonly files: readonly string[] | null; readonly message?: string } {
+  const a = readAnswer(line, modulesAnswer);
+  return a.ok ? { id: a.id, files: a.files } : { id: a.id, files: null, message: a.message };
+}
+
 /** The harness's first line: ready with its suite, or fatal with why. */
 export function readStart(line: string): ReadyMessage | FatalMessage {
   let parsed: unknown;

@@ -106,6 +106,19 @@ serve [--bench REGEX]...
       timeout: the command's, else the benchmark's `timeout` attribute, else the config's
       default_benchmark_timeout (60 s); it bounds the whole batch; a batch that must first run
       setup_cache gets the setup_cache's timeout on top.
+        {"id":10,"op":"fingerprint","benchmark":"mod.time_x","param":0,"timeout":null}
+            -> {"id":10,"ok":true,"kind":"fingerprint","code":[[file, first line, last line], ...]}
+      The code the workload runs: its setup as for a batch, then one call of the benchmark with
+      every Python function call recorded (sys.monitoring where the interpreter has it,
+      sys.settrace otherwise), then teardown; each executed code object as its file's real path
+      and line range. A timeraw benchmark runs its code in another interpreter: "code":[] and
+      "opaque":true. Failures as for a batch.
+        {"id":11,"op":"outline","files":["/repo/pkg/core.py", ...]}
+            -> {"id":11,"ok":true,"kind":"outline","files":{"/repo/pkg/core.py":[["def","Cls.meth",first,last], ...]}}
+      The def and class statements of Python files (first line: the first decorator's; nested
+      ones named with their parents); null for a file that cannot be read or parsed.
+        {"id":12,"op":"modules"} -> {"id":12,"ok":true,"kind":"modules","files":[real paths]}
+      The files of every module the worker has loaded: the suite and everything it imports.
         {"id":8,"op":"restart"} -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S}
       A fresh worker process in place of the current one (the suite imported again): a new memory
       layout and allocation history, so that a process's own layout effect on a benchmark (seen
@@ -1885,6 +1898,119 @@ class WorkerState:
         return {"ok": True, "kind": "peakmemory", "value": value}
 
 
+    def fingerprint(self, cmd):
+        """The code a workload runs: setup as for a batch, then one call of the benchmark with every
+        Python function call recorded (sys.monitoring's PY_START where the interpreter has it,
+        sys.settrace's call events otherwise), then teardown. Answers the executed code objects
+        as [file, first line, last line]; a timeraw benchmark's code runs in another interpreter,
+        out of sight: opaque."""
+        spec = self.benches[cmd["benchmark"]]
+        if spec.kind == "timeraw":
+            return {"ok": True, "kind": "fingerprint", "code": [], "opaque": True}
+        cached, cache_dir = self.setup_cache_for(spec)
+        os.chdir(cache_dir or self.empty_run_dir())
+        try:
+            bench = fresh_copy(spec)
+            if bench.params:
+                bench.set_param_idx(cmd["param"])
+            bench.cache = pickle.loads(cached) if cached is not None else None
+            reason = bench.do_setup()
+            if reason:
+                raise Failure("skipped", reason)
+            try:
+                codes = traced_codes(lambda: bench.func(*bench.call_args()))
+            except NotImplementedError as exc:
+                if is_skip_not_implemented(exc):
+                    raise Failure("skipped", "SkipNotImplemented")
+                raise
+            finally:
+                bench.do_teardown()
+        finally:
+            sys.stdout.flush()
+            os.chdir(self.root)
+        return {"ok": True, "kind": "fingerprint", "code": sorted(code_span(c) for c in codes)}
+
+
+def traced_codes(call):
+    """The code objects of every Python function run by call() (its own included)."""
+    codes = set()
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        tool = monitoring.PROFILER_ID
+        try:
+            monitoring.use_tool_id(tool, "perfmine-fingerprint")
+        except ValueError:
+            monitoring = None
+    if monitoring is not None:
+        def started(code, offset):
+            codes.add(code)
+            return monitoring.DISABLE
+
+        monitoring.register_callback(tool, monitoring.events.PY_START, started)
+        monitoring.set_events(tool, monitoring.events.PY_START)
+        try:
+            call()
+        finally:
+            monitoring.set_events(tool, 0)
+            monitoring.register_callback(tool, monitoring.events.PY_START, None)
+            monitoring.free_tool_id(tool)
+        return codes
+
+    def tracer(frame, event, arg):
+        if event == "call":
+            codes.add(frame.f_code)
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        call()
+    finally:
+        sys.settrace(previous)
+    return codes
+
+
+def code_span(code):
+    """[real path of the file, first line, last line] of a code object."""
+    import dis
+
+    lines = [line for _, line in dis.findlinestarts(code) if line is not None]
+    last = max(lines) if lines else code.co_firstlineno
+    return [os.path.realpath(code.co_filename), code.co_firstlineno, max(last, code.co_firstlineno)]
+
+
+def outline(paths):
+    """The def and class statements of Python files: {path: [[kind, qualified name, first line,
+    last line], ...]} (first line: the first decorator's), or null for a file that cannot be
+    read or parsed."""
+    import ast
+
+    out = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), filename=path)
+        except (OSError, SyntaxError, ValueError):
+            out[path] = None
+            continue
+        spans = []
+
+        def visit(node, prefix):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    name = prefix + child.name
+                    kind = "class" if isinstance(child, ast.ClassDef) else "def"
+                    spans.append([kind, name, first, getattr(child, "end_lineno", None) or child.lineno])
+                    visit(child, name + ".")
+                else:
+                    visit(child, prefix)
+
+        visit(tree, "")
+        out[path] = spans
+    return out
+
+
 def checked_value(spec, value):
     if value is None:
         raise Failure("failed", "{} returned None".format(spec.attr_name))
@@ -1904,9 +2030,23 @@ def describe_exit(code):
     return "exited with status {}".format(code)
 
 
+def loaded_module_files():
+    """The real paths of the files of every module the worker has loaded (the suite, and all it imports)."""
+    files = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            files.add(os.path.realpath(path))
+    return sorted(files)
+
+
 def worker_answer(state, cmd):
     try:
-        answer = state.batch(cmd)
+        op = cmd.get("op")
+        if op == "modules":
+            answer = {"ok": True, "kind": "modules", "files": loaded_module_files()}
+        else:
+            answer = state.fingerprint(cmd) if op == "fingerprint" else state.batch(cmd)
     except Failure as f:
         answer = {"ok": False, "status": f.status, "message": f.message}
     except BaseException as exc:  # noqa: B036 - SystemExit from a benchmark is a failure too
@@ -2111,6 +2251,20 @@ class Supervisor:
             return "the worker could not be restarted: " + msg.get("message", "")
         return None
 
+    def ask_worker(self, cmd, timeout=60.0):
+        """A command the worker answers at once (no benchmark runs): its answer, or crashed."""
+        problem = self.ensure_worker()
+        if problem:
+            return {"ok": False, "status": "crashed", "message": problem}
+        try:
+            self.worker.send(cmd)
+            return self.worker.read_line(wall_timer() + timeout)
+        except (WorkerTimedOut, WorkerDied) as exc:
+            self.worker.kill()
+            self.worker.close()
+            self.start_worker()
+            return {"ok": False, "status": "crashed", "message": str(exc) or "the worker did not answer"}
+
     def batch(self, cmd):
         problem = self.ensure_worker()
         if problem:
@@ -2152,7 +2306,14 @@ class Supervisor:
             return {"id": ident, "ok": True}
         if cmd["op"] == "restart":
             return dict({"id": ident}, **self.restart())
-        answer = self.batch(normalized_batch(cmd))
+        if cmd["op"] == "outline":
+            return {"id": ident, "ok": True, "kind": "outline", "files": outline(cmd["files"])}
+        if cmd["op"] == "fingerprint":
+            answer = self.batch({"id": ident, "op": "fingerprint", "benchmark": cmd["benchmark"], "param": cmd.get("param", 0), "timeout": cmd.get("timeout")})
+        elif cmd["op"] == "modules":
+            answer = self.ask_worker({"id": ident, "op": "modules"})
+        else:
+            answer = self.batch(normalized_batch(cmd))
         answer.pop("id", None)
         return dict({"id": ident}, **answer)
 
@@ -2171,8 +2332,14 @@ class Supervisor:
         op = cmd.get("op")
         if op in ("exit", "restart"):
             return None
-        if op != "batch":
-            return "unknown op {!r} (known: batch, restart, exit)".format(op)
+        if op == "outline":
+            files = cmd.get("files")
+            ok = isinstance(files, list) and all(isinstance(f, str) for f in files)
+            return None if ok else "outline needs files: a list of paths"
+        if op == "modules":
+            return None
+        if op not in ("batch", "fingerprint"):
+            return "unknown op {!r} (known: batch, fingerprint, modules, outline, restart, exit)".format(op)
         name = cmd.get("benchmark")
         if name not in self.benchmarks:
             return "no benchmark {}".format(name)

@@ -28,6 +28,8 @@ export interface AsvLayout {
   readonly configPath: string;
   /** asv's results_dir resolved against the config's directory, relative to the checkout. */
   readonly resultsDir: string;
+  /** asv's benchmark_dir, relative to the checkout (default `benchmarks` beside the config). */
+  readonly benchmarkDir?: string;
 }
 
 /** `asv machine --yes --machine NAME --config CONF` */

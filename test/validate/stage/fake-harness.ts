@@ -49,6 +49,10 @@ export interface FakeHarnessScript {
   readonly missingOnExpert?: readonly string[];
   /** Sides whose n-th restart (from 1) fails. */
   readonly restartFails?: Partial<Record<Side, number>>;
+  /** What each workload runs (null: fingerprinting fails), the base's outlines by container path, the suite's imported files. */
+  readonly fingerprints?: Readonly<Record<string, readonly (readonly [string, number, number])[] | null>>;
+  readonly outlines?: Readonly<Record<string, readonly (readonly ['def' | 'class', string, number, number])[]>>;
+  readonly imported?: readonly string[];
 }
 
 export class FakeHarnessWorker implements HarnessWorker {
@@ -92,6 +96,24 @@ export class FakeHarnessWorker implements HarnessWorker {
   }
 
   restarts = 0;
+
+  /** Scripted fingerprints (`script.fingerprints`), else none: selection then measures every workload. */
+  readonly fingerprinted: string[] = [];
+
+  async fingerprint(ref: { readonly name: string }) {
+    this.fingerprinted.push(ref.name);
+    const code = this.script.fingerprints?.[ref.name];
+    if (code === null) return { ok: false as const, status: 'failed' as const, message: 'scripted: the workload raises' };
+    return { ok: true as const, code: code ?? [], opaque: false };
+  }
+
+  async outline(files: readonly string[]) {
+    return Object.fromEntries(files.map((f) => [f, this.script.outlines?.[f] ?? null]));
+  }
+
+  async modules() {
+    return this.script.imported ?? [];
+  }
 
   async restart() {
     this.restarts += 1;

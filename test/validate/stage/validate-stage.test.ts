@@ -70,7 +70,7 @@ describe('validate stage, engine asv (container seam faked with real asv results
     expect(fake.prepared).toBe(1);
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
     // synthesize's layout and outputs: the checkout at /repo, its script and tiers, the Python it chose
-    expect(fake.layouts[0]).toEqual({ repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: 'results' });
+    expect(fake.layouts[0]).toEqual({ repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: 'results', benchmarkDir: 'benchmarks' });
     expect(fake.environments[0]).toMatchObject({ key, number: 101, baseImage: 'perfmine/env:aaaaaaaaaaaa', repoDir: '/repo', python: 'python3.11', network: false });
     expect(fake.environments[0]!.synthesized).toMatchObject({ script: BUILD_SCRIPT, repoImageTag: 'perfmine/repo:acme__fastlib', asvConfigPath: 'asv.conf.json', importName: 'fastlib' });
 
@@ -340,6 +340,36 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const failures = db.prepare("SELECT failure FROM harness_batches WHERE key = ? AND side = 'expert'").all(key) as { failure: string | null }[];
     expect(failures.every((f) => f.failure !== null && (JSON.parse(f.failure) as { status: string; message: string }).message.includes('could not start again'))).toBe(true);
     expect(validateOutputSchema.parse(row.output).pairs).toBe(3);
+  });
+
+  it('measures only the workloads whose code the patch changes, and a few controls (selection by coverage)', async () => {
+    // the candidate's patch changes lines 1-3 of fastlib/core.py, in group_sum
+    const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
+    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, SPED_UP.has(n) ? code('/repo/fastlib/core.py') : code('/repo/fastlib/other.py')]));
+    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py', '/repo/fastlib/other.py'] };
+    const { key, fake, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, harness });
+    expect(row.status).toBe('done');
+    expect(row.detail).toMatch(/measured 3 of 32 workloads and 5 controls, 24 skipped: 3 of 32 workloads run the changed code \(fastlib\/core\.py:group_sum\)/);
+    const selection = loadValidation(db, key)!.selection!;
+    expect(selection).toMatchObject({ mode: 'coverage' });
+    expect(new Set(selection.selected)).toEqual(SPED_UP);
+    expect(selection.controls).toHaveLength(5);
+    // only those were measured: by every worker, in every round
+    const measured = new Set(fake.workers[1]!.commands.map((c) => c.benchmark));
+    expect(measured).toEqual(new Set([...SPED_UP, ...selection.controls]));
+    expect(loadWorkloadVerdicts(db, key).map((w) => w.workload).sort()).toEqual([...measured].sort());
+    // the base worker fingerprinted every workload; the others fingerprinted nothing
+    expect(fake.workers[0]!.fingerprinted.sort()).toEqual([...RICH_BENCHMARKS].sort());
+    expect(fake.workers.slice(1).every((w) => w.fingerprinted.length === 0)).toBe(true);
+  });
+
+  it('drops as no-improvement a patch that changes no code any workload runs, measuring only the controls', async () => {
+    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
+    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/other.py'] };
+    const { row, fake } = await validate({ harness });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    expect(row.detail).toMatch(/the patch changes no code any workload runs \(it changes fastlib\/core\.py:group_sum\): no workload can be faster/);
+    expect(new Set(fake.workers[1]!.commands.map((c) => c.benchmark)).size).toBe(5);
   });
 
   it('pins duet workers to two cores, base apart from the others', async () => {

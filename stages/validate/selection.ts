@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { codeOf, diffFiles, type DiffHunk } from '../classify/diff-lines.js';
+
+/**
+ * Workload selection by coverage: which workloads the expert patch can affect, from what each
+ * workload executed at the base commit (its fingerprint: the code objects one call of it ran,
+ * recorded by the harness) and where the patch changes the base's code. Pure.
+ *
+ * - A hunk inside a function (the innermost `def` around its base-side lines, from the file's
+ *   outline at the base) touches that function; a workload is selected when it executed code
+ *   within a touched function's lines (the function itself, or code nested in it).
+ * - A hunk at module level or in a class body (outside methods) changes code that runs at import:
+ *   in a file the suite imports, every workload is selected; in one it does not import (a test, a
+ *   script), none. A hunk there that only adds new definitions or imports (nothing removed but
+ *   blanks and comments) changes nothing existing code runs: the functions that call the new code
+ *   are changed elsewhere in the patch.
+ * - A changed file that is not Python source: compiled sources and build files select every
+ *   workload; documentation and data under docs-like names select none; anything else, every
+ *   workload (it may be read at run time).
+ * - A workload whose fingerprint failed, or whose code runs out of sight (timeraw), is selected.
+ * - When no workload executed any code of the checkout outside the benchmarks, the package does not
+ *   run from the checkout (not an editable install): the fingerprints cannot be mapped, and every
+ *   workload is selected.
+ *
+ * A few unselected workloads are measured beside the selected ones as controls (a fixed choice:
+ * the first by a hash of their names), so that the verdict's noise model and calibration see
+ * untouched workloads, and so that an unexpected change in one of them is seen.
+ */
+
+/** One executed code object: the real path of its file in the container, and its line range. */
+export type CodeSpan = readonly [file: string, first: number, last: number];
+
+export interface Fingerprint {
+  readonly workload: string;
+  /** Null when fingerprinting failed (the workload is then selected). */
+  readonly code: readonly CodeSpan[] | null;
+  /** Its code runs in another interpreter (timeraw): selected. */
+  readonly opaque: boolean;
+}
+
+/** A file's def and class statements at the base: [kind, qualified name, first line, last line]. */
+export type OutlineSpan = readonly [kind: 'def' | 'class', name: string, first: number, last: number];
+
+export interface SelectionInput {
+  readonly diff: string;
+  /** The checkout in the container (`/repo`). */
+  readonly repoDir: string;
+  /** The benchmark directory, relative to the checkout (its code is not the package's). */
+  readonly benchmarkDir: string;
+  /** Outlines of the changed Python files, by path relative to the checkout (null: unreadable at the base). */
+  readonly outlines: ReadonlyMap<string, readonly OutlineSpan[] | null>;
+  /** Real paths of every module file the suite's import loaded. */
+  readonly imported: ReadonlySet<string>;
+  readonly fingerprints: readonly Fingerprint[];
+  /** Unselected workloads measured as controls. */
+  readonly controls: number;
+}
+
+export interface TouchedFunction {
+  readonly file: string;
+  readonly name: string;
+  readonly first: number;
+  readonly last: number;
+}
+
+export interface Selection {
+  /** `coverage`: only the selected workloads (and controls) are measured; `all`: every workload. */
+  readonly mode: 'coverage' | 'all';
+  /** Why every workload is measured, or what the patch touches. */
+  readonly reason: string;
+  readonly selected: readonly string[];
+  readonly controls: readonly string[];
+  readonly skipped: readonly string[];
+  readonly touched: readonly TouchedFunction[];
+}
+
+const DOC_LIKE = /(^|\/)(docs?|doc_src|examples?|\.github)\/|\.(md|rst|txt|png|jpe?g|gif|svg|html?|css|ipynb)$/i;
+const REQUIREMENTS = /(^|\/)requirements[^/]*\.txt$/i;
+
+/** A hunk at module level that only adds definitions or imports, removing nothing but blanks and comments. */
+function onlyAddsDefinitions(hunk: DiffHunk): boolean {
+  if (hunk.lines.some((l) => l.side === 'removed' && codeOf(l.text).trim() !== '')) return false;
+  return hunk.lines
+    .filter((l) => l.side === 'added')
+    .every((l) => {
+      const code = codeOf(l.text);
+      return code.trim() === '' || /^\s/.test(code) || /^(def |async def |class |@|import |from \S+ import )/.test(code);
+    });
+}
+
+/** The innermost `def` whose lines hold the hunk's base-side lines (an insertion: the gap after oldStart). */
+function enclosingFunction(hunk: DiffHunk, outline: readonly OutlineSpan[]): OutlineSpan | null {
+  const [from, to] = hunk.oldLines === 0 ? [hunk.oldStart + 0.5, hunk.oldStart + 0.5] : [hunk.oldStart, hunk.oldStart + hunk.oldLines - 1];
+  let best: OutlineSpan | null = null;
+  for (const span of outline) {
+    if (span[0] !== 'def' || span[2] > from || span[3] < to) continue;
+    if (best === null || span[3] - span[2] < best[3] - best[2]) best = span;
+  }
+  return best;
+}
+
+/** The fixed control choice: unselected workloads ordered by a hash of their names. */
+function controlsOf(candidates: readonly string[], n: number): string[] {
+  const key = (name: string) => createHash('sha256').update(name).digest('hex');
+  return [...candidates].sort((a, b) => (key(a) < key(b) ? -1 : 1)).slice(0, n);
+}
+
+export function selectWorkloads(input: SelectionInput): Selection {
+  const names = input.fingerprints.map((f) => f.workload);
+  const all = (reason: string, touched: TouchedFunction[] = []): Selection => ({ mode: 'all', reason, selected: names, controls: [], skipped: [], touched });
+  const root = input.repoDir.endsWith('/') ? input.repoDir : `${input.repoDir}/`;
+  const benchDir = `${root}${input.benchmarkDir.replace(/\/+$/, '')}/`;
+
+  const packageRuns = input.fingerprints.some((f) => f.code?.some(([file]) => file.startsWith(root) && !file.startsWith(benchDir)));
+  if (!packageRuns) return all('no workload ran code of the checkout outside the benchmarks (the package is not installed in editable mode?): fingerprints cannot be mapped');
+
+  const touched: TouchedFunction[] = [];
+  for (const file of diffFiles(input.diff)) {
+    const path = file.previousPath ?? file.path;
+    if (file.binary) return all(`a binary file changed: ${path}`);
+    if (!/\.pyi?$/.test(path)) {
+      if (REQUIREMENTS.test(path) || !DOC_LIKE.test(path)) return all(`a file that is not Python source changed: ${path}`);
+      continue;
+    }
+    if (file.status === 'added') continue; // a new module changes nothing the base runs by itself
+    const outline = input.outlines.get(path);
+    if (outline === undefined || outline === null) return all(`the base's ${path} could not be read to place the changes`);
+    const absolute = `${root}${path}`;
+    for (const hunk of file.hunks) {
+      const fn = enclosingFunction(hunk, outline);
+      if (fn) {
+        if (!touched.some((t) => t.file === absolute && t.first === fn[2])) touched.push({ file: absolute, name: fn[1], first: fn[2], last: fn[3] });
+        continue;
+      }
+      if (onlyAddsDefinitions(hunk)) continue;
+      if (input.imported.has(absolute)) return all(`module-level code changed in ${path} (line ${hunk.oldStart}), which the suite imports`, touched);
+    }
+  }
+
+  const runsTouched = (f: Fingerprint) => f.code === null || f.opaque || f.code.some(([file, first, last]) => touched.some((t) => t.file === file && first <= t.last && last >= t.first));
+  const selected = input.fingerprints.filter(runsTouched).map((f) => f.workload);
+  const touchedText = touched.map((t) => `${t.file.slice(root.length)}:${t.name}`).join(', ');
+  if (selected.length === names.length) return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
+  const unselected = names.filter((n) => !selected.includes(n));
+  const controls = controlsOf(unselected, input.controls);
+  return {
+    mode: 'coverage',
+    reason:
+      selected.length > 0
+        ? `${selected.length} of ${names.length} workloads run the changed code (${touchedText})`
+        : `the patch changes no code any workload runs${touched.length > 0 ? ` (it changes ${touchedText})` : ''}`,
+    selected,
+    controls,
+    skipped: unselected.filter((n) => !controls.includes(n)),
+    touched,
+  };
+}
