@@ -8,6 +8,7 @@ ALTER TABLE validations ADD COLUMN selection TEXT;   -- JSON: {mode, reason, sel
 CREATE TABLE fingerprints (
   repo          TEXT    NOT NULL,
   sha           TEXT    NOT NULL,   -- the base commit it was recorded at
+  commit_date   TEXT    NOT NULL,   -- that commit's date (ISO), to find the nearest commit with fingerprints
   workload      TEXT    NOT NULL,
   version       TEXT,               -- the benchmark's version (asv's hash of its code)
   code          TEXT,               -- JSON: [[path relative to the checkout, first line, last line], ...] of the checkout's code it ran; null: fingerprinting failed

@@ -170,6 +170,13 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     return this.#hostCpus;
   }
 
+  async changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null> {
+    if (!/^[0-9a-f]{7,40}$/.test(fromSha)) return null;
+    const result = await this.#bash(env, env.baseImage, `git -C ${env.repoDir} diff --name-only ${fromSha} HEAD`, 120_000, 'changed-files', signal);
+    if (result.exitCode !== 0) return null;
+    return new Set(result.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+  }
+
   async runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal) {
     const script = pytestScript({ repoDir: env.repoDir, python: env.python, timeLimitSeconds: options.timeLimitSeconds, args: options.args });
     // the container outlives pytest's own limit by a margin, so that pytest can write its report

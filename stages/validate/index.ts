@@ -1,3 +1,4 @@
+import { FingerprintCache } from '../../cache/fingerprints.js';
 import { saveValidation } from '../../cache/measurements.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
@@ -151,7 +152,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             benchmarkDir: benchmarkDirOf(synthesize.asvConfigPath, pr.asvConfig.text) ?? 'benchmarks',
           },
         },
-        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal, metrics: ctx.metrics },
+        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal, metrics: ctx.metrics, fingerprints: new FingerprintCache(ctx.db) },
       );
       const calibration = validation.verdicts?.paired.calibration;
       if (calibration?.calibrated) {

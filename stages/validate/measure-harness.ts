@@ -4,6 +4,7 @@ import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';
 import { diffFiles } from '../classify/diff-lines.js';
+import type { StoredFingerprint } from '../../cache/fingerprints.js';
 import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
 import type { ReadyMessage } from './harness/messages.js';
@@ -74,12 +75,24 @@ function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: Measur
   return async (base, ready, signal) => {
     const { config, log } = deps;
     const started = Date.now();
-    const fingerprints: Fingerprint[] = [];
-    for (const ref of ready.workloads) {
-      const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
-      fingerprints.push({ workload: ref.name, code: f.ok ? f.code : null, opaque: f.ok && f.opaque });
-    }
     const root = `${env.repoDir.replace(/\/+$/, '')}/`;
+    const reusable = await reusableFingerprints(env, ready, deps, signal);
+    const stored: StoredFingerprint[] = [];
+    for (const ref of ready.workloads) {
+      const version = ready.benchmarks[ref.benchmark]?.version ?? null;
+      const reused = reusable.get(ref.name);
+      if (reused) {
+        stored.push(reused);
+        continue;
+      }
+      const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
+      // only the checkout's code matters (the harness and the standard library run too)
+      const code = f.ok ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const) : null;
+      stored.push({ workload: ref.name, version, code, opaque: f.ok && f.opaque });
+    }
+    const s = env.synthesized;
+    deps.fingerprints?.save(s.repo, s.sha, s.commitDate, stored);
+    const fingerprints: Fingerprint[] = stored.map((f) => ({ workload: f.workload, opaque: f.opaque, code: f.code === null ? null : f.code.map(([p, a, b]) => [`${root}${p}`, a, b] as const) }));
     const changed = diffFiles(change.patch)
       .filter((f) => /\.pyi?$/.test(f.previousPath ?? f.path) && f.status !== 'added')
       .map((f) => f.previousPath ?? f.path);
@@ -95,11 +108,44 @@ function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: Measur
     });
     into.selection = selection;
     log.info(
-      { mode: selection.mode, selected: selection.selected.length, controls: selection.controls.length, skipped: selection.skipped.length, fingerprintMs: Date.now() - started, reason: selection.reason },
+      {
+        mode: selection.mode,
+        selected: selection.selected.length,
+        controls: selection.controls.length,
+        skipped: selection.skipped.length,
+        fingerprinted: stored.length - reusable.size,
+        reused: reusable.size,
+        fingerprintMs: Date.now() - started,
+        reason: selection.reason,
+      },
       'harness: workloads selected',
     );
     return selection.mode === 'all' ? null : new Set([...selection.selected, ...selection.controls]);
   };
+}
+
+/**
+ * Fingerprints recorded before that still hold: those of this commit, else those of the nearest
+ * commit of the repository whose covered files did not change since (git in the base image says
+ * which changed), and only for benchmarks of the same version. A failed one is never reused.
+ */
+async function reusableFingerprints(env: CandidateEnvironment, ready: ReadyMessage, deps: MeasureDeps, signal?: AbortSignal): Promise<Map<string, StoredFingerprint>> {
+  const out = new Map<string, StoredFingerprint>();
+  const cache = deps.fingerprints;
+  if (!cache) return out;
+  const s = env.synthesized;
+  const same = cache.at(s.repo, s.sha);
+  const near = same ?? cache.nearest(s.repo, s.sha, s.commitDate);
+  if (!near) return out;
+  const changed = same ? new Set<string>() : await deps.runner.changedFiles(env, near.sha, signal);
+  if (changed === null) return out;
+  for (const ref of ready.workloads) {
+    const f = near.fingerprints.get(ref.name);
+    if (!f || f.code === null || f.version !== (ready.benchmarks[ref.benchmark]?.version ?? null)) continue;
+    if (f.code.some(([path]) => changed.has(path))) continue;
+    out.set(ref.name, f);
+  }
+  return out;
 }
 
 export async function measureWithHarness(env: CandidateEnvironment, configPath: string, expertImage: string, deps: MeasureDeps, change?: MeasuredChange): Promise<Measured> {

@@ -1,5 +1,6 @@
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
+import type { FingerprintCache } from '../../cache/fingerprints.js';
 import type { ValidateConfig } from './config.js';
 import type { MeasurementEvidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
@@ -53,6 +54,8 @@ export interface MeasureDeps {
   readonly runner: MeasurementRunner;
   /** `docker.measureMs` and `validate.batches` are added here. */
   readonly metrics?: Metrics;
+  /** Where workload fingerprints are kept between candidates (none: fingerprint every time). */
+  readonly fingerprints?: FingerprintCache;
   readonly config: ValidateConfig;
   readonly log: Logger;
   readonly signal?: AbortSignal;

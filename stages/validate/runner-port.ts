@@ -108,6 +108,8 @@ export interface MeasurementRunner {
   openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec, signal?: AbortSignal): Promise<HarnessWorker>;
   /** CPUs of the machine the containers run on (for pinning). */
   hostCpus(): Promise<number>;
+  /** Paths (relative to the checkout) that differ between a commit and the base image's checkout; null when git cannot tell (the commit is not in the clone). */
+  changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null>;
   /** pytest in a fresh container of `image`, under a time limit. */
   runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
   /** The snapshot helper's record on `image` (the base). */

@@ -70,6 +70,8 @@ export interface FakeScript {
   readonly invocationMs?: number;
   /** What the harness workers do (engine perfmine); `expert` above applies to them too. */
   readonly harness?: FakeHarnessScript;
+  /** The files changed between a commit and the candidate's base (git diff --name-only). */
+  readonly changedSince?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const RICH_BENCHMARKS = Object.keys((JSON.parse(readReference(SOURCES.base)) as { results: Record<string, unknown> }).results);
@@ -154,6 +156,13 @@ export class FakeRunner implements MeasurementRunner {
 
   async hostCpus() {
     return 2;
+  }
+
+  /** The paths changed since a commit: `changedSince[sha]`, else unknown. */
+  async changedFiles(env: CandidateEnvironment, fromSha: string) {
+    this.calls.push(`changed-files ${fromSha.slice(0, 8)}`);
+    const changed = this.#script(env).changedSince?.[fromSha];
+    return changed === undefined ? null : new Set(changed);
   }
 
   async runTests(env: CandidateEnvironment, image: string) {

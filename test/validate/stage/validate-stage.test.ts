@@ -363,6 +363,26 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(fake.workers.slice(1).every((w) => w.fingerprinted.length === 0)).toBe(true);
   });
 
+  it('keeps fingerprints per commit and reuses them at another commit for the workloads whose covered files did not change', async () => {
+    const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
+    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n, i) => [n, code(i % 2 === 0 ? '/repo/fastlib/core.py' : '/repo/fastlib/other.py')]));
+    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py'] };
+    const first = storeCandidate(db);
+    const secondBase = 'f'.repeat(40);
+    const second = storeCandidate(db, { number: 102, baseSha: secondBase });
+    // between the two base commits only fastlib/other.py changed
+    const fake = new FakeRunner({ harness, changedSince: { [first.pr.baseSha]: ['fastlib/other.py'] } });
+    const ctx = testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) });
+    await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    const recorded = (sha: string) => db.prepare('SELECT COUNT(*) AS n FROM fingerprints WHERE sha = ?').get(sha) as { n: number };
+    expect(recorded(first.pr.baseSha).n).toBe(32);
+    expect(recorded(secondBase).n).toBe(32);
+    // two base workers: the first candidate's fingerprinted all 32, the second's only the 16 that ran other.py
+    const bases = fake.workers.filter((w) => w.side === 'base');
+    const counts = bases.map((w) => w.fingerprinted.length).sort((a, b) => a - b);
+    expect(counts).toEqual([16, 32]);
+  });
+
   it('drops as no-improvement a patch that changes no code any workload runs, measuring only the controls', async () => {
     const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
     const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/other.py'] };
