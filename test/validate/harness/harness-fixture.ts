@@ -84,8 +84,8 @@ export class ServeClient {
   private waiting: ((line: Line) => void)[] = [];
   private readonly exited: Promise<number | null>;
 
-  constructor(cwd: string, globalArgs: readonly string[] = [], serveArgs: readonly string[] = []) {
-    this.proc = spawn('python3', [HARNESS_SCRIPT, ...globalArgs, 'serve', ...serveArgs], { cwd });
+  constructor(cwd: string, globalArgs: readonly string[] = [], serveArgs: readonly string[] = [], env: NodeJS.ProcessEnv = process.env) {
+    this.proc = spawn('python3', [HARNESS_SCRIPT, ...globalArgs, 'serve', ...serveArgs], { cwd, env });
     this.proc.stderr.setEncoding('utf8');
     this.proc.stderr.on('data', (chunk: string) => {
       this.stderr += chunk;
