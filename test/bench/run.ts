@@ -2,8 +2,8 @@
  * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
  * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
  * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide,
- * measure (default: all; chronological-cache and measure need the Docker engine: about 15 and
- * 10 minutes).
+ * measure, selection (default: all; chronological-cache, measure and selection need the Docker
+ * engine: about 15, 10 and 20 minutes).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { collectFilterBenchmark } from './collect-filter.js';
 import { decideWorkloadsBenchmark } from './decide-workloads.js';
 import { gitCollectBenchmark } from './git-collect.js';
 import { measureEnginesBenchmark } from './measure-engines.js';
+import { selectionBenchmark } from './selection.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 const OUT = `${OUT_DIR}results.json`;
@@ -74,6 +75,22 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
         { figure: '   asv engine protocol (4 + 3 pairs, stand-in asv)', value: line(r.asv), target: '', ok: null },
         { figure: '   wall time harness / asv protocol', value: `${(r.harness.seconds / r.asv.seconds).toFixed(2)}`, target: '< 1', ok: r.harness.seconds < r.asv.seconds },
         { figure: '   untouched workloads flagged (both engines)', value: String(r.harness.untouchedFlagged + r.asv.untouchedFlagged), target: '0', ok: r.harness.untouchedFlagged + r.asv.untouchedFlagged === 0 },
+      ],
+    };
+  },
+  selection: async () => {
+    const r = await selectionBenchmark();
+    return {
+      result: r,
+      rows: [
+        {
+          figure: `7. ${r.workloads} workloads, a patch to two functions: selection by coverage`,
+          value: `${r.selected.seconds.toFixed(0)} s, ${r.selected.measured} measured, found ${r.selected.found.join(' ') || 'none'}`,
+          target: `found ${r.selected.expected.join(' ')}`,
+          ok: r.selected.found.join(' ') === r.selected.expected.join(' '),
+        },
+        { figure: '   every workload', value: `${r.all.seconds.toFixed(0)} s, ${r.all.measured} measured, found ${r.all.found.join(' ') || 'none'}`, target: '', ok: null },
+        { figure: '   wall time selected / all', value: `${(100 * r.ratio).toFixed(1)}%`, target: '<= 10%', ok: r.ratio <= 0.1 },
       ],
     };
   },
