@@ -323,8 +323,9 @@ export class DockerService {
     const stdout = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stdout', text)));
     const stderr = new ForwardingTail(tail, spec.onOutput && ((text) => spec.onOutput?.('stderr', text)));
     let container: Docker.Container;
+    const options = this.#containerOptions(spec, { stdin: false });
     try {
-      container = await this.docker.createContainer(this.#containerOptions(spec, { stdin: false }));
+      container = await this.docker.createContainer(options);
     } catch (error) {
       throw wrap(error, 'docker-create-failed');
     }
@@ -437,8 +438,9 @@ export class DockerService {
    */
   async session(spec: SessionSpec, signal?: AbortSignal): Promise<ContainerSession> {
     let container: Docker.Container;
+    const options = this.#containerOptions(spec, { stdin: true });
     try {
-      container = await this.docker.createContainer(this.#containerOptions(spec, { stdin: true }));
+      container = await this.docker.createContainer(options);
     } catch (error) {
       throw wrap(error, 'docker-create-failed');
     }
