@@ -8,7 +8,8 @@ import {
   ASV_CONFIG_RE,
   binarySection,
   GRAPH_FORMAT,
-  LOG_FORMAT,
+  logFormat,
+  newLogMarker,
   parseCatFileBatch,
   parseCommitHeader,
   parseLog,
@@ -224,36 +225,43 @@ export class GitService {
    */
   async log(repo: string, options: LogOptions = {}): Promise<LogCommit[]> {
     // With a patch, counts come from its hunks: adding --numstat would make git diff twice.
-    const args = ['log', `--format=${LOG_FORMAT}`, options.patch ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
+    const marker = newLogMarker();
+    const args = ['log', `--format=${logFormat(marker)}`, options.patch ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
     if (options.firstParent) args.push('--first-parent');
     if (options.since) args.push(`--since=${options.since}`);
     if (options.until) args.push(`--until=${options.until}`);
     if (options.maxCount !== undefined) args.push(`--max-count=${options.maxCount}`);
     args.push(...(options.revs ?? ['HEAD']), '--', ...(options.paths ?? []));
-    return this.#parseLogOutput(repo, (await this.run(repo, args)).stdout);
+    return this.#parseLogOutput(repo, (await this.run(repo, args)).stdout, marker);
   }
 
   /** Named commits (any order) with numstat and patches against their first parents, in one process. */
   async commits(repo: string, shas: readonly string[], options: { patch?: boolean } = {}): Promise<LogCommit[]> {
     if (shas.length === 0) return [];
-    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${LOG_FORMAT}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
-    return this.#parseLogOutput(repo, (await this.run(repo, args, { input: `${shas.join('\n')}\n` })).stdout);
+    const marker = newLogMarker();
+    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${logFormat(marker)}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
+    return this.#parseLogOutput(repo, (await this.run(repo, args, { input: `${shas.join('\n')}\n` })).stdout, marker);
   }
 
   /**
    * Parses `git log` output. A patch is text, but the text of a file need not be UTF-8 (Latin-1
-   * sources, fixtures): decoding it would replace its bytes and the stored patch would no longer
+   * sources, fixtures) and may hold NUL bytes (git diffs a file as text when its first 8,000
+   * bytes have none): decoding it would replace its bytes, and the stored patch would no longer
    * apply. Such a file's section is rewritten as a git binary patch of its blobs (byte-exact),
    * and named in the commit's `bytePatches`; its statistics still come from its text.
    */
-  async #parseLogOutput(repo: string, out: Buffer): Promise<LogCommit[]> {
-    const commits = parseLog(out.toString('utf8'));
-    if (isUtf8(out)) return commits;
-    const bad = patchSectionRanges(out)
-      .filter((r) => !isUtf8(out.subarray(r.start, r.end)))
+  async #parseLogOutput(repo: string, out: Buffer, marker: string): Promise<LogCommit[]> {
+    const commits = parseLog(out.toString('utf8'), marker);
+    // Each record has two NULs of its own (its markers); any other is in a message or a patch.
+    if (isUtf8(out) && countByte(out, 0) === 2 * commits.length) return commits;
+    const bad = patchSectionRanges(out, marker)
+      .filter((r) => {
+        const section = out.subarray(r.start, r.end);
+        return section.includes(0) || !isUtf8(section);
+      })
       .map((r) => ({ ...r, header: out.subarray(r.start, r.end).toString('latin1') }))
       .map((r) => ({ ...r, blobs: sectionBlobs(r.header) }));
-    if (bad.length === 0) return commits; // only commit messages are not UTF-8: decoded as they are
+    if (bad.length === 0) return commits; // only commit messages are not UTF-8 (or hold a NUL): decoded as they are
     const wanted = [...new Set(bad.flatMap((r) => [r.blobs?.old, r.blobs?.new]).filter((sha): sha is string => typeof sha === 'string'))];
     const objects = await this.catFile(repo, wanted);
     const blobs = new Map(wanted.map((sha, i) => [sha, objects[i]?.content ?? null]));
@@ -266,15 +274,11 @@ export class GitService {
       if (!r.blobs || !oldContent || !newContent) continue; // no full index: left as decoded
       parts.push(out.subarray(at, r.start), Buffer.from(binarySection(r.header, oldContent, newContent), 'latin1'));
       at = r.end;
-      // Records are `\0header\0body`: the commit of a section is told by the NULs before it.
-      let nuls = 0;
-      for (let i = out.indexOf(0); i >= 0 && i < r.start; i = out.indexOf(0, i + 1)) nuls += 1;
-      const index = (nuls - 2) / 2;
       const path = parsePatch(out.subarray(r.start, r.end).toString('utf8'))[0]?.path;
-      if (path !== undefined) byCommit.set(index, [...(byCommit.get(index) ?? []), path]);
+      if (path !== undefined) byCommit.set(r.record, [...(byCommit.get(r.record) ?? []), path]);
     }
     parts.push(out.subarray(at));
-    const rewritten = parseLog(Buffer.concat(parts).toString('utf8'));
+    const rewritten = parseLog(Buffer.concat(parts).toString('utf8'), marker);
     return commits.map((c, i) => {
       const paths = byCommit.get(i);
       return paths ? { ...c, patch: rewritten[i]!.patch, bytePatches: paths } : c;
@@ -404,6 +408,13 @@ export class GitService {
     }
     return out;
   }
+}
+
+/** How many times a byte occurs in a buffer. */
+function countByte(buffer: Buffer, byte: number): number {
+  let n = 0;
+  for (let at = buffer.indexOf(byte); at >= 0; at = buffer.indexOf(byte, at + 1)) n += 1;
+  return n;
 }
 
 /** The environment of every git process: no prompts, no pager, default pathspec semantics. */

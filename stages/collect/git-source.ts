@@ -8,6 +8,7 @@ import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from
 import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
 import { ItemError } from '../../pipeline/errors.js';
+import type { Logger } from '../../pipeline/logging.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
 import { openLocalRepository, type GitService } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
@@ -38,7 +39,7 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  sessions.set(ctx.ledger, new GitSession({ git, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
+  sessions.set(ctx.ledger, new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
   return items;
 }
 
@@ -46,7 +47,7 @@ export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Pro
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
-    session = new GitSession({ git: ctx.services.git, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
+    session = new GitSession({ git: ctx.services.git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
   const record = buildGitPullRequest({
@@ -65,6 +66,7 @@ const sessions = new WeakMap<Ledger, GitSession>();
 
 interface SessionOptions {
   readonly git: GitService;
+  readonly log: Logger;
   readonly db: Db;
   readonly ledger: Ledger;
   readonly path: string;
@@ -81,6 +83,8 @@ class GitSession {
   #batches: string[][] | null = null;
   readonly #batchOf = new Map<string, number>();
   readonly #loading = new Map<number, Promise<Map<string, LogCommit>>>();
+  /** Batches whose read failed: their commits are read one by one. */
+  readonly #failed = new Set<number>();
   #asv: Promise<Map<string, AsvConfigFile | null>> | null = null;
 
   constructor(options: SessionOptions) {
@@ -92,8 +96,21 @@ class GitSession {
   async commit(sha: string): Promise<LogCommit> {
     this.#batches ??= this.#plan(sha);
     const index = this.#batchOf.get(sha);
-    if (index === undefined) return this.#single(sha);
-    const batch = await this.#load(index);
+    if (index === undefined || this.#failed.has(index)) return this.#single(sha);
+    let batch: Map<string, LogCommit>;
+    try {
+      batch = await this.#load(index);
+    } catch (error) {
+      // One commit that git cannot read (a blob missing from a partial clone) or whose output
+      // cannot be parsed fails its whole batch: its commits are read one by one instead, so
+      // that only the commits at fault fail.
+      if (!this.#failed.has(index)) {
+        this.#failed.add(index);
+        this.#loading.delete(index);
+        this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, batch: index, commits: this.#batches[index]!.length, err: (error as Error).message }, 'a batch of commits could not be read at once; reading its commits one by one');
+      }
+      return this.#single(sha);
+    }
     if (index + 1 < this.#batches.length) void this.#load(index + 1).catch(() => undefined);
     const commit = batch.get(sha);
     if (!commit) throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
