@@ -86,13 +86,51 @@ export interface GitPullRequests {
   readonly withoutBase: number[];
 }
 
+/** What the window's part of a history is read as. */
+export interface HistoryWindow {
+  /** The first-parent line from the tip, newest first; it may stop anywhere past the window's start. */
+  readonly line: readonly CommitHeader[];
+  /** Commits by SHA: the line's, and at least every commit the window's merges brought in. */
+  readonly commits: ReadonlyMap<string, CommitHeader>;
+  /** Whether a commit is in the clone (a base may not have been read). */
+  readonly present: (sha: string) => boolean;
+}
+
 /**
  * The pull requests merged into the branch at `tip` with merged_at in the window, newest first;
- * a number seen twice (a revert and a reland) keeps its most recent commit.
+ * a number seen twice (a revert and a reland) keeps its most recent commit. `graph` is the
+ * whole history reachable from the tip.
  */
 export function findGitPullRequests(graph: readonly CommitHeader[], tip: string, window: Window): GitPullRequests {
   const commits = new Map(graph.map((c) => [c.sha, c]));
-  const line = mainline(commits, tip);
+  return pullRequestsInWindow({ line: mainline(commits, tip), commits, present: (sha) => commits.has(sha) }, window);
+}
+
+/**
+ * The window's PR commits on the line (merge and squash subjects, committer date in the
+ * window): the newest and the oldest, or null when there is none. What is read beyond the line
+ * is the history between them: `git log newest ^(first parent of oldest)`.
+ */
+export function windowSpan(line: readonly CommitHeader[], window: Window): { newest: CommitHeader; oldest: CommitHeader } | null {
+  let newest: CommitHeader | null = null;
+  let oldest: CommitHeader | null = null;
+  for (const c of line) {
+    if (!inWindow(window, c.committerDate) || !parsePrSubject(c.message)) continue;
+    newest ??= c;
+    oldest = c;
+  }
+  return newest && oldest ? { newest, oldest } : null;
+}
+
+/**
+ * `findGitPullRequests` over the part of a history that a window needs: the first-parent line
+ * down to the window's start, and the commits reachable from the window's newest PR commit but
+ * not from the first parent of its oldest. A side commit belongs to the oldest mainline merge
+ * that reaches it; the commits that older merges brought in are exactly those reachable from that
+ * first parent, so each merge of the window is dated as from the whole history.
+ */
+export function pullRequestsInWindow(history: HistoryWindow, window: Window): GitPullRequests {
+  const { line, commits } = history;
   const starts = branchStartDates(commits, line);
   const out: GitPrCandidate[] = [];
   const withoutBase: number[] = [];
@@ -102,7 +140,7 @@ export function findGitPullRequests(graph: readonly CommitHeader[], tip: string,
     const subject = parsePrSubject(c.message);
     if (!subject || numbers.has(subject.number)) continue;
     const base = c.parents[0];
-    if (base === undefined || !commits.has(base)) {
+    if (base === undefined || !history.present(base)) {
       withoutBase.push(subject.number);
       continue;
     }

@@ -1,8 +1,9 @@
 /**
- * Collect from a local clone with git, no API. The plan walks the history once without diffs;
- * the items' commits are then read in a few `git log -p` processes (batches of
- * `collect.gitBatchSize`, in plan order, the next batch read ahead; line counts come from the
- * patches), and the asv configs of their base commits in three processes whatever their number.
+ * Collect from a local clone with git, no API. The plan reads only the window's part of the
+ * history, without diffs (`readWindow`); the items' commits are then read in a few `git log -p`
+ * processes (batches of `collect.gitBatchSize`, in plan order, the next batch read ahead; line
+ * counts come from the patches), and the asv configs of their base commits in three processes
+ * whatever their number.
  */
 import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
@@ -13,7 +14,8 @@ import type { LogCommit } from '../../pipeline/services/git-parse.js';
 import { openLocalRepository, type GitService } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
 import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
-import { buildGitPullRequest, findGitPullRequests, pullUrl } from './git-pulls.js';
+import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
+import type { Window } from '../../pipeline/window.js';
 import type { CollectInput, GitItemInput } from './input.js';
 import { prKey, pullRequestSchema, type PullRequest } from './pull-request.js';
 
@@ -24,11 +26,13 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   const { name: repo, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
   const remote = await git.remoteUrl(path);
   const started = Date.now();
-  const graph = await git.graph(path, tip);
+  const found = await readWindow(git, path, tip, scope.window, ctx.config.collect.gitWindowSlackDays);
   const wanted = new Set(scope.prs);
-  const found = findGitPullRequests(graph, tip, scope.window);
   const candidates = found.pulls.filter((c) => wanted.size === 0 || wanted.has(c.number));
-  ctx.log.info({ stage: 'collect', repo, path, branch: defaultBranch, commits: graph.length, pulls: candidates.length, ms: Date.now() - started }, 'read the clone\'s history');
+  ctx.log.info(
+    { stage: 'collect', repo, path, branch: defaultBranch, mainline: found.line.length, sideCommits: found.sideCommits, pulls: candidates.length, ms: Date.now() - started },
+    "read the window's part of the clone's history",
+  );
   if (found.withoutBase.length > 0) {
     ctx.log.warn(
       { stage: 'collect', repo, path, pulls: found.withoutBase, shallow: await git.isShallow(path) },
@@ -39,15 +43,48 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  sessions.set(ctx.ledger, new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
+  sessions.set(ctx.ledger, new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize }));
   return items;
+}
+
+/**
+ * The window's part of a clone's history: the first-parent line from the tip down to `slackDays`
+ * before the window's start (git's `--since` stops there), then the commits between the window's
+ * newest PR commit and the first parent of its oldest (what its merges brought in). The rest of
+ * the history is never read.
+ */
+export async function readWindow(
+  git: GitService,
+  path: string,
+  tip: string,
+  window: Window,
+  slackDays: number,
+): Promise<GitPullRequests & { line: string[]; sideCommits: number }> {
+  const since = new Date(Date.parse(window.start) - slackDays * 86_400_000).toISOString();
+  const line = await git.graph(path, tip, { firstParent: true, since });
+  const commits = new Map(line.map((c) => [c.sha, c]));
+  const span = windowSpan(line, window);
+  let base: string | undefined;
+  let baseKnown = false;
+  let sideCommits = 0;
+  if (span) {
+    base = span.oldest.parents[0];
+    baseKnown = base !== undefined && (commits.has(base) || (await git.revParse(path, base)) !== null);
+    const side = await git.graph(path, span.newest.sha, { exclude: baseKnown ? [base!] : [] });
+    for (const c of side) {
+      if (!commits.has(c.sha)) sideCommits += 1;
+      commits.set(c.sha, c);
+    }
+  }
+  const found = pullRequestsInWindow({ line, commits, present: (sha) => commits.has(sha) || (baseKnown && sha === base) }, window);
+  return { ...found, line: line.map((c) => c.sha), sideCommits };
 }
 
 export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Promise<PullRequest> {
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
-    session = new GitSession({ git: ctx.services.git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
+    session = new GitSession({ git: ctx.services.git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, line: [], items: [], batchSize: 1 });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
   const record = buildGitPullRequest({
@@ -71,7 +108,8 @@ interface SessionOptions {
   readonly ledger: Ledger;
   readonly path: string;
   readonly repo: string;
-  readonly defaultBranch: string;
+  /** The default branch's first-parent line as the plan read it (SHAs, newest first). */
+  readonly line: readonly string[];
   readonly items: readonly WorkItem<GitItemInput>[];
   readonly batchSize: number;
 }
@@ -136,7 +174,7 @@ class GitSession {
     for (const item of this.#o.items) {
       if (loadAsvConfig(this.#o.db, this.#o.repo, item.input.baseSha) === undefined) bases.add(item.input.baseSha);
     }
-    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.defaultBranch, [...bases]);
+    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases]);
     saveAsvConfigs(this.#o.db, this.#o.repo, found);
     return found;
   }

@@ -75,10 +75,16 @@ describe('git adapter', () => {
       edit: null,
     };
     const shas = Object.keys(expected).map((k) => repo.sha(refs[k]!));
-    const batched = await git.findAsvConfigs(repo.path, 'main', shas);
+    const line = (await git.graph(repo.path, 'main', { firstParent: true })).map((c) => c.sha);
+    const batched = await git.findAsvConfigs(repo.path, line, shas);
     for (const [name, want] of Object.entries(expected)) {
       expect(await git.findAsvConfig(repo.path, repo.sha(refs[name]!)), name).toEqual(want);
       expect(batched.get(repo.sha(refs[name]!)), name).toEqual(want);
+    }
+    // A part of the line: read from the oldest wanted commit's tree, the same answers.
+    for (const part of [['dropBench', 'toJsonc'], ['addRoot'], ['addBench', 'noAsv']]) {
+      const some = await git.findAsvConfigs(repo.path, line, part.map((k) => repo.sha(refs[k]!)));
+      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(Object.fromEntries(part.map((k) => [k, expected[k]])));
     }
   });
 
