@@ -173,6 +173,18 @@ export function titleFromMessage(message: string): string {
   return lines[0] ?? '';
 }
 
+/**
+ * The branch a merge commit's message names (`Merge pull request #N from owner/branch-name` →
+ * `branch-name`; GitHub's `head.ref`, which may itself hold `/`), or null (a squash commit names none).
+ */
+export function headRefFromMessage(message: string): string | null {
+  const subject = parsePrSubject(message);
+  if (subject?.kind !== 'merge') return null;
+  const slash = subject.from.indexOf('/');
+  const ref = slash < 0 ? subject.from : subject.from.slice(slash + 1);
+  return ref === '' ? null : ref;
+}
+
 /** `https://github.com/o/r/pull/N` when the clone's remote is GitHub. */
 export function pullUrl(remote: string | null, repo: string, number: number): string | null {
   if (!remote || !/github\.com[:/]/i.test(remote)) return null;
@@ -198,6 +210,8 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
   const missing: string[] = [...GIT_MISSING];
   if (input.url === null) missing.push('url');
   if (c.headSha === null) missing.push('headSha');
+  const headRef = headRefFromMessage(commit.message);
+  if (headRef === null) missing.push('headRef');
   // Some text is not UTF-8: its changes are in the diff as binary patches (exact, not readable).
   if ((commit.bytePatches ?? []).length > 0) missing.push('diff.bytes');
   return {
@@ -217,6 +231,7 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
     baseSha: c.baseSha,
     mergeSha: c.mergeSha,
     headSha: c.headSha,
+    headRef,
     files: [...commit.files],
     additions: commit.files.reduce((n, f) => n + f.additions, 0),
     deletions: commit.files.reduce((n, f) => n + f.deletions, 0),

@@ -6,7 +6,8 @@ import { collectFromGitHub, planGitHub, runProblem, type Collected } from './git
 import type { CollectInput } from './input.js';
 import type { CollectOutput, PullRequest } from './pull-request.js';
 
-const VERSION = 1;
+// 2: records keep the branch the pull request came from (`headRef`), which the message rules read
+const VERSION = 2;
 
 /** Records made by `run`, handed to `persist` with their outcome (never kept in the ledger). */
 const records = new WeakMap<object, PullRequest>();

@@ -20,7 +20,8 @@ export interface FilterInput {
  */
 export const filterStage = defineStage<FilterInput, FilterOutput>({
   name: 'filter',
-  version: 1,
+  // 2: the name of the branch the pull request came from is read for performance cues
+  version: 2,
   description: 'rules: merged into the default branch, asv config at the base commit, core files touched, size limits, message patterns',
   system: 'local',
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CommitHeader } from '../../pipeline/services/git-parse.js';
-import { monthWindow } from '../../pipeline/window.js';
+import { monthWindow, type Window } from '../../pipeline/window.js';
 import { branchStartDates, findGitPullRequests, mainline, parsePrSubject, pullRequestsInWindow, pullUrl, titleFromMessage, windowSpan } from '../../stages/collect/git-pulls.js';
 import { mulberry32 } from '../helpers/prng.js';
 
@@ -103,7 +103,7 @@ describe('pull requests in a git history (pure)', () => {
   }
 
   /** What the git source reads for a window: git's `--first-parent --since` walk, then `newest ^base`. */
-  function windowView(graph: readonly CommitHeader[], tip: string, window: { start: string; end: string }, slackDays: number) {
+  function windowView(graph: readonly CommitHeader[], tip: string, window: Window, slackDays: number) {
     const commits = new Map(graph.map((x) => [x.sha, x]));
     const since = new Date(Date.parse(window.start) - slackDays * 86_400_000).toISOString();
     const line: CommitHeader[] = [];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { runStage } from '../../pipeline/runner.js';
 import { GitService } from '../../pipeline/services/git.js';
-import { monthWindow } from '../../pipeline/window.js';
+import { monthWindow, rangeWindow } from '../../pipeline/window.js';
 import { findGitPullRequests } from '../../stages/collect/git-pulls.js';
 import { readWindow } from '../../stages/collect/git-source.js';
 import { collectStage } from '../../stages/collect/index.js';
@@ -51,7 +51,7 @@ describe('collect --source git:PATH over a window', () => {
 
   it('collects a month with the same records as a run over the whole year keeps for it', async () => {
     const year = testContext();
-    await runStage(year.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: { start: '2023-01-01T00:00:00.000Z', end: '2026-01-01T00:00:00.000Z' } }));
+    await runStage(year.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: rangeWindow(new Date('2023-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z')) }));
     const month = testContext();
     const report = await runStage(month.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: '2024-05' }));
     expect(report.failed).toEqual({});
