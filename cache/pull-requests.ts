@@ -1,23 +1,37 @@
-import { hashOf, sha256 } from '../pipeline/hash.js';
+import { createHash } from 'node:crypto';
 import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
 import { prepared } from './prepared.js';
 import type { Db } from './store.js';
 
+/** A pull request record as it is stored: its JSON without the diff, and its content hash. */
+export interface SerializedPullRequest {
+  readonly json: string;
+  readonly contentHash: string;
+}
+
 /**
- * Content hash of a pull request record, diff included; downstream inputs depend on it. The diff
- * (often most of the record) is hashed as raw text rather than escaped into the JSON.
+ * The record's JSON (without the diff, which is stored as it is) and its content hash, the
+ * SHA-256 of that JSON and the diff; downstream inputs depend on it. The JSON is the record's own
+ * key order: collect's sources validate their records with `pullRequestSchema`, which gives every
+ * record the schema's order, so that equal records give equal text.
  */
-export function pullRequestHash(pr: PullRequest): string {
+export function serializePullRequest(pr: PullRequest): SerializedPullRequest {
   const { diff, ...rest } = pr;
-  return hashOf({ ...rest, diff: sha256(diff) });
+  const json = JSON.stringify(rest);
+  const contentHash = createHash('sha256').update(json).update('\0').update(diff).digest('hex');
+  return { json, contentHash };
+}
+
+/** Content hash of a pull request record, diff included (see `serializePullRequest`). */
+export function pullRequestHash(pr: PullRequest): string {
+  return serializePullRequest(pr).contentHash;
 }
 
 /**
  * Stores a collected pull request. Idempotent: an identical record writes nothing. Returns
- * whether a row was written. `contentHash`, when the caller has it, must be `pullRequestHash(pr)`.
+ * whether a row was written. `serialized`, when the caller has it, must be `serializePullRequest(pr)`.
  */
-export function savePullRequest(db: Db, pr: PullRequest, contentHash: string = pullRequestHash(pr)): boolean {
-  const { diff, ...rest } = pr;
+export function savePullRequest(db: Db, pr: PullRequest, serialized: SerializedPullRequest = serializePullRequest(pr)): boolean {
   const statement = prepared(
     db,
     `INSERT INTO pull_requests (repo, number, merged_at, base_sha, merge_sha, content_hash, record, diff)
@@ -27,7 +41,7 @@ export function savePullRequest(db: Db, pr: PullRequest, contentHash: string = p
          content_hash = excluded.content_hash, record = excluded.record, diff = excluded.diff
        WHERE pull_requests.content_hash <> excluded.content_hash`,
   );
-  const info = statement.run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, contentHash, JSON.stringify(rest), diff);
+  const info = statement.run(pr.repo, pr.number, pr.mergedAt, pr.baseSha, pr.mergeSha, serialized.contentHash, serialized.json, pr.diff);
   return info.changes > 0;
 }
 

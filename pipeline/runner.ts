@@ -154,10 +154,18 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     readonly outcome: Outcome<unknown>;
     readonly t0: number;
   }
+  /** The status an item's row has once `plan` has run: reset to pending when its input or version changed. */
+  const statusAfterPlan = (entry: PlannedItem) => {
+    const row = decided.get(entry.key);
+    return row && row.inputHash === entry.inputHash && row.stageVersion === stage.version ? row.status : 'pending';
+  };
   // Results of items that finish together are committed together (their rows and ledger entries).
   const committer = new GroupCommit<Finished>(
     ctx.db,
-    ({ item, entry, outcome }) => record(ctx, stage, item, entry, outcome),
+    ({ item, entry, outcome }) => {
+      stage.persist?.(ctx.db, item, outcome);
+      ctx.ledger.completeMany(stage.name, stage.version, [{ item: entry, completion: completion(outcome), previous: statusAfterPlan(entry) }], ctx.runId);
+    },
     ({ itemCtx, entry, outcome, t0 }, error) => {
       if (error !== undefined) return recordFailure(itemCtx, entry, error, t0);
       if (outcome.status === 'done') done.count += 1;
@@ -190,11 +198,6 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     committer.add({ itemCtx, item, entry, outcome, t0 });
   };
 
-  /** The status an item's row has once `plan` has run: reset to pending when its input or version changed. */
-  const statusAfterPlan = (p: (typeof planned)[number]) => {
-    const row = decided.get(p.item.key);
-    return row && row.inputHash === p.entry.inputHash && row.stageVersion === stage.version ? row.status : 'pending';
-  };
   const recorded = (p: (typeof planned)[number], outcome: Outcome<unknown>, t0: number) => {
     if (outcome.status === 'done') done.count += 1;
     else bump(dropped, outcome.reason);
@@ -227,7 +230,7 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     }
     const write = (list: typeof finished) => {
       for (const { p, outcome } of list) stage.persist?.(ctx.db, p.item, outcome);
-      ctx.ledger.completeMany(stage.name, stage.version, list.map(({ p, outcome }) => ({ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p) })), ctx.runId);
+      ctx.ledger.completeMany(stage.name, stage.version, list.map(({ p, outcome }) => ({ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) })), ctx.runId);
     };
     try {
       ctx.db.transaction(() => write(finished)).immediate();
@@ -281,12 +284,6 @@ function itemContext(ctx: PipelineContext, stage: ItemContext['stage'], key: str
     enumerable: true,
     get: () => (log ??= ctx.log.child({ stage, item: key })),
   }) as ItemContext;
-}
-
-/** An item's rows and its ledger entry; called inside the group commit's transaction. */
-function record(ctx: PipelineContext, stage: AnyStage, item: WorkItem<unknown>, entry: PlannedItem, outcome: Outcome<unknown>): void {
-  stage.persist?.(ctx.db, item, outcome);
-  ctx.ledger.complete(stage.name, stage.version, entry, completion(outcome), ctx.runId);
 }
 
 function completion(outcome: Outcome<unknown>): Completion {

@@ -122,6 +122,61 @@ export function parseLog(output: string, marker: string): LogCommit[] {
   return commits;
 }
 
+/**
+ * Cuts raw `git log --format=<logFormat(marker)>` output, fed in chunks as git writes it, into
+ * whole records (each one from its `\0<marker>H` up to the next): a record is handed out as soon
+ * as the next one starts, the last one by `end`. Each byte is copied once, however large a record.
+ */
+export class LogRecordSplitter {
+  readonly #separator: Buffer;
+  #parts: Buffer[] = [];
+  #length = 0;
+  /** The last bytes of the current record, where a separator cut by a chunk boundary begins. */
+  #tail: Buffer = Buffer.alloc(0);
+
+  constructor(marker: string) {
+    this.#separator = Buffer.from(`\0${marker}H`);
+  }
+
+  push(chunk: Buffer): Buffer[] {
+    const records: Buffer[] = [];
+    const window = this.#tail.length > 0 ? Buffer.concat([this.#tail, chunk]) : chunk;
+    const windowStart = this.#length - this.#tail.length;
+    this.#parts.push(chunk);
+    this.#length += chunk.length;
+    const cuts: number[] = [];
+    for (let at = window.indexOf(this.#separator); at >= 0; at = window.indexOf(this.#separator, at + 1)) {
+      if (windowStart + at > 0) cuts.push(windowStart + at);
+    }
+    let current = window;
+    if (cuts.length > 0) {
+      const data = Buffer.concat(this.#parts, this.#length);
+      let start = 0;
+      for (const cut of cuts) {
+        records.push(data.subarray(start, cut));
+        start = cut;
+      }
+      current = data.subarray(start);
+      this.#parts = [current];
+      this.#length = current.length;
+    }
+    const keep = Math.min(this.#separator.length - 1, this.#length);
+    this.#tail = Buffer.from(current.subarray(current.length - keep));
+    return records;
+  }
+
+  /** The last record (null when git wrote none). */
+  end(): Buffer | null {
+    const rest = Buffer.concat(this.#parts, this.#length);
+    this.#parts = [];
+    this.#length = 0;
+    this.#tail = Buffer.alloc(0);
+    if (rest.toString('utf8').trim() === '') return null;
+    if (rest.indexOf(this.#separator) !== 0) throw new SyntaxError(`git: output before the first commit: ${JSON.stringify(rest.subarray(0, 80).toString('utf8'))}`);
+    return rest;
+  }
+}
+
 const NUMSTAT_RE = /^(\d+|-)\t(\d+|-)\t(.*)$/;
 
 /** The part of a record after its header: numstat lines, then the patch (if any). */

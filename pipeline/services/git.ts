@@ -9,6 +9,7 @@ import {
   binarySection,
   GRAPH_FORMAT,
   logFormat,
+  LogRecordSplitter,
   newLogMarker,
   parseCatFileBatch,
   parseCommitHeader,
@@ -42,6 +43,24 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Exit codes that are not failures (e.g. 1 for `git show` of a missing path is still an error; `rev-parse --verify -q` uses 1). */
   readonly okCodes?: readonly number[];
+  /** Output handed over as git writes it, instead of collected (the result's `stdout` is then empty). */
+  readonly onStdout?: (chunk: Buffer) => void;
+  /** Once git is started: a handle that pauses and resumes the reading of its output (git waits meanwhile). */
+  readonly onStart?: (output: OutputFlow) => void;
+}
+
+/** Pauses and resumes the reading of a process's output. */
+export interface OutputFlow {
+  pause(): void;
+  resume(): void;
+}
+
+/** One commit of `streamCommits`: read and parsed, or what went wrong with it. */
+export type StreamedCommit = { readonly sha: string; readonly commit: LogCommit } | { readonly sha: string; readonly error: unknown };
+
+/** A `streamCommits` read: its reading paused and resumed at will, `done` settled once git has ended and every commit was handed over. */
+export interface CommitStream extends OutputFlow {
+  readonly done: Promise<void>;
 }
 
 export interface RunResult {
@@ -134,7 +153,9 @@ export class GitService {
       }, timeoutMs);
       const onAbort = () => child.kill('SIGKILL');
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      if (options.onStdout) child.stdout.on('data', options.onStdout);
+      else child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      options.onStart?.({ pause: () => child.stdout.pause(), resume: () => child.stdout.resume() });
       child.stderr.on('data', (chunk: Buffer) => {
         err = (err + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
@@ -241,6 +262,60 @@ export class GitService {
     const marker = newLogMarker();
     const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${logFormat(marker)}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
     return this.#parseLogOutput(repo, (await this.run(repo, args, { input: `${shas.join('\n')}\n` })).stdout, marker);
+  }
+
+  /**
+   * Named commits with their patches, as `commits` gives them, from one git process whose output
+   * is read as git writes it: each commit is handed to `onCommit` as soon as it is complete (in
+   * the order given), so that the work on the first ones overlaps git's on the next. A commit git
+   * wrote but that cannot be parsed is handed over with its error; a failure of git itself
+   * rejects `done` (the commits handed over until then stand).
+   */
+  streamCommits(repo: string, shas: readonly string[], onCommit: (result: StreamedCommit) => void): CommitStream {
+    const marker = newLogMarker();
+    const splitter = new LogRecordSplitter(marker);
+    const headerAt = Buffer.byteLength(`\0${marker}H`);
+    let flow: OutputFlow | null = null;
+    let paused = false;
+    // Records are parsed in order; one that needs its blobs (a byte-exact patch) waits for them.
+    let chain = Promise.resolve();
+    const deliver = (record: Buffer) => {
+      chain = chain.then(async () => {
+        const sha = record.subarray(headerAt, headerAt + 64).toString('latin1').split('\x1f')[0]!;
+        try {
+          const [commit] = await this.#parseLogOutput(repo, record, marker);
+          onCommit(commit ? { sha: commit.sha, commit } : { sha, error: new SyntaxError(`git: an empty record for ${sha}`) });
+        } catch (error) {
+          onCommit({ sha, error });
+        }
+      });
+    };
+    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${logFormat(marker)}`, '-p', '--diff-merges=first-parent', ...DIFF_ARGS];
+    const done = this.run(repo, args, {
+      input: `${shas.join('\n')}\n`,
+      onStdout: (chunk) => {
+        for (const record of splitter.push(chunk)) deliver(record);
+      },
+      onStart: (f) => {
+        flow = f;
+        if (paused) f.pause();
+      },
+    }).then(async () => {
+      const last = splitter.end();
+      if (last) deliver(last);
+      await chain;
+    });
+    return {
+      done,
+      pause: () => {
+        paused = true;
+        flow?.pause();
+      },
+      resume: () => {
+        paused = false;
+        flow?.resume();
+      },
+    };
   }
 
   /**

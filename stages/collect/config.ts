@@ -11,7 +11,7 @@ export const collectConfig = z
     comments: z.boolean().default(true),
     /** Longest a single git process may run (the git source reads whole histories). */
     gitTimeoutMs: z.number().int().positive().default(600_000),
-    /** Commits read per git process by the git source (bounds memory; each batch is one `git log`). */
+    /** Commits the git source holds read ahead of their items (bounds memory; one `git log` reads them all). */
     gitBatchSize: z.number().int().positive().default(500),
     /**
      * The git source reads the default branch's first-parent line only down to this many days

@@ -1,9 +1,9 @@
 /**
  * Collect from a local clone with git, no API. The plan reads only the window's part of the
- * history, without diffs (`readWindow`); the items' commits are then read in a few `git log -p`
- * processes (batches of `collect.gitBatchSize`, in plan order, the next batch read ahead; line
- * counts come from the patches), and the asv configs of their base commits in three processes
- * whatever their number.
+ * history, without diffs (`readWindow`); the items' commits are then read by one `git log -p`
+ * process whose output is taken as git writes it (in plan order, at most `collect.gitBatchSize`
+ * commits ahead of their items; line counts come from the patches), and the asv configs of their
+ * base commits in three processes whatever their number.
  */
 import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
@@ -11,7 +11,7 @@ import type { Ledger } from '../../cache/ledger.js';
 import { ItemError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
-import { openLocalRepository, type GitService } from '../../pipeline/services/git.js';
+import { openLocalRepository, type CommitStream, type GitService, type StreamedCommit } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
 import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
@@ -117,12 +117,15 @@ interface SessionOptions {
 class GitSession {
   readonly path: string;
   readonly #o: SessionOptions;
-  /** Commits to read, in plan order, cut into batches; decided at the first request. */
-  #batches: string[][] | null = null;
-  readonly #batchOf = new Map<string, number>();
-  readonly #loading = new Map<number, Promise<Map<string, LogCommit>>>();
-  /** Batches whose read failed: their commits are read one by one. */
-  readonly #failed = new Set<number>();
+  /** The commits the stream reads, decided at the first request; null before. */
+  #wanted: Set<string> | null = null;
+  #stream: CommitStream | null = null;
+  #paused = false;
+  /** Commits read and not taken yet (their items have not asked), with their errors. */
+  readonly #arrived = new Map<string, StreamedCommit>();
+  readonly #waiting = new Map<string, (result: StreamedCommit | null) => void>();
+  /** Once git has ended: how (null: it read every commit). */
+  #ended: { error: unknown } | null | undefined = undefined;
   #asv: Promise<Map<string, AsvConfigFile | null>> | null = null;
 
   constructor(options: SessionOptions) {
@@ -132,29 +135,16 @@ class GitSession {
 
   /** A commit with its files and patch against its first parent. */
   async commit(sha: string): Promise<LogCommit> {
-    this.#batches ??= this.#plan(sha);
-    const index = this.#batchOf.get(sha);
-    if (index === undefined || this.#failed.has(index)) return this.#single(sha);
-    let batch: Map<string, LogCommit>;
-    try {
-      batch = await this.#load(index);
-    } catch (error) {
-      // One commit that git cannot read (a blob missing from a partial clone) or whose output
-      // cannot be parsed fails its whole batch: its commits are read one by one instead, so
-      // that only the commits at fault fail.
-      if (!this.#failed.has(index)) {
-        this.#failed.add(index);
-        this.#loading.delete(index);
-        this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, batch: index, commits: this.#batches[index]!.length, err: (error as Error).message }, 'a batch of commits could not be read at once; reading its commits one by one');
-      }
-      return this.#single(sha);
+    if (this.#wanted === null) this.#start(sha);
+    if (!this.#wanted!.has(sha)) return this.#single(sha);
+    const result = await this.#take(sha);
+    if (result === null) {
+      // git stopped before this commit: it is read alone, so that only the commits at fault fail.
+      if (this.#ended) return this.#single(sha);
+      throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
     }
-    if (index + 1 < this.#batches.length) void this.#load(index + 1).catch(() => undefined);
-    const commit = batch.get(sha);
-    if (!commit) throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
-    batch.delete(sha);
-    if (batch.size === 0) this.#loading.delete(index);
-    return commit;
+    if ('error' in result) throw result.error;
+    return result.commit;
   }
 
   /** The asv config at a base commit: the store first, then one batched git read for all bases of the plan. */
@@ -180,11 +170,13 @@ class GitSession {
   }
 
   /**
-   * Which commits to read: the items the runner will run. By the first run the runner has put
-   * every item whose input or version changed back to pending, so those are the items not done
-   * or dropped. If the first request is for an item that is done (a forced run), every item.
+   * Starts the one git process that reads the commits of the items the runner will run, in plan
+   * order. By the first run the runner has put every item whose input or version changed back to
+   * pending, so those are the items not done or dropped. If the first request is for an item that
+   * is done (a forced run), every item. At most `collect.gitBatchSize` commits are held read
+   * ahead of their items: beyond that git waits.
    */
-  #plan(firstSha: string): string[][] {
+  #start(firstSha: string): void {
     const { items, ledger } = this.#o;
     const pending = items.filter((item) => {
       const status = ledger.get('collect', item.key)?.status;
@@ -192,20 +184,48 @@ class GitSession {
     });
     const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
     const shas = chosen.map((i) => i.input.mergeSha);
-    const batches: string[][] = [];
-    for (let i = 0; i < shas.length; i += this.#o.batchSize) batches.push(shas.slice(i, i + this.#o.batchSize));
-    batches.forEach((batch, index) => batch.forEach((sha) => this.#batchOf.set(sha, index)));
-    return batches;
+    this.#wanted = new Set(shas);
+    if (shas.length === 0) return;
+    this.#stream = this.#o.git.streamCommits(this.path, shas, (result) => {
+      const waiting = this.#waiting.get(result.sha);
+      if (waiting) {
+        this.#waiting.delete(result.sha);
+        waiting(result);
+        return;
+      }
+      this.#arrived.set(result.sha, result);
+      if (!this.#paused && this.#arrived.size >= this.#o.batchSize) {
+        this.#paused = true;
+        this.#stream?.pause();
+      }
+    });
+    this.#stream.done.then(
+      () => this.#end(null),
+      (error: unknown) => {
+        this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, commits: shas.length, err: (error as Error).message }, 'git stopped before reading every commit; reading the rest one by one');
+        this.#end({ error });
+      },
+    );
   }
 
-  #load(index: number): Promise<Map<string, LogCommit>> {
-    let loading = this.#loading.get(index);
-    if (!loading) {
-      const shas = this.#batches![index]!;
-      loading = this.#o.git.commits(this.path, shas, { patch: true }).then((list) => new Map(list.map((c) => [c.sha, c])));
-      this.#loading.set(index, loading);
+  #take(sha: string): Promise<StreamedCommit | null> {
+    const arrived = this.#arrived.get(sha);
+    if (arrived) {
+      this.#arrived.delete(sha);
+      if (this.#paused && this.#arrived.size <= this.#o.batchSize / 2) {
+        this.#paused = false;
+        this.#stream?.resume();
+      }
+      return Promise.resolve(arrived);
     }
-    return loading;
+    if (this.#ended !== undefined || !this.#stream) return Promise.resolve(null);
+    return new Promise((resolve) => this.#waiting.set(sha, resolve));
+  }
+
+  #end(how: { error: unknown } | null): void {
+    this.#ended = how;
+    for (const resolve of this.#waiting.values()) resolve(null);
+    this.#waiting.clear();
   }
 
   async #single(sha: string): Promise<LogCommit> {

@@ -1,4 +1,4 @@
-import { pullRequestHash, savePullRequest } from '../../cache/pull-requests.js';
+import { savePullRequest, serializePullRequest, type SerializedPullRequest } from '../../cache/pull-requests.js';
 import { missingCredential } from '../../pipeline/credentials.js';
 import { defineStage, type Outcome } from '../../pipeline/stage.js';
 import { collectFromGit, planGit } from './git-source.js';
@@ -6,11 +6,12 @@ import { collectFromGitHub, planGitHub, runProblem, type Collected } from './git
 import type { CollectInput } from './input.js';
 import type { CollectOutput, PullRequest } from './pull-request.js';
 
-// 2: records keep the branch the pull request came from (`headRef`), which the message rules read
+// 2: records keep the branch the pull request came from (`headRef`), which the message rules
+// read; the content hash is the SHA-256 of the stored JSON and the diff
 const VERSION = 2;
 
 /** Records made by `run`, handed to `persist` with their outcome (never kept in the ledger). */
-const records = new WeakMap<object, PullRequest>();
+const records = new WeakMap<object, { record: PullRequest; serialized: SerializedPullRequest }>();
 
 /**
  * collect: every pull request merged into a repository's default branch in the window, with
@@ -41,17 +42,18 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
     else collected = await collectFromGitHub(ctx, input);
     if ('dropped' in collected) return { status: 'dropped', reason: collected.dropped, detail: collected.detail };
     const record = collected.record;
+    const serialized = serializePullRequest(record);
     const outcome: Outcome<CollectOutput> = {
       status: 'done',
-      output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: pullRequestHash(record) },
+      output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: serialized.contentHash },
       ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
     };
-    records.set(outcome, record);
+    records.set(outcome, { record, serialized });
     return outcome;
   },
 
   persist(db, _item, outcome) {
-    const record = records.get(outcome);
-    if (record && outcome.status === 'done') savePullRequest(db, record, outcome.output.contentHash);
+    const kept = records.get(outcome);
+    if (kept && outcome.status === 'done') savePullRequest(db, kept.record, kept.serialized);
   },
 });

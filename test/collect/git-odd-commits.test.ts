@@ -74,7 +74,7 @@ describe('collect --source git:PATH on commits whose patches hold NUL bytes', ()
     expect(patch.includes('\0')).toBe(true);
   });
 
-  it('collects every PR of the batch, and each diff applies to its base giving the merge commit\'s tree', async () => {
+  it('collects every PR read by the same git process, and each diff applies to its base giving the merge commit\'s tree', async () => {
     const t = testContext({ config: { collect: { gitBatchSize: 500 } } });
     const report = await runStage(t.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['o/odd'] }));
     expect(report.failed).toEqual({});
@@ -127,7 +127,7 @@ describe('collect --source git:PATH when git cannot read one commit of a batch',
   });
   const built31 = (r: GitHistory) => r.prs.find((p) => p.number === 31)!.mergeSha;
 
-  it('fails only that commit\'s pull request; the others of its batch are collected', async () => {
+  it('fails only that commit\'s pull request; the others read by the same git process are collected', async () => {
     const t = testContext();
     const report = await runStage(t.ctx, collectStage, testScope({ source: { kind: 'git', path: broken.path }, repos: ['o/broken'] }));
     expect(report.done).toBe(2);
@@ -139,6 +139,6 @@ describe('collect --source git:PATH when git cannot read one commit of a batch',
       ['o/broken#32', 'done'],
     ]);
     expect(rows[1]!.lastError).toMatch(/git log/);
-    expect(t.logs.some((l) => l.includes('reading its commits one by one'))).toBe(true);
+    expect(t.logs.some((l) => l.includes('git stopped before reading every commit'))).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import {
   parseCatFileBatch,
   parseCommitBody,
   logFormat,
+  LogRecordSplitter,
   newLogMarker,
   parseLog,
   parseLsTree,
@@ -115,6 +116,29 @@ describe('git output parsers', () => {
     expect(commits[0]!.committerDate).toBe('2025-04-01T09:00:00.000Z');
     expect(() => parseLog(out, 'pm-another-process')).toThrow(/output before the first commit/);
     expect(() => parseLog(`\0${m}H${HEADER(sha2, '', 'x')}\0${m}H${HEADER(sha1, '', 'y')}`, m)).toThrow(/malformed log record 1/);
+  });
+
+  it('cuts output fed in chunks of any size into the same records, separators cut by a chunk boundary included', () => {
+    const m = 'pm00112233445566778899aabb';
+    const records = [
+      `\0${m}H${HEADER('a'.repeat(40), '', 'one')}\0${m}B\n\n1\t0\tx.py\n`,
+      `\0${m}H${HEADER('b'.repeat(40), '', 'two')}\0${m}B\ndiff --git a/x b/x\n+\0\0pm00112233445566778899aaXH\n${'+y\n'.repeat(5000)}`,
+      `\0${m}H${HEADER('c'.repeat(40), '', 'three')}\0${m}B`,
+    ];
+    const out = Buffer.from(records.join(''));
+    for (const size of [1, 2, 3, 7, 29, 30, 31, 4096, out.length]) {
+      const splitter = new LogRecordSplitter(m);
+      const got: string[] = [];
+      for (let i = 0; i < out.length; i += size) for (const r of splitter.push(out.subarray(i, i + size))) got.push(r.toString());
+      const last = splitter.end();
+      if (last) got.push(last.toString());
+      expect(got, `chunks of ${size}`).toEqual(records);
+      expect(got.map((r) => parseLog(r, m)[0]!.message)).toEqual(['one', 'two', 'three']);
+    }
+    expect(new LogRecordSplitter(m).end()).toBeNull();
+    const stray = new LogRecordSplitter(m);
+    stray.push(Buffer.from('fatal: something\n'));
+    expect(() => stray.end()).toThrow(/output before the first commit/);
   });
 
   it('makes a new marker for every process, and a format that puts it before each header and body', () => {
