@@ -254,7 +254,7 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
 
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   try {
-    if (stage.runBatch) {
+    if (stage.runBatch && (stage.batched?.(scope) ?? true)) {
       for (let i = 0; i < toRun.length; i += batchSize) {
         if (options.drain?.aborted || configError || ctx.signal.aborted) {
           notStarted += toRun.length - i;

@@ -84,6 +84,8 @@ export interface Stage<I = unknown, O = unknown> {
    * fails as a bug); a throw fails the whole chunk.
    */
   runBatch?(ctx: PipelineContext, items: readonly WorkItem<I>[]): Promise<readonly BatchResult<I, O>[]>;
+  /** Whether the runner uses `runBatch` for this scope (default: whenever the stage has it). */
+  batched?(scope: Scope): boolean;
   /** Writes the item's rows into the stage's own tables; runs in the ledger's transaction. */
   persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O>): void;
   /** Runs once after the items (e.g. emit writes the month's files). */

@@ -124,8 +124,9 @@ export function parseLog(output: string, marker: string): LogCommit[] {
 
 /**
  * Cuts raw `git log --format=<logFormat(marker)>` output, fed in chunks as git writes it, into
- * whole records (each one from its `\0<marker>H` up to the next): a record is handed out as soon
- * as the next one starts, the last one by `end`. Each byte is copied once, however large a record.
+ * whole records (each one from its `\0<marker>H` up to the next): the records a chunk completes
+ * are handed out together, as one buffer, as soon as the next one starts; the last one by `end`.
+ * Each byte is copied once, however large a record.
  */
 export class LogRecordSplitter {
   readonly #separator: Buffer;
@@ -138,25 +139,20 @@ export class LogRecordSplitter {
     this.#separator = Buffer.from(`\0${marker}H`);
   }
 
-  push(chunk: Buffer): Buffer[] {
-    const records: Buffer[] = [];
+  /** The records this chunk completes, as one buffer (null: none yet). */
+  push(chunk: Buffer): Buffer | null {
     const window = this.#tail.length > 0 ? Buffer.concat([this.#tail, chunk]) : chunk;
     const windowStart = this.#length - this.#tail.length;
     this.#parts.push(chunk);
     this.#length += chunk.length;
-    const cuts: number[] = [];
-    for (let at = window.indexOf(this.#separator); at >= 0; at = window.indexOf(this.#separator, at + 1)) {
-      if (windowStart + at > 0) cuts.push(windowStart + at);
-    }
+    const last = window.lastIndexOf(this.#separator);
+    const cut = last >= 0 ? windowStart + last : -1;
+    let records: Buffer | null = null;
     let current = window;
-    if (cuts.length > 0) {
+    if (cut > 0) {
       const data = Buffer.concat(this.#parts, this.#length);
-      let start = 0;
-      for (const cut of cuts) {
-        records.push(data.subarray(start, cut));
-        start = cut;
-      }
-      current = data.subarray(start);
+      records = data.subarray(0, cut);
+      current = data.subarray(cut);
       this.#parts = [current];
       this.#length = current.length;
     }

@@ -277,16 +277,32 @@ export class GitService {
     const headerAt = Buffer.byteLength(`\0${marker}H`);
     let flow: OutputFlow | null = null;
     let paused = false;
-    // Records are parsed in order; one that needs its blobs (a byte-exact patch) waits for them.
+    // Records are parsed in order, those of a chunk together; one that needs its blobs (a
+    // byte-exact patch) waits for them. Output that cannot be parsed is parsed again record by
+    // record, so that only the commits at fault are handed over with an error.
     let chain = Promise.resolve();
-    const deliver = (record: Buffer) => {
+    const separator = Buffer.from(`\0${marker}H`);
+    const records = (out: Buffer) => {
+      const starts: number[] = [];
+      for (let at = out.indexOf(separator); at >= 0; at = out.indexOf(separator, at + 1)) starts.push(at);
+      return starts.map((start, i) => out.subarray(start, starts[i + 1] ?? out.length));
+    };
+    const deliver = (out: Buffer) => {
       chain = chain.then(async () => {
-        const sha = record.subarray(headerAt, headerAt + 64).toString('latin1').split('\x1f')[0]!;
         try {
-          const [commit] = await this.#parseLogOutput(repo, record, marker);
-          onCommit(commit ? { sha: commit.sha, commit } : { sha, error: new SyntaxError(`git: an empty record for ${sha}`) });
-        } catch (error) {
-          onCommit({ sha, error });
+          for (const commit of await this.#parseLogOutput(repo, out, marker)) onCommit({ sha: commit.sha, commit });
+          return;
+        } catch {
+          // one record at a time below
+        }
+        for (const record of records(out)) {
+          const sha = record.subarray(headerAt, headerAt + 64).toString('latin1').split('\x1f')[0]!;
+          try {
+            const [commit] = await this.#parseLogOutput(repo, record, marker);
+            onCommit(commit ? { sha: commit.sha, commit } : { sha, error: new SyntaxError(`git: an empty record for ${sha}`) });
+          } catch (error) {
+            onCommit({ sha, error });
+          }
         }
       });
     };
@@ -294,7 +310,8 @@ export class GitService {
     const done = this.run(repo, args, {
       input: `${shas.join('\n')}\n`,
       onStdout: (chunk) => {
-        for (const record of splitter.push(chunk)) deliver(record);
+        const complete = splitter.push(chunk);
+        if (complete) deliver(complete);
       },
       onStart: (f) => {
         flow = f;

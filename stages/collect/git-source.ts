@@ -5,7 +5,7 @@
  * commits ahead of their items; line counts come from the patches), and the asv configs of their
  * base commits in three processes whatever their number.
  */
-import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
+import { loadAsvConfig, loadAsvConfigs, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
 import { ItemError } from '../../pipeline/errors.js';
@@ -13,7 +13,7 @@ import type { Logger } from '../../pipeline/logging.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
 import { openLocalRepository, type CommitStream, type GitService, type StreamedCommit } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
-import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
+import type { PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
 import type { Window } from '../../pipeline/window.js';
 import type { CollectInput, GitItemInput } from './input.js';
@@ -23,8 +23,11 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
   const git = ctx.services.git;
   const path = scope.source.path;
-  const { name: repo, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
-  const remote = await git.remoteUrl(path);
+  // The remote is asked for alongside (a path that is not a repository fails with the opening's error).
+  const [opened, remote] = await Promise.allSettled([openLocalRepository(git, path, scope.repos), git.remoteUrl(path)]);
+  if (opened.status === 'rejected') throw opened.reason;
+  if (remote.status === 'rejected') throw remote.reason;
+  const { name: repo, defaultBranch, tip } = opened.value;
   const started = Date.now();
   const found = await readWindow(git, path, tip, scope.window, ctx.config.collect.gitWindowSlackDays);
   const wanted = new Set(scope.prs);
@@ -40,10 +43,13 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     );
   }
   const items = candidates.map((c): WorkItem<GitItemInput> => {
-    const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
+    const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote: remote.value, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  sessions.set(ctx.ledger, new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize }));
+  const session = new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize });
+  sessions.set(ctx.ledger, session);
+  // Every item needs its base's asv config: read them while the runner plans (no item can end before).
+  if (items.length > 0) session.readAsvConfigs();
   return items;
 }
 
@@ -80,7 +86,7 @@ export async function readWindow(
   return { ...found, line: line.map((c) => c.sha), sideCommits };
 }
 
-export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Promise<PullRequest> {
+export async function collectFromGit(ctx: PipelineContext, input: GitItemInput): Promise<PullRequest> {
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
@@ -147,26 +153,36 @@ class GitSession {
     return result.commit;
   }
 
-  /** The asv config at a base commit: the store first, then one batched git read for all bases of the plan. */
+  /**
+   * The asv config at a base commit: for all bases of the plan at once, those the store has and
+   * one batched git read for the others; a base outside the plan, the store then git.
+   */
   async asvConfig(baseSha: string): Promise<AsvConfigFile | null> {
+    const found = await this.readAsvConfigs();
+    if (found.has(baseSha)) return found.get(baseSha)!;
     const stored = loadAsvConfig(this.#o.db, this.#o.repo, baseSha);
     if (stored !== undefined) return stored;
-    this.#asv ??= this.#readAsvConfigs(baseSha);
-    const found = await this.#asv;
-    if (found.has(baseSha)) return found.get(baseSha)!;
     const one = await this.#o.git.findAsvConfig(this.path, baseSha);
     saveAsvConfig(this.#o.db, this.#o.repo, baseSha, one);
     return one;
   }
 
-  async #readAsvConfigs(first: string): Promise<Map<string, AsvConfigFile | null>> {
-    const bases = new Set<string>([first]);
-    for (const item of this.#o.items) {
-      if (loadAsvConfig(this.#o.db, this.#o.repo, item.input.baseSha) === undefined) bases.add(item.input.baseSha);
-    }
-    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases]);
+  /** The asv configs of every base of the plan, read once (when git cannot, each base is read alone). */
+  readAsvConfigs(): Promise<Map<string, AsvConfigFile | null>> {
+    this.#asv ??= this.#readAsvConfigs().catch((error: unknown) => {
+      this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, err: (error as Error).message }, 'the asv configs of the base commits could not be read at once; reading them one by one');
+      return new Map<string, AsvConfigFile | null>();
+    });
+    return this.#asv;
+  }
+
+  async #readAsvConfigs(): Promise<Map<string, AsvConfigFile | null>> {
+    const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
+    const known = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
+    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases].filter((sha) => !known.has(sha)));
     saveAsvConfigs(this.#o.db, this.#o.repo, found);
-    return found;
+    for (const [sha, config] of found) known.set(sha, config);
+    return known;
   }
 
   /**

@@ -129,11 +129,17 @@ describe('git output parsers', () => {
     for (const size of [1, 2, 3, 7, 29, 30, 31, 4096, out.length]) {
       const splitter = new LogRecordSplitter(m);
       const got: string[] = [];
-      for (let i = 0; i < out.length; i += size) for (const r of splitter.push(out.subarray(i, i + size))) got.push(r.toString());
+      for (let i = 0; i < out.length; i += size) {
+        const complete = splitter.push(out.subarray(i, i + size));
+        if (complete) got.push(complete.toString());
+      }
       const last = splitter.end();
       if (last) got.push(last.toString());
-      expect(got, `chunks of ${size}`).toEqual(records);
-      expect(got.map((r) => parseLog(r, m)[0]!.message)).toEqual(['one', 'two', 'three']);
+      // Whole records only, in order, each byte once.
+      expect(got.join(''), `chunks of ${size}`).toBe(records.join(''));
+      expect(got.every((r) => r.startsWith(`\0${m}H`)), `chunks of ${size}`).toBe(true);
+      expect(got.flatMap((r) => parseLog(r, m).map((c) => c.message)), `chunks of ${size}`).toEqual(['one', 'two', 'three']);
+      if (size === 1) expect(got).toEqual(records);
     }
     expect(new LogRecordSplitter(m).end()).toBeNull();
     const stray = new LogRecordSplitter(m);
