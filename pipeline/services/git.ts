@@ -434,9 +434,9 @@ export class GitService {
   /**
    * The asv config at many commits of one first-parent line (`line`: its SHAs, newest first), in
    * three processes whatever their number, reading only the line's part between the oldest and
-   * the newest of them: the tree of the oldest (its asv config paths), the changes to asv config
-   * paths from there to the newest (replayed to know which exist at each commit), and one
-   * cat-file for the contents. Commits that are not on the line are looked up one by one.
+   * the newest of them: the tree of the oldest (its asv config paths) and, at the same time, the
+   * changes to asv config paths from there to the newest (replayed to know which exist at each
+   * commit), then one cat-file for the contents. Commits that are not on the line are looked up one by one.
    */
   async findAsvConfigs(repo: string, line: readonly string[], shas: readonly string[]): Promise<Map<string, AsvConfigFile | null>> {
     const result = new Map<string, AsvConfigFile | null>();
@@ -452,9 +452,11 @@ export class GitService {
     if (oldest >= 0) {
       const segment = line.slice(newest, oldest + 1).reverse(); // oldest first
       const first = segment[0]!;
-      const tree = await this.lsTree(repo, first, { recursive: true });
+      const [tree, changes] = await Promise.all([
+        this.lsTree(repo, first, { recursive: true }),
+        segment.length > 1 ? this.#asvPathChanges(repo, `${first}..${segment.at(-1)!}`) : new Map<string, { path: string; deleted: boolean }[]>(),
+      ]);
       const present = new Set(tree.filter((e) => e.type === 'blob' && ASV_CONFIG_RE.test(e.path)).map((e) => e.path));
-      const changes = segment.length > 1 ? await this.#asvPathChanges(repo, `${first}..${segment.at(-1)!}`) : new Map<string, { path: string; deleted: boolean }[]>();
       const paths = new Map<string, string>();
       for (const sha of segment) {
         for (const change of changes.get(sha) ?? []) {

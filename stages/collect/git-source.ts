@@ -48,8 +48,9 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   });
   const session = new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize });
   sessions.set(ctx.ledger, session);
-  // Every item needs its base's asv config: read them while the runner plans (no item can end before).
-  if (items.length > 0) session.readAsvConfigs();
+  // Every item needs its base's asv config: they are read (not stored) while the runner plans, as
+  // no item can end before; a dry run reads them for nothing.
+  if (items.length > 0) void session.readAsvConfigs();
   return items;
 }
 
@@ -132,7 +133,8 @@ class GitSession {
   readonly #waiting = new Map<string, (result: StreamedCommit | null) => void>();
   /** Once git has ended: how (null: it read every commit). */
   #ended: { error: unknown } | null | undefined = undefined;
-  #asv: Promise<Map<string, AsvConfigFile | null>> | null = null;
+  #asv: Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> | null = null;
+  #asvSaved = false;
 
   constructor(options: SessionOptions) {
     this.#o = options;
@@ -158,7 +160,11 @@ class GitSession {
    * one batched git read for the others; a base outside the plan, the store then git.
    */
   async asvConfig(baseSha: string): Promise<AsvConfigFile | null> {
-    const found = await this.readAsvConfigs();
+    const { found, read } = await this.readAsvConfigs();
+    if (!this.#asvSaved) {
+      this.#asvSaved = true;
+      saveAsvConfigs(this.#o.db, this.#o.repo, read);
+    }
     if (found.has(baseSha)) return found.get(baseSha)!;
     const stored = loadAsvConfig(this.#o.db, this.#o.repo, baseSha);
     if (stored !== undefined) return stored;
@@ -167,22 +173,25 @@ class GitSession {
     return one;
   }
 
-  /** The asv configs of every base of the plan, read once (when git cannot, each base is read alone). */
-  readAsvConfigs(): Promise<Map<string, AsvConfigFile | null>> {
+  /**
+   * The asv configs of every base of the plan, read once: those the store has, and the others
+   * from git (`read`, stored when an item first asks). When git cannot read them at once, each
+   * base is read alone.
+   */
+  readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
     this.#asv ??= this.#readAsvConfigs().catch((error: unknown) => {
       this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, err: (error as Error).message }, 'the asv configs of the base commits could not be read at once; reading them one by one');
-      return new Map<string, AsvConfigFile | null>();
+      return { found: new Map<string, AsvConfigFile | null>(), read: new Map<string, AsvConfigFile | null>() };
     });
     return this.#asv;
   }
 
-  async #readAsvConfigs(): Promise<Map<string, AsvConfigFile | null>> {
+  async #readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
     const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
-    const known = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
-    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases].filter((sha) => !known.has(sha)));
-    saveAsvConfigs(this.#o.db, this.#o.repo, found);
-    for (const [sha, config] of found) known.set(sha, config);
-    return known;
+    const found = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
+    const read = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases].filter((sha) => !found.has(sha)));
+    for (const [sha, config] of read) found.set(sha, config);
+    return { found, read };
   }
 
   /**
