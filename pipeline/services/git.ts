@@ -225,6 +225,37 @@ export class GitService {
     throw new OutsideServiceError('git', 'git-no-default-branch', `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`);
   }
 
+  /**
+   * What `defaultBranch` and `revParse` of it tell, in two git processes run at once instead of
+   * up to four in turn: the default branch (origin/HEAD's branch, else the checked-out branch,
+   * else `main` or `master`) and its tip (null when it has no commit). Null when `repo` is not a
+   * git repository.
+   */
+  async openClone(repo: string): Promise<{ defaultBranch: string; tip: string | null } | null> {
+    const [refs, head] = await Promise.all([
+      this.run(repo, ['for-each-ref', '--format=%(refname)%00%(symref)%00%(objectname)', 'refs/remotes/origin/', 'refs/heads/'], { okCodes: [128] }),
+      this.run(repo, ['symbolic-ref', '-q', 'HEAD'], { okCodes: [1, 128] }),
+    ]);
+    if (refs.code !== 0) return null;
+    const sha = new Map<string, string>();
+    let originHead: string | null = null;
+    for (const line of refs.stdout.toString('utf8').split('\n')) {
+      const [name, symref, objectname] = line.split('\0');
+      if (!name || objectname === undefined) continue;
+      if (name === 'refs/remotes/origin/HEAD') originHead = symref || null;
+      sha.set(name, objectname);
+    }
+    if (originHead?.startsWith('refs/remotes/')) {
+      const local = originHead.slice('refs/remotes/origin/'.length);
+      if (sha.has(`refs/heads/${local}`)) return { defaultBranch: local, tip: sha.get(`refs/heads/${local}`)! };
+      return { defaultBranch: originHead.slice('refs/remotes/'.length), tip: sha.get(originHead) ?? null };
+    }
+    const current = head.code === 0 ? head.stdout.toString('utf8').trim() : '';
+    if (current.startsWith('refs/heads/')) return { defaultBranch: current.slice('refs/heads/'.length), tip: sha.get(current) ?? null };
+    for (const name of ['main', 'master']) if (sha.has(`refs/heads/${name}`)) return { defaultBranch: name, tip: sha.get(`refs/heads/${name}`)! };
+    throw new OutsideServiceError('git', 'git-no-default-branch', `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`);
+  }
+
   /** The URL of a remote, or null. */
   async remoteUrl(repo: string, remote = 'origin'): Promise<string | null> {
     const r = await this.run(repo, ['config', '--get', `remote.${remote}.url`], { okCodes: [1] });
@@ -548,24 +579,32 @@ export function repoNameFromRemote(url: string | null, directory: string): strin
 
 /** The `owner/name` of a clone: `--repo` when given (one), else its origin remote, else `local/<dir>`. */
 export async function localRepositoryName(git: GitService, path: string, repos: readonly string[]): Promise<string> {
+  checkOneRepository(repos);
+  if (repos.length === 1) return repos[0]!;
+  return repoNameFromRemote(await git.remoteUrl(path), path);
+}
+
+function checkOneRepository(repos: readonly string[]): void {
   if (repos.length > 1) {
     throw new ConfigError(`--repo: --source git:PATH reads one clone; got ${repos.length} repositories (${repos.join(', ')})`, {
       reason: 'invalid-flags',
       fix: 'pass at most one --repo with --source git:PATH (it names the clone)',
     });
   }
-  if (repos.length === 1) return repos[0]!;
-  return repoNameFromRemote(await git.remoteUrl(path), path);
 }
 
-/** The clone behind `--source git:PATH`: its name, default branch and that branch's tip (a clear error when there is none). */
-export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; defaultBranch: string; tip: string }> {
-  if (!(await git.isRepository(path))) {
-    throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
-  }
-  const name = await localRepositoryName(git, path, repos);
-  const defaultBranch = await git.defaultBranch(path);
-  const tip = await git.revParse(path, defaultBranch);
+/**
+ * The clone behind `--source git:PATH`: its name (`--repo`, else from its origin remote), that
+ * remote's URL, its default branch and that branch's tip (a clear error when there is none).
+ * The branches and the remote are asked for at once.
+ */
+export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; remote: string | null; defaultBranch: string; tip: string }> {
+  checkOneRepository(repos);
+  const [opened, remote] = await Promise.allSettled([git.openClone(path), git.remoteUrl(path)]);
+  if (opened.status === 'rejected') throw opened.reason;
+  if (opened.value === null) throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
+  if (remote.status === 'rejected') throw remote.reason;
+  const { defaultBranch, tip } = opened.value;
   if (tip === null) throw new ConfigError(`--source: ${path} has no commit on ${defaultBranch}`, { reason: 'invalid-flags' });
-  return { name, defaultBranch, tip };
+  return { name: repos.length === 1 ? repos[0]! : repoNameFromRemote(remote.value, path), remote: remote.value, defaultBranch, tip };
 }

@@ -23,11 +23,7 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
   const git = ctx.services.git;
   const path = scope.source.path;
-  // The remote is asked for alongside (a path that is not a repository fails with the opening's error).
-  const [opened, remote] = await Promise.allSettled([openLocalRepository(git, path, scope.repos), git.remoteUrl(path)]);
-  if (opened.status === 'rejected') throw opened.reason;
-  if (remote.status === 'rejected') throw remote.reason;
-  const { name: repo, defaultBranch, tip } = opened.value;
+  const { name: repo, remote, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
   const started = Date.now();
   const found = await readWindow(git, path, tip, scope.window, ctx.config.collect.gitWindowSlackDays);
   const wanted = new Set(scope.prs);
@@ -43,7 +39,7 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     );
   }
   const items = candidates.map((c): WorkItem<GitItemInput> => {
-    const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote: remote.value, ...c };
+    const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
   const session = new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize });
@@ -56,9 +52,9 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
 
 /**
  * The window's part of a clone's history: the first-parent line from the tip down to `slackDays`
- * before the window's start (git's `--since` stops there), then the commits between the window's
- * newest PR commit and the first parent of its oldest (what its merges brought in). The rest of
- * the history is never read.
+ * before the window's start (git's `--since` stops there), then, when the window has merges, the
+ * commits between the window's newest PR commit and the first parent of its oldest (what its
+ * merges brought in). The rest of the history is never read.
  */
 export async function readWindow(
   git: GitService,
@@ -77,10 +73,15 @@ export async function readWindow(
   if (span) {
     base = span.oldest.parents[0];
     baseKnown = base !== undefined && (commits.has(base) || (await git.revParse(path, base)) !== null);
-    const side = await git.graph(path, span.newest.sha, { exclude: baseKnown ? [base!] : [] });
-    for (const c of side) {
-      if (!commits.has(c.sha)) sideCommits += 1;
-      commits.set(c.sha, c);
+    // Only merges bring in commits off the line (a history of squash commits has none to read).
+    const from = line.indexOf(span.newest);
+    const to = line.indexOf(span.oldest);
+    if (line.slice(from, to + 1).some((c) => c.parents.length > 1)) {
+      const side = await git.graph(path, span.newest.sha, { exclude: baseKnown ? [base!] : [] });
+      for (const c of side) {
+        if (!commits.has(c.sha)) sideCommits += 1;
+        commits.set(c.sha, c);
+      }
     }
   }
   const found = pullRequestsInWindow({ line, commits, present: (sha) => commits.has(sha) || (baseKnown && sha === base) }, window);

@@ -88,13 +88,31 @@ describe('git adapter', () => {
     }
   });
 
-  it('tells the default branch: origin/HEAD, else the checked-out branch', async () => {
-    expect(await git.defaultBranch(repo.path)).toBe('main');
-    await repo.git(['branch', 'trunk', 'main']);
-    await repo.git(['update-ref', 'refs/remotes/origin/trunk', 'main']);
+  it('tells the default branch: origin/HEAD, else the checked-out branch; openClone agrees, with its tip', async () => {
+    const agrees = async (branch: string) => {
+      expect(await git.defaultBranch(repo.path)).toBe(branch);
+      expect(await git.openClone(repo.path)).toEqual({ defaultBranch: branch, tip: await git.revParse(repo.path, branch) });
+    };
+    await agrees('main');
+    await repo.git(['branch', 'trunk', 'main~1']);
+    await repo.git(['update-ref', 'refs/remotes/origin/trunk', 'main~2']);
     await repo.git(['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/trunk']);
-    expect(await git.defaultBranch(repo.path)).toBe('trunk');
+    await agrees('trunk');
+    // origin/HEAD names a branch with no local copy: the remote one.
+    await repo.git(['update-ref', 'refs/remotes/origin/dev', 'main~3']);
+    await repo.git(['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/dev']);
+    await agrees('origin/dev');
     await repo.git(['symbolic-ref', '-d', 'refs/remotes/origin/HEAD']);
+    // Without origin/HEAD: the checked-out branch, then main or master.
+    await repo.git(['symbolic-ref', 'HEAD', 'refs/heads/trunk']);
+    await agrees('trunk');
+    await repo.git(['update-ref', '--no-deref', 'HEAD', 'main~1']);
+    await agrees('main');
+    await repo.git(['symbolic-ref', 'HEAD', 'refs/heads/main']);
+    await repo.git(['branch', '-D', 'trunk']);
+    await repo.git(['update-ref', '-d', 'refs/remotes/origin/trunk']);
+    await repo.git(['update-ref', '-d', 'refs/remotes/origin/dev']);
+    expect(await git.openClone(tmpdir())).toBeNull();
   });
 
   it('names a clone from its remote URL, else local/<dir>', () => {
