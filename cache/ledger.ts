@@ -278,6 +278,22 @@ export class Ledger {
     return rows.map(([key, output]) => ({ key, output: output === null ? undefined : JSON.parse(output) }));
   }
 
+  /**
+   * Key, repository, instant and some top-level fields of the outputs of the rows `list` would
+   * return (in key order), read by SQLite from the stored JSON: what a next stage plans from,
+   * without parsing every output whole. A field that is absent is undefined.
+   */
+  outputFields(stage: string, filter: LedgerFilter, fields: readonly string[]): { key: string; repo: string | null; at: string | null; fields: unknown[] }[] {
+    for (const f of fields) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f)) throw new RangeError(`outputFields: not a plain field name: ${f}`);
+    const { sql, params } = where(filter);
+    const columns = fields.map((f) => `, output ->> '$.${f}'`).join('');
+    const rows = this.#db
+      .prepare<unknown[], unknown[]>(`SELECT key, repo, at${columns} FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
+      .raw()
+      .all(stage, ...params);
+    return rows.map((r) => ({ key: r[0] as string, repo: r[1] as string | null, at: r[2] as string | null, fields: r.slice(3).map((v) => (v === null ? undefined : v)) }));
+  }
+
   /** Counts per stage, status and reason. */
   counts(filter: LedgerFilter = {}): StatusCount[] {
     const { sql, params } = where(filter);

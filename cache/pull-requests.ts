@@ -70,16 +70,28 @@ export function loadPullRequestSummary(db: Db, repo: string, number: number): { 
  */
 const RANGE_GAP = 500;
 
+/** A stored pull request without its diff, not parsed yet (`summaryOf` reads it), and its diff's size. */
+export interface StoredSummary {
+  readonly json: string;
+  readonly diffBytes: number;
+}
+
+/** The record of a `StoredSummary`, validated. */
+export function summaryOf(stored: StoredSummary): { record: Omit<PullRequest, 'diff'>; diffBytes: number } {
+  return { record: recordWithoutDiff.parse(JSON.parse(stored.json)), diffBytes: stored.diffBytes };
+}
+
 /**
  * Stored pull requests of one repository without their diffs (as `loadPullRequestSummary`), read
  * in ordered range scans of the table's primary key rather than one lookup each: on 30,000 stored
  * pull requests a scan reads them about seven times faster than point lookups do. By number;
- * numbers that are not stored are absent.
+ * numbers that are not stored are absent. Each is left as text until `summaryOf` reads it, so that
+ * a caller going through many holds text, not thousands of objects, while it works on one.
  */
-export function loadPullRequestSummaries(db: Db, repo: string, numbers: readonly number[]): Map<number, { record: Omit<PullRequest, 'diff'>; diffBytes: number }> {
+export function loadPullRequestSummaries(db: Db, repo: string, numbers: readonly number[]): Map<number, StoredSummary> {
   const sorted = [...new Set(numbers)].sort((a, b) => a - b);
   const wanted = new Set(sorted);
-  const out = new Map<number, { record: Omit<PullRequest, 'diff'>; diffBytes: number }>();
+  const out = new Map<number, StoredSummary>();
   const scan = prepared<[string, number, number], { number: number; record: string; diff_bytes: number }>(
     db,
     'SELECT number, record, octet_length(diff) AS diff_bytes FROM pull_requests WHERE repo = ? AND number BETWEEN ? AND ? ORDER BY number',
@@ -89,7 +101,7 @@ export function loadPullRequestSummaries(db: Db, repo: string, numbers: readonly
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1]! - sorted[j]! <= RANGE_GAP) j += 1;
     for (const row of scan.all(repo, sorted[i]!, sorted[j]!)) {
-      if (wanted.has(row.number)) out.set(row.number, { record: recordWithoutDiff.parse(JSON.parse(row.record)), diffBytes: row.diff_bytes });
+      if (wanted.has(row.number)) out.set(row.number, { json: row.record, diffBytes: row.diff_bytes });
     }
     i = j + 1;
   }

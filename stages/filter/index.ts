@@ -1,19 +1,26 @@
-import { loadDiff, loadPullRequestSummaries, loadPullRequestSummary } from '../../cache/pull-requests.js';
+import { z } from 'zod';
+import { loadDiff, loadPullRequestSummaries, loadPullRequestSummary, summaryOf } from '../../cache/pull-requests.js';
 import type { Db } from '../../cache/store.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { hashOf } from '../../pipeline/hash.js';
 import { defineStage, type BatchResult, type Outcome, type WorkItem } from '../../pipeline/stage.js';
-import { collectOutputSchema, type CollectOutput, type PullRequest } from '../collect/pull-request.js';
+import type { PullRequest } from '../collect/pull-request.js';
 import { readableDiff } from '../collect/readable-diff.js';
 import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
 import type { FilterOutput } from './output.js';
 
 export interface FilterInput {
-  readonly collect: CollectOutput;
+  readonly repo: string;
+  readonly number: number;
+  /** The hash of the collected record: a new record is decided again. */
+  readonly contentHash: string;
   /** Hash of the filter configuration: a change of the rules decides every item again. */
   readonly rules: string;
 }
+
+/** What filter reads of a collect output to plan (the instant comes from the ledger row). */
+const plannedFields = z.object({ repo: z.string(), number: z.number().int().positive(), contentHash: z.string() });
 
 /**
  * filter: rules only, no outside system. Reads collect's done items, decides each pull request
@@ -23,30 +30,32 @@ export interface FilterInput {
  */
 export const filterStage = defineStage<FilterInput, FilterOutput>({
   name: 'filter',
-  // 2: the name of the branch the pull request came from is read for performance cues
+  // 2: the name of the branch the pull request came from is read for performance cues; an
+  // item's input is the record's hash and the rules', not collect's whole output
   version: 2,
   description: 'rules: merged into the default branch, asv config at the base commit, core files touched, size limits, message patterns',
   system: 'local',
 
   async plan(ctx, scope) {
-    const rows = ctx.ledger.outputs('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    // Only the fields the items need are read from collect's outputs (by SQLite), not each output whole.
+    const rows = ctx.ledger.outputFields('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] }, ['number', 'contentHash']);
     const items: WorkItem<FilterInput>[] = [];
     const rules = hashOf(ctx.config.filter);
     for (const row of rows) {
-      const parsed = collectOutputSchema.safeParse(row.output);
+      const parsed = plannedFields.safeParse({ repo: row.repo, number: row.fields[0], contentHash: row.fields[1] });
       if (!parsed.success) {
         ctx.log.warn({ stage: 'filter', item: row.key, issue: parsed.error.issues[0]?.message }, 'collect output unreadable; item skipped');
         continue;
       }
-      const collect = parsed.data;
-      if (scope.prs.length > 0 && !scope.prs.includes(collect.number)) continue;
-      items.push({ key: row.key, repo: collect.repo, at: collect.mergedAt, input: { collect, rules } });
+      const { repo, number, contentHash } = parsed.data;
+      if (scope.prs.length > 0 && !scope.prs.includes(number)) continue;
+      items.push({ key: row.key, repo, at: row.at, input: { repo, number, contentHash, rules } });
     }
     return items;
   },
 
   async run(ctx, item) {
-    const { repo, number } = item.input.collect;
+    const { repo, number } = item.input;
     const stored = loadPullRequestSummary(ctx.db, repo, number);
     if (!stored) throw missingRecord(item.key);
     return decideItem(ctx.db, ctx.config.filter, item, stored);
@@ -55,17 +64,17 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
   async runBatch(ctx, items) {
     const byRepo = new Map<string, WorkItem<FilterInput>[]>();
     for (const item of items) {
-      const list = byRepo.get(item.input.collect.repo);
+      const list = byRepo.get(item.input.repo);
       if (list) list.push(item);
-      else byRepo.set(item.input.collect.repo, [item]);
+      else byRepo.set(item.input.repo, [item]);
     }
     const results: BatchResult<FilterInput, FilterOutput>[] = [];
     for (const [repo, list] of byRepo) {
-      const stored = loadPullRequestSummaries(ctx.db, repo, list.map((i) => i.input.collect.number));
+      const stored = loadPullRequestSummaries(ctx.db, repo, list.map((i) => i.input.number));
       for (const item of list) {
-        const found = stored.get(item.input.collect.number);
+        const found = stored.get(item.input.number);
         if (!found) results.push({ item, error: missingRecord(item.key) });
-        else results.push({ item, outcome: decideItem(ctx.db, ctx.config.filter, item, found) });
+        else results.push({ item, outcome: decideItem(ctx.db, ctx.config.filter, item, summaryOf(found)) });
       }
     }
     return results;
@@ -78,7 +87,7 @@ function missingRecord(key: string): ItemError {
 
 /** One item's outcome from its stored record (without the diff, known by its size). */
 function decideItem(db: Db, config: FilterConfig, item: WorkItem<FilterInput>, stored: { record: Omit<PullRequest, 'diff'>; diffBytes: number }): Outcome<FilterOutput> {
-  const { repo, number, contentHash } = item.input.collect;
+  const { repo, number, contentHash } = item.input;
   // The diff is read only if its size alone cannot settle the token budget; it is measured as
   // the LLM is shown it (binary patches as one line), and its stored size bounds that.
   const diff = { bytes: stored.diffBytes, text: () => readableDiff(loadDiff(db, repo, number) ?? '') };
