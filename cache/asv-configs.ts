@@ -17,6 +17,15 @@ export function loadAsvConfig(db: Db, repo: string, sha: string): AsvConfigFile 
   return row.path === null || row.text === null ? null : { path: row.path, text: row.text };
 }
 
+/** Many lookups of one repository in one query: the commits looked up before, by SHA. */
+export function loadAsvConfigs(db: Db, repo: string, shas: Iterable<string>): Map<string, AsvConfigFile | null> {
+  const rows = prepared<[string, string], { sha: string; path: string | null; text: string | null }>(
+    db,
+    'SELECT a.sha, a.path, a.text FROM json_each(?) AS wanted JOIN asv_configs AS a ON a.repo = ? AND a.sha = wanted.value',
+  ).all(JSON.stringify([...new Set(shas)]), repo);
+  return new Map(rows.map((r) => [r.sha, r.path === null || r.text === null ? null : { path: r.path, text: r.text }]));
+}
+
 export function saveAsvConfig(db: Db, repo: string, sha: string, config: AsvConfigFile | null): void {
   statements(db).save.run(repo, sha, config?.path ?? null, config?.text ?? null, nowIso());
 }

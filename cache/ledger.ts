@@ -77,6 +77,14 @@ export interface Completion {
   readonly output: unknown;
 }
 
+/** One decision of `completeMany`: the item, its decision, and the status its row had before. */
+export interface ManyCompletion {
+  readonly item: PlannedItem;
+  readonly completion: Completion;
+  /** The row's status before (from `decisions`), or undefined when unknown. */
+  readonly previous: ItemStatus | undefined;
+}
+
 export interface Failure {
   readonly kind: string;
   readonly reason: string;
@@ -106,6 +114,8 @@ export class Ledger {
   readonly #plan;
   readonly #complete;
   readonly #fail;
+  readonly #updateSameStatus;
+  readonly #updateStatus;
 
   constructor(db: Db) {
     this.#db = db;
@@ -137,6 +147,17 @@ export class Ledger {
         detail = excluded.detail, error_kind = NULL, last_error = NULL, attempts = stage_items.attempts + 1,
         input_hash = excluded.input_hash, stage_version = excluded.stage_version, output = excluded.output,
         run_id = excluded.run_id, updated_at = excluded.updated_at`);
+    // completeMany: the row exists (planned), so an UPDATE by key; one that leaves `status` out of
+    // its SET list when it does not change keeps the status index untouched (naming an indexed
+    // column rewrites its index entries even when the value is the same).
+    this.#updateSameStatus = db.prepare<[string | null, string | null, string, number, string | null, number | null, string, string, string]>(`
+      UPDATE stage_items SET reason = ?, detail = ?, error_kind = NULL, last_error = NULL, attempts = attempts + 1,
+        input_hash = ?, stage_version = ?, output = ?, run_id = ?, updated_at = ?
+      WHERE stage = ? AND key = ?`);
+    this.#updateStatus = db.prepare<[string, string | null, string | null, string, number, string | null, number | null, string, string, string]>(`
+      UPDATE stage_items SET status = ?, reason = ?, detail = ?, error_kind = NULL, last_error = NULL, attempts = attempts + 1,
+        input_hash = ?, stage_version = ?, output = ?, run_id = ?, updated_at = ?
+      WHERE stage = ? AND key = ?`);
     this.#fail = db.prepare(`
       INSERT INTO stage_items (stage, key, repo, at, status, reason, detail, error_kind, last_error, attempts,
                                input_hash, stage_version, run_id, updated_at)
@@ -151,11 +172,14 @@ export class Ledger {
   /** The decision part of every row of a stage, by key (no output parsed): what the runner needs to plan. */
   decisions(stage: string): Map<string, Pick<LedgerRow, 'repo' | 'at' | 'status' | 'reason' | 'inputHash' | 'stageVersion'>> {
     const rows = this.#db
-      .prepare<[string], { key: string; repo: string | null; at: string | null; status: ItemStatus; reason: string | null; input_hash: string; stage_version: number }>(
+      .prepare<[string], [string, string | null, string | null, ItemStatus, string | null, string, number]>(
         'SELECT key, repo, at, status, reason, input_hash, stage_version FROM stage_items WHERE stage = ?',
       )
+      .raw()
       .all(stage);
-    return new Map(rows.map((r) => [r.key, { repo: r.repo, at: r.at, status: r.status, reason: r.reason, inputHash: r.input_hash, stageVersion: r.stage_version }]));
+    const out = new Map<string, Pick<LedgerRow, 'repo' | 'at' | 'status' | 'reason' | 'inputHash' | 'stageVersion'>>();
+    for (const [key, repo, at, status, reason, inputHash, stageVersion] of rows) out.set(key, { repo, at, status, reason, inputHash, stageVersion });
+    return out;
   }
 
   /** Whether `plan` would change the row: a new item, or a changed input, version, repository or instant. */
@@ -203,6 +227,23 @@ export class Ledger {
     });
   }
 
+  /**
+   * Records many decisions, as `complete` does each: call inside the transaction that writes the
+   * stage's own rows. For planned items (their rows exist), it updates each row by key; a row that
+   * is not there is inserted by `complete`.
+   */
+  completeMany(stage: string, version: number, decisions: readonly ManyCompletion[], runId: number | null): void {
+    const now = nowIso();
+    for (const { item, completion, previous } of decisions) {
+      const output = completion.output === undefined ? null : JSON.stringify(completion.output);
+      const changes =
+        previous === completion.status
+          ? this.#updateSameStatus.run(completion.reason, completion.detail, item.inputHash, version, output, runId, now, stage, item.key).changes
+          : this.#updateStatus.run(completion.status, completion.reason, completion.detail, item.inputHash, version, output, runId, now, stage, item.key).changes;
+      if (changes === 0) this.complete(stage, version, item, completion, runId);
+    }
+  }
+
   fail(stage: string, version: number, item: PlannedItem, failure: Failure, runId: number | null): void {
     this.#fail.run({
       stage,
@@ -225,6 +266,32 @@ export class Ledger {
       .prepare<unknown[], RawRow>(`SELECT * FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
       .all(stage, ...params);
     return rows.map(fromRaw);
+  }
+
+  /** Just the key and the parsed output of the rows `list` would return (in key order): what a next stage plans from. */
+  outputs(stage: string, filter: LedgerFilter = {}): { key: string; output: unknown }[] {
+    const { sql, params } = where(filter);
+    const rows = this.#db
+      .prepare<unknown[], [string, string | null]>(`SELECT key, output FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
+      .raw()
+      .all(stage, ...params);
+    return rows.map(([key, output]) => ({ key, output: output === null ? undefined : JSON.parse(output) }));
+  }
+
+  /**
+   * Key, repository, instant and some top-level fields of the outputs of the rows `list` would
+   * return (in key order), read by SQLite from the stored JSON: what a next stage plans from,
+   * without parsing every output whole. A field that is absent is undefined.
+   */
+  outputFields(stage: string, filter: LedgerFilter, fields: readonly string[]): { key: string; repo: string | null; at: string | null; fields: unknown[] }[] {
+    for (const f of fields) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f)) throw new RangeError(`outputFields: not a plain field name: ${f}`);
+    const { sql, params } = where(filter);
+    const columns = fields.map((f) => `, output ->> '$.${f}'`).join('');
+    const rows = this.#db
+      .prepare<unknown[], unknown[]>(`SELECT key, repo, at${columns} FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
+      .raw()
+      .all(stage, ...params);
+    return rows.map((r) => ({ key: r[0] as string, repo: r[1] as string | null, at: r[2] as string | null, fields: r.slice(3).map((v) => (v === null ? undefined : v)) }));
   }
 
   /** Counts per stage, status and reason. */

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { Ledger, type LedgerRow, type PlannedItem } from '../cache/ledger.js';
+import { Ledger, type Completion, type LedgerRow, type PlannedItem } from '../cache/ledger.js';
 import { ConfigError, InternalError, summarize, type ErrorKind } from './errors.js';
 import type { Emitter } from './events.js';
 import { hashOf } from './hash.js';
@@ -8,7 +8,7 @@ import { GroupCommit } from './group-commit.js';
 import { queueSizes } from './queues.js';
 import { checkOnlyServices, WouldChange } from './services/check-only.js';
 import type { Scope } from './scope.js';
-import type { AnyStage, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
+import type { AnyStage, BatchResult, ItemContext, Outcome, PipelineContext, WorkItem } from './stage.js';
 
 export interface StageReport {
   readonly stage: string;
@@ -61,7 +61,17 @@ export interface RunStageOptions {
   readonly events?: Emitter<RunnerEvents>;
   /** Items at once; default: the size of the stage's outside-system queue. */
   readonly concurrency?: number;
+  /** Items per `runBatch` call and per transaction, for stages that decide in batches. */
+  readonly batchSize?: number;
 }
+
+/**
+ * Items per `runBatch` call and per transaction: large enough that a commit's fixed cost and a
+ * range scan's set-up are spread thin (30,000 rule decisions commit in 15 transactions instead of
+ * about 470), small enough that an interrupt or a progress line waits for at most a fraction of
+ * a second.
+ */
+export const DEFAULT_BATCH_SIZE = 2000;
 
 /** Why an item is (or is not) run. Pure: the decision that makes every stage resumable. */
 export function needsRun(
@@ -173,10 +183,18 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     readonly outcome: Outcome<unknown>;
     readonly t0: number;
   }
+  /** The status an item's row has once `plan` has run: reset to pending when its input or version changed. */
+  const statusAfterPlan = (entry: PlannedItem) => {
+    const row = decided.get(entry.key);
+    return row && row.inputHash === entry.inputHash && row.stageVersion === stage.version ? row.status : 'pending';
+  };
   // Results of items that finish together are committed together (their rows and ledger entries).
   const committer = new GroupCommit<Finished>(
     ctx.db,
-    ({ item, entry, outcome }) => record(ctx, stage, item, entry, outcome),
+    ({ item, entry, outcome }) => {
+      stage.persist?.(ctx.db, item, outcome);
+      ctx.ledger.completeMany(stage.name, stage.version, [{ item: entry, completion: completion(outcome), previous: statusAfterPlan(entry) }], ctx.runId);
+    },
     ({ itemCtx, entry, outcome, t0 }, error) => {
       if (error !== undefined) return recordFailure(itemCtx, entry, error, t0);
       if (outcome.status === 'done') done.count += 1;
@@ -209,8 +227,75 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     committer.add({ itemCtx, item, entry, outcome, t0 });
   };
 
+  const recorded = (p: (typeof planned)[number], outcome: Outcome<unknown>, t0: number) => {
+    if (outcome.status === 'done') done.count += 1;
+    else bump(dropped, outcome.reason);
+    options.events?.emit('item-end', { stage: stage.name, key: p.item.key, status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null, durationMs: Date.now() - t0 });
+  };
+
+  /**
+   * A chunk of items through `runBatch`, its results committed in one transaction (the stage's
+   * rows and the ledger's); when that transaction fails, each result is committed alone, so that
+   * one bad result never takes the others down.
+   */
+  const runChunk = async (chunk: typeof toRun) => {
+    const t0 = Date.now();
+    ran += chunk.length;
+    let results: readonly BatchResult<unknown, unknown>[];
+    try {
+      results = await stage.runBatch!(ctx, chunk.map((p) => p.item));
+    } catch (error) {
+      for (const p of chunk) recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, error, t0);
+      return;
+    }
+    const waiting = new Map(chunk.map((p) => [p.item.key, p]));
+    const finished: { p: (typeof planned)[number]; outcome: Outcome<unknown> }[] = [];
+    for (const result of results) {
+      const p = waiting.get(result.item.key);
+      if (!p) continue; // not an item of this chunk, or a second result for one
+      waiting.delete(result.item.key);
+      if ('error' in result) recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, result.error, t0);
+      else finished.push({ p, outcome: result.outcome });
+    }
+    const write = (list: typeof finished) => {
+      for (const { p, outcome } of list) stage.persist?.(ctx.db, p.item, outcome);
+      ctx.ledger.completeMany(stage.name, stage.version, list.map(({ p, outcome }) => ({ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) })), ctx.runId);
+    };
+    try {
+      ctx.db.transaction(() => write(finished)).immediate();
+      for (const { p, outcome } of finished) recorded(p, outcome, t0);
+    } catch {
+      for (const f of finished) {
+        try {
+          ctx.db.transaction(() => write([f])).immediate();
+        } catch (error) {
+          recordFailure(itemContext(ctx, stage.name, f.p.item.key), f.p.entry, error ?? new Error('commit failed'), t0);
+          continue;
+        }
+        recorded(f.p, f.outcome, t0);
+      }
+    }
+    for (const p of waiting.values()) {
+      const error = new InternalError('no-batch-result', `stage ${stage.name} decided a batch without item ${p.item.key}`);
+      recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, error, t0);
+    }
+  };
+
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   try {
-    await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
+    if (stage.runBatch && (stage.batched?.(scope) ?? true)) {
+      for (let i = 0; i < toRun.length; i += batchSize) {
+        if (options.drain?.aborted || configError || ctx.signal.aborted) {
+          notStarted += toRun.length - i;
+          break;
+        }
+        await runChunk(toRun.slice(i, i + batchSize));
+        // Let signals, timers and progress output run between chunks.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } else {
+      await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
+    }
   } finally {
     committer.flush();
   }
@@ -230,21 +315,8 @@ function itemContext(ctx: PipelineContext, stage: ItemContext['stage'], key: str
   }) as ItemContext;
 }
 
-/** An item's rows and its ledger entry; called inside the group commit's transaction. */
-function record(ctx: PipelineContext, stage: AnyStage, item: WorkItem<unknown>, entry: PlannedItem, outcome: Outcome<unknown>): void {
-  stage.persist?.(ctx.db, item, outcome);
-  ctx.ledger.complete(
-    stage.name,
-    stage.version,
-    entry,
-    {
-      status: outcome.status,
-      reason: outcome.status === 'dropped' ? outcome.reason : null,
-      detail: outcome.detail ?? null,
-      output: outcome.output,
-    },
-    ctx.runId,
-  );
+function completion(outcome: Outcome<unknown>): Completion {
+  return { status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null, detail: outcome.detail ?? null, output: outcome.output };
 }
 
 function toPlanned(item: WorkItem<unknown>): PlannedItem {

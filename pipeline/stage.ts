@@ -53,6 +53,11 @@ export type Outcome<O> =
   | { readonly status: 'done'; readonly output: O; readonly detail?: string }
   | { readonly status: 'dropped'; readonly reason: string; readonly detail?: string; readonly output?: O };
 
+/** One item's result from `runBatch`: its outcome, or what it failed with. */
+export type BatchResult<I, O> =
+  | { readonly item: WorkItem<I>; readonly outcome: Outcome<O> }
+  | { readonly item: WorkItem<I>; readonly error: unknown };
+
 /**
  * A stage: plans its items from the scope (usually the done items of the stage before it),
  * processes each one independently, and records each result in the ledger together with its
@@ -71,6 +76,16 @@ export interface Stage<I = unknown, O = unknown> {
   plan(ctx: PipelineContext, scope: Scope): Promise<readonly WorkItem<I>[]>;
   /** Processes one item. Throw a PerfmineError for a failure; return `dropped` for a decision. */
   run(ctx: ItemContext, item: WorkItem<I>): Promise<Outcome<O>>;
+  /**
+   * Decides many items at once, for a stage of rules that calls no outside system: what the
+   * items need is read in one ordered pass over the store rather than a lookup per item. When a
+   * stage has it, the runner calls it instead of `run`, with the items in chunks, and commits each
+   * chunk's results in one transaction. Every item of the chunk gets a result (an item without one
+   * fails as a bug); a throw fails the whole chunk.
+   */
+  runBatch?(ctx: PipelineContext, items: readonly WorkItem<I>[]): Promise<readonly BatchResult<I, O>[]>;
+  /** Whether the runner uses `runBatch` for this scope (default: whenever the stage has it). */
+  batched?(scope: Scope): boolean;
   /** Writes the item's rows into the stage's own tables; runs in the ledger's transaction. */
   persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O>): void;
   /** Runs once after the items (e.g. emit writes the month's files). */

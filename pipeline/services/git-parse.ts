@@ -3,11 +3,27 @@
  * out as `\0<header fields separated by \x1f>\0<numstat lines>\n<patch>`, so that one process
  * gives many commits with their file statistics and diffs.
  */
+import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import type { FileChange } from '../../stages/collect/pull-request.js';
 
-/** The `--format` that `parseCommitHeader` reads. `%B` (the raw message) is last: it may hold anything but NUL. */
-export const LOG_FORMAT = '%x00%H%x1f%P%x1f%at%x1f%ct%x1f%an%x1f%ae%x1f%B%x00';
+/**
+ * The `--format` of `git log` records with a message and a body (numstat lines, patch): each
+ * record is `\0<marker>H<header>\0<marker>B<body>`. A patch may hold NUL bytes (git shows a
+ * file as text when its first 8,000 bytes have none: Adobe Illustrator and PDF files do, with
+ * NULs further on), so records are told apart by a marker made anew for every git process
+ * (`newLogMarker`), which no file's content or message can be expected to hold. `%B` (the raw
+ * message) is last in the header: it may hold anything.
+ */
+export function logFormat(marker: string): string {
+  return `%x00${marker}H%H%x1f%P%x1f%at%x1f%ct%x1f%an%x1f%ae%x1f%B%x00${marker}B`;
+}
+
+/** A record marker for one git process: 24 random hex digits after `pm`. */
+export function newLogMarker(): string {
+  return `pm${randomBytes(12).toString('hex')}`;
+}
+
 /** A lighter format without the message body, for walking the graph. */
 export const GRAPH_FORMAT = '%x00%H%x1f%P%x1f%at%x1f%ct%x1f%s%x00';
 
@@ -57,7 +73,7 @@ function isoFromEpoch(text: string): string {
   return new Date(seconds * 1000).toISOString();
 }
 
-/** Reads a header written with LOG_FORMAT (7 fields) or GRAPH_FORMAT (5 fields). */
+/** Reads a header written with `logFormat` (7 fields) or GRAPH_FORMAT (5 fields). */
 export function parseCommitHeader(text: string): CommitHeader {
   const parts = text.split('\x1f');
   if (parts.length === 5) {
@@ -87,83 +103,74 @@ export function parseCommitHeader(text: string): CommitHeader {
 }
 
 /**
- * Splits a stream of bytes on NUL. Feed chunks; complete pieces come out in order. Decoding is
- * done per piece, so a multi-byte character split between chunks is never broken.
+ * Parses every commit of a complete `git log --format=<logFormat(marker)>` output. A record
+ * whose pieces are out of order (output that is not git's, or a marker that is not this
+ * process's) is a SyntaxError naming what was found.
  */
-export class NulSplitter {
-  #pending: Buffer[] = [];
-
-  push(chunk: Buffer): string[] {
-    const out: string[] = [];
-    let start = 0;
-    for (;;) {
-      const at = chunk.indexOf(0, start);
-      if (at < 0) break;
-      this.#pending.push(chunk.subarray(start, at));
-      out.push(Buffer.concat(this.#pending).toString('utf8'));
-      this.#pending = [];
-      start = at + 1;
+export function parseLog(output: string, marker: string): LogCommit[] {
+  const pieces = output.split(`\0${marker}`);
+  if (pieces[0]!.trim() !== '') throw new SyntaxError(`git: output before the first commit: ${JSON.stringify(pieces[0]!.slice(0, 80))}`);
+  const commits: LogCommit[] = [];
+  for (let i = 1; i < pieces.length; i += 2) {
+    const header = pieces[i]!;
+    const body = pieces[i + 1];
+    if (header[0] !== 'H' || body === undefined || body[0] !== 'B') {
+      throw new SyntaxError(`git: malformed log record ${(i + 1) / 2} (expected a header and a body): ${JSON.stringify(header.slice(0, 80))}`);
     }
-    if (start < chunk.length) this.#pending.push(chunk.subarray(start));
-    return out;
+    commits.push({ ...parseCommitHeader(header.slice(1)), ...parseCommitBody(body.slice(1)) });
   }
-
-  /** What is left after the last NUL. */
-  end(): string {
-    const rest = Buffer.concat(this.#pending).toString('utf8');
-    this.#pending = [];
-    return rest;
-  }
+  return commits;
 }
 
 /**
- * Turns the NUL-separated pieces of `git log --format=LOG_FORMAT [--numstat] [-p]` back into
- * commits. Pieces alternate: '' (before the first record), header, body, header, body, ...
+ * Cuts raw `git log --format=<logFormat(marker)>` output, fed in chunks as git writes it, into
+ * whole records (each one from its `\0<marker>H` up to the next): the records a chunk completes
+ * are handed out together, as one buffer, as soon as the next one starts; the last one by `end`.
+ * Each byte is copied once, however large a record.
  */
-export class LogRecordReader {
-  #header: CommitHeader | null = null;
-  #first = true;
+export class LogRecordSplitter {
+  readonly #separator: Buffer;
+  #parts: Buffer[] = [];
+  #length = 0;
+  /** The last bytes of the current record, where a separator cut by a chunk boundary begins. */
+  #tail: Buffer = Buffer.alloc(0);
 
-  /** Feeds one piece; returns a commit when a header and its body are complete. */
-  piece(text: string): LogCommit | null {
-    if (this.#first) {
-      this.#first = false;
-      if (text.trim() === '') return null;
-    }
-    if (this.#header === null) {
-      this.#header = parseCommitHeader(text);
-      return null;
-    }
-    const header = this.#header;
-    this.#header = null;
-    return { ...header, ...parseCommitBody(text) };
+  constructor(marker: string) {
+    this.#separator = Buffer.from(`\0${marker}H`);
   }
 
-  /** Feeds the text after the last NUL (the body of the last commit). */
-  end(rest: string): LogCommit | null {
-    if (this.#header === null) {
-      if (rest.trim() !== '') throw new SyntaxError('git: output after the last commit');
-      return null;
+  /** The records this chunk completes, as one buffer (null: none yet). */
+  push(chunk: Buffer): Buffer | null {
+    const window = this.#tail.length > 0 ? Buffer.concat([this.#tail, chunk]) : chunk;
+    const windowStart = this.#length - this.#tail.length;
+    this.#parts.push(chunk);
+    this.#length += chunk.length;
+    const last = window.lastIndexOf(this.#separator);
+    const cut = last >= 0 ? windowStart + last : -1;
+    let records: Buffer | null = null;
+    let current = window;
+    if (cut > 0) {
+      const data = Buffer.concat(this.#parts, this.#length);
+      records = data.subarray(0, cut);
+      current = data.subarray(cut);
+      this.#parts = [current];
+      this.#length = current.length;
     }
-    const header = this.#header;
-    this.#header = null;
-    return { ...header, ...parseCommitBody(rest) };
+    const keep = Math.min(this.#separator.length - 1, this.#length);
+    this.#tail = Buffer.from(current.subarray(current.length - keep));
+    return records;
   }
-}
 
-/** Parses every commit of a complete `git log --format=LOG_FORMAT` output. */
-export function parseLog(output: string): LogCommit[] {
-  const reader = new LogRecordReader();
-  const pieces = output.split('\0');
-  const last = pieces.pop() ?? '';
-  const commits: LogCommit[] = [];
-  for (const piece of pieces) {
-    const c = reader.piece(piece);
-    if (c) commits.push(c);
+  /** The last record (null when git wrote none). */
+  end(): Buffer | null {
+    const rest = Buffer.concat(this.#parts, this.#length);
+    this.#parts = [];
+    this.#length = 0;
+    this.#tail = Buffer.alloc(0);
+    if (rest.toString('utf8').trim() === '') return null;
+    if (rest.indexOf(this.#separator) !== 0) throw new SyntaxError(`git: output before the first commit: ${JSON.stringify(rest.subarray(0, 80).toString('utf8'))}`);
+    return rest;
   }
-  const c = reader.end(last);
-  if (c) commits.push(c);
-  return commits;
 }
 
 const NUMSTAT_RE = /^(\d+|-)\t(\d+|-)\t(.*)$/;
@@ -448,21 +455,40 @@ export function parseCatFileBatch(output: Buffer, requests: readonly string[]): 
 
 const DIFF_HEADER = Buffer.from('diff --git ');
 
+/** A file section of raw `git log -p` output: its bytes, and which record (commit) it belongs to. */
+export interface SectionRange {
+  /** Index of the commit's record in the output, from 0. */
+  readonly record: number;
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
  * Byte ranges of the file sections (`diff --git ...` up to the next section or the end of the
- * commit's record) in raw `git log -p` output. A section never holds a NUL: git shows a file
- * with one as binary, and a binary patch is base85 text.
+ * commit's body) in raw `git log --format=<logFormat(marker)> -p` output. Only bodies are
+ * searched: a message line that reads like a diff header is not a section.
  */
-export function patchSectionRanges(out: Buffer): { start: number; end: number }[] {
-  const starts: number[] = [];
-  for (let at = out.indexOf(DIFF_HEADER); at >= 0; at = out.indexOf(DIFF_HEADER, at + 1)) {
-    if (at === 0 || out[at - 1] === 10 || out[at - 1] === 0) starts.push(at);
+export function patchSectionRanges(out: Buffer, marker: string): SectionRange[] {
+  const separator = Buffer.from(`\0${marker}`);
+  const ranges: SectionRange[] = [];
+  let record = -1;
+  for (let at = out.indexOf(separator); at >= 0; ) {
+    const next = out.indexOf(separator, at + separator.length);
+    const tag = out[at + separator.length];
+    if (tag === 0x48) record += 1; // 'H': a header
+    else if (tag === 0x42 && record >= 0) {
+      // 'B': a body, up to the next record
+      const bodyStart = at + separator.length + 1;
+      const bodyEnd = next < 0 ? out.length : next;
+      const starts: number[] = [];
+      for (let s = out.indexOf(DIFF_HEADER, bodyStart); s >= 0 && s < bodyEnd; s = out.indexOf(DIFF_HEADER, s + 1)) {
+        if (s === bodyStart || out[s - 1] === 10) starts.push(s);
+      }
+      starts.forEach((start, i) => ranges.push({ record, start, end: Math.min(starts[i + 1] ?? bodyEnd, bodyEnd) }));
+    }
+    at = next;
   }
-  return starts.map((start, i) => {
-    const next = starts[i + 1] ?? out.length;
-    const nul = out.indexOf(0, start);
-    return { start, end: nul >= 0 && nul < next ? nul : next };
-  });
+  return ranges;
 }
 
 /** The blobs a section's `index <old>..<new>` line names (full ids; all zeros: no such side). */

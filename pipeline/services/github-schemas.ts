@@ -48,7 +48,7 @@ export const ghPullSchema = z.object({
   merged_at: z.string().nullable(),
   merged: z.boolean().optional(),
   merge_commit_sha: z.string().nullable(),
-  head: z.object({ sha: z.string() }),
+  head: z.object({ sha: z.string(), ref: z.string().optional() }),
   base: z.object({ ref: z.string(), sha: z.string() }),
   comments: z.number().int().nonnegative().default(0),
   review_comments: z.number().int().nonnegative().default(0),

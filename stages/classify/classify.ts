@@ -62,8 +62,8 @@ function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: State
 }
 
 /**
- * `--llm none`: YES only when the filter found a positive performance cue in the title or the
- * body (labels do not count). The problem statement never holds the pull request's own title,
+ * `--llm none`: YES only when the filter found a positive performance cue in the title, the body
+ * or the name of the branch the pull request came from (labels do not count). The problem statement never holds the pull request's own title,
  * body, branch name or commit messages (they describe the change, not the symptom): it holds the
  * repository, the linked issues written before the pull request (without their parts that name
  * the solution), and MEASURED_WORKLOADS_SLOT where emit puts the workloads validate measured
@@ -73,7 +73,7 @@ function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: State
 export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcome<ClassifyOutput> {
   const cues = textCues({ positive: c.filter.positiveCues });
   if (cues.length === 0) {
-    return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title or body' };
+    return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title, body or branch name' };
   }
   const listed = [...new Set(cues.map((m) => `${m.cue} ("${m.text}" in the ${m.where})`))].join(', ');
   const shape = changeShape(c.pr.diff, c.pr.files, c.filter.coreFiles);

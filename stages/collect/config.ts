@@ -11,8 +11,15 @@ export const collectConfig = z
     comments: z.boolean().default(true),
     /** Longest a single git process may run (the git source reads whole histories). */
     gitTimeoutMs: z.number().int().positive().default(600_000),
-    /** Commits read per git process by the git source (bounds memory; each batch is one `git log`). */
+    /** Commits the git source holds read ahead of their items (bounds memory; one `git log` reads them all). */
     gitBatchSize: z.number().int().positive().default(500),
+    /**
+     * The git source reads the default branch's first-parent line only down to this many days
+     * before the window's start (git stops at the first commit older than that). A mainline whose
+     * committer dates go back in time by more than this (history imported from another system)
+     * could hide a PR commit of the window below such a commit: raise it for such a clone.
+     */
+    gitWindowSlackDays: z.number().int().nonnegative().default(30),
   })
   .strict();
 export type CollectConfig = z.infer<typeof collectConfig>;

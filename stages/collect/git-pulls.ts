@@ -86,13 +86,51 @@ export interface GitPullRequests {
   readonly withoutBase: number[];
 }
 
+/** What the window's part of a history is read as. */
+export interface HistoryWindow {
+  /** The first-parent line from the tip, newest first; it may stop anywhere past the window's start. */
+  readonly line: readonly CommitHeader[];
+  /** Commits by SHA: the line's, and at least every commit the window's merges brought in. */
+  readonly commits: ReadonlyMap<string, CommitHeader>;
+  /** Whether a commit is in the clone (a base may not have been read). */
+  readonly present: (sha: string) => boolean;
+}
+
 /**
  * The pull requests merged into the branch at `tip` with merged_at in the window, newest first;
- * a number seen twice (a revert and a reland) keeps its most recent commit.
+ * a number seen twice (a revert and a reland) keeps its most recent commit. `graph` is the
+ * whole history reachable from the tip.
  */
 export function findGitPullRequests(graph: readonly CommitHeader[], tip: string, window: Window): GitPullRequests {
   const commits = new Map(graph.map((c) => [c.sha, c]));
-  const line = mainline(commits, tip);
+  return pullRequestsInWindow({ line: mainline(commits, tip), commits, present: (sha) => commits.has(sha) }, window);
+}
+
+/**
+ * The window's PR commits on the line (merge and squash subjects, committer date in the
+ * window): the newest and the oldest, or null when there is none. What is read beyond the line
+ * is the history between them: `git log newest ^(first parent of oldest)`.
+ */
+export function windowSpan(line: readonly CommitHeader[], window: Window): { newest: CommitHeader; oldest: CommitHeader } | null {
+  let newest: CommitHeader | null = null;
+  let oldest: CommitHeader | null = null;
+  for (const c of line) {
+    if (!inWindow(window, c.committerDate) || !parsePrSubject(c.message)) continue;
+    newest ??= c;
+    oldest = c;
+  }
+  return newest && oldest ? { newest, oldest } : null;
+}
+
+/**
+ * `findGitPullRequests` over the part of a history that a window needs: the first-parent line
+ * down to the window's start, and the commits reachable from the window's newest PR commit but
+ * not from the first parent of its oldest. A side commit belongs to the oldest mainline merge
+ * that reaches it; the commits that older merges brought in are exactly those reachable from that
+ * first parent, so each merge of the window is dated as from the whole history.
+ */
+export function pullRequestsInWindow(history: HistoryWindow, window: Window): GitPullRequests {
+  const { line, commits } = history;
   const starts = branchStartDates(commits, line);
   const out: GitPrCandidate[] = [];
   const withoutBase: number[] = [];
@@ -102,7 +140,7 @@ export function findGitPullRequests(graph: readonly CommitHeader[], tip: string,
     const subject = parsePrSubject(c.message);
     if (!subject || numbers.has(subject.number)) continue;
     const base = c.parents[0];
-    if (base === undefined || !commits.has(base)) {
+    if (base === undefined || !history.present(base)) {
       withoutBase.push(subject.number);
       continue;
     }
@@ -135,6 +173,18 @@ export function titleFromMessage(message: string): string {
   return lines[0] ?? '';
 }
 
+/**
+ * The branch a merge commit's message names (`Merge pull request #N from owner/branch-name` →
+ * `branch-name`; GitHub's `head.ref`, which may itself hold `/`), or null (a squash commit names none).
+ */
+export function headRefFromMessage(message: string): string | null {
+  const subject = parsePrSubject(message);
+  if (subject?.kind !== 'merge') return null;
+  const slash = subject.from.indexOf('/');
+  const ref = slash < 0 ? subject.from : subject.from.slice(slash + 1);
+  return ref === '' ? null : ref;
+}
+
 /** `https://github.com/o/r/pull/N` when the clone's remote is GitHub. */
 export function pullUrl(remote: string | null, repo: string, number: number): string | null {
   if (!remote || !/github\.com[:/]/i.test(remote)) return null;
@@ -160,6 +210,8 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
   const missing: string[] = [...GIT_MISSING];
   if (input.url === null) missing.push('url');
   if (c.headSha === null) missing.push('headSha');
+  const headRef = headRefFromMessage(commit.message);
+  if (headRef === null) missing.push('headRef');
   // Some text is not UTF-8: its changes are in the diff as binary patches (exact, not readable).
   if ((commit.bytePatches ?? []).length > 0) missing.push('diff.bytes');
   return {
@@ -179,6 +231,7 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
     baseSha: c.baseSha,
     mergeSha: c.mergeSha,
     headSha: c.headSha,
+    headRef,
     files: [...commit.files],
     additions: commit.files.reduce((n, f) => n + f.additions, 0),
     deletions: commit.files.reduce((n, f) => n + f.deletions, 0),

@@ -1,18 +1,21 @@
 /**
- * Collect from a local clone with git, no API. The plan walks the history once without diffs;
- * the items' commits are then read in a few `git log -p` processes (batches of
- * `collect.gitBatchSize`, in plan order, the next batch read ahead; line counts come from the
- * patches), and the asv configs of their base commits in three processes whatever their number.
+ * Collect from a local clone with git, no API. The plan reads only the window's part of the
+ * history, without diffs (`readWindow`); the items' commits are then read by one `git log -p`
+ * process whose output is taken as git writes it (in plan order, at most `collect.gitBatchSize`
+ * commits ahead of their items; line counts come from the patches), and the asv configs of their
+ * base commits in three processes whatever their number.
  */
-import { loadAsvConfig, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
+import { loadAsvConfig, loadAsvConfigs, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
 import type { Ledger } from '../../cache/ledger.js';
 import { ItemError } from '../../pipeline/errors.js';
+import type { Logger } from '../../pipeline/logging.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
-import { openLocalRepository, type GitService } from '../../pipeline/services/git.js';
+import { openLocalRepository, type CommitStream, type GitService, type StreamedCommit } from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
-import type { ItemContext, PipelineContext, WorkItem } from '../../pipeline/stage.js';
-import { buildGitPullRequest, findGitPullRequests, pullUrl } from './git-pulls.js';
+import type { PipelineContext, WorkItem } from '../../pipeline/stage.js';
+import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
+import type { Window } from '../../pipeline/window.js';
 import type { CollectInput, GitItemInput } from './input.js';
 import { prKey, pullRequestSchema, type PullRequest } from './pull-request.js';
 
@@ -20,14 +23,15 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');
   const git = ctx.services.git;
   const path = scope.source.path;
-  const { name: repo, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
-  const remote = await git.remoteUrl(path);
+  const { name: repo, remote, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
   const started = Date.now();
-  const graph = await git.graph(path, tip);
+  const found = await readWindow(git, path, tip, scope.window, ctx.config.collect.gitWindowSlackDays);
   const wanted = new Set(scope.prs);
-  const found = findGitPullRequests(graph, tip, scope.window);
   const candidates = found.pulls.filter((c) => wanted.size === 0 || wanted.has(c.number));
-  ctx.log.info({ stage: 'collect', repo, path, branch: defaultBranch, commits: graph.length, pulls: candidates.length, ms: Date.now() - started }, 'read the clone\'s history');
+  ctx.log.info(
+    { stage: 'collect', repo, path, branch: defaultBranch, mainline: found.line.length, sideCommits: found.sideCommits, pulls: candidates.length, ms: Date.now() - started },
+    "read the window's part of the clone's history",
+  );
   if (found.withoutBase.length > 0) {
     ctx.log.warn(
       { stage: 'collect', repo, path, pulls: found.withoutBase, shallow: await git.isShallow(path) },
@@ -38,15 +42,57 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  sessions.set(ctx.ledger, new GitSession({ git, db: ctx.db, ledger: ctx.ledger, path, repo, defaultBranch, items, batchSize: ctx.config.collect.gitBatchSize }));
+  const session = new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize });
+  sessions.set(ctx.ledger, session);
+  // Every item needs its base's asv config: they are read (not stored) while the runner plans, as
+  // no item can end before; a dry run reads them for nothing.
+  if (items.length > 0) void session.readAsvConfigs();
   return items;
 }
 
-export async function collectFromGit(ctx: ItemContext, input: GitItemInput): Promise<PullRequest> {
+/**
+ * The window's part of a clone's history: the first-parent line from the tip down to `slackDays`
+ * before the window's start (git's `--since` stops there), then, when the window has merges, the
+ * commits between the window's newest PR commit and the first parent of its oldest (what its
+ * merges brought in). The rest of the history is never read.
+ */
+export async function readWindow(
+  git: GitService,
+  path: string,
+  tip: string,
+  window: Window,
+  slackDays: number,
+): Promise<GitPullRequests & { line: string[]; sideCommits: number }> {
+  const since = new Date(Date.parse(window.start) - slackDays * 86_400_000).toISOString();
+  const line = await git.graph(path, tip, { firstParent: true, since });
+  const commits = new Map(line.map((c) => [c.sha, c]));
+  const span = windowSpan(line, window);
+  let base: string | undefined;
+  let baseKnown = false;
+  let sideCommits = 0;
+  if (span) {
+    base = span.oldest.parents[0];
+    baseKnown = base !== undefined && (commits.has(base) || (await git.revParse(path, base)) !== null);
+    // Only merges bring in commits off the line (a history of squash commits has none to read).
+    const from = line.indexOf(span.newest);
+    const to = line.indexOf(span.oldest);
+    if (line.slice(from, to + 1).some((c) => c.parents.length > 1)) {
+      const side = await git.graph(path, span.newest.sha, { exclude: baseKnown ? [base!] : [] });
+      for (const c of side) {
+        if (!commits.has(c.sha)) sideCommits += 1;
+        commits.set(c.sha, c);
+      }
+    }
+  }
+  const found = pullRequestsInWindow({ line, commits, present: (sha) => commits.has(sha) || (baseKnown && sha === base) }, window);
+  return { ...found, line: line.map((c) => c.sha), sideCommits };
+}
+
+export async function collectFromGit(ctx: PipelineContext, input: GitItemInput): Promise<PullRequest> {
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
-    session = new GitSession({ git: ctx.services.git, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, defaultBranch: input.defaultBranch, items: [], batchSize: 1 });
+    session = new GitSession({ git: ctx.services.git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, line: [], items: [], batchSize: 1 });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
   const record = buildGitPullRequest({
@@ -65,11 +111,13 @@ const sessions = new WeakMap<Ledger, GitSession>();
 
 interface SessionOptions {
   readonly git: GitService;
+  readonly log: Logger;
   readonly db: Db;
   readonly ledger: Ledger;
   readonly path: string;
   readonly repo: string;
-  readonly defaultBranch: string;
+  /** The default branch's first-parent line as the plan read it (SHAs, newest first). */
+  readonly line: readonly string[];
   readonly items: readonly WorkItem<GitItemInput>[];
   readonly batchSize: number;
 }
@@ -77,11 +125,17 @@ interface SessionOptions {
 class GitSession {
   readonly path: string;
   readonly #o: SessionOptions;
-  /** Commits to read, in plan order, cut into batches; decided at the first request. */
-  #batches: string[][] | null = null;
-  readonly #batchOf = new Map<string, number>();
-  readonly #loading = new Map<number, Promise<Map<string, LogCommit>>>();
-  #asv: Promise<Map<string, AsvConfigFile | null>> | null = null;
+  /** The commits the stream reads, decided at the first request; null before. */
+  #wanted: Set<string> | null = null;
+  #stream: CommitStream | null = null;
+  #paused = false;
+  /** Commits read and not taken yet (their items have not asked), with their errors. */
+  readonly #arrived = new Map<string, StreamedCommit>();
+  readonly #waiting = new Map<string, (result: StreamedCommit | null) => void>();
+  /** Once git has ended: how (null: it read every commit). */
+  #ended: { error: unknown } | null | undefined = undefined;
+  #asv: Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> | null = null;
+  #asvSaved = false;
 
   constructor(options: SessionOptions) {
     this.#o = options;
@@ -90,46 +144,65 @@ class GitSession {
 
   /** A commit with its files and patch against its first parent. */
   async commit(sha: string): Promise<LogCommit> {
-    this.#batches ??= this.#plan(sha);
-    const index = this.#batchOf.get(sha);
-    if (index === undefined) return this.#single(sha);
-    const batch = await this.#load(index);
-    if (index + 1 < this.#batches.length) void this.#load(index + 1).catch(() => undefined);
-    const commit = batch.get(sha);
-    if (!commit) throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
-    batch.delete(sha);
-    if (batch.size === 0) this.#loading.delete(index);
-    return commit;
+    if (this.#wanted === null) this.#start(sha);
+    if (!this.#wanted!.has(sha)) return this.#single(sha);
+    const result = await this.#take(sha);
+    if (result === null) {
+      // git stopped before this commit: it is read alone, so that only the commits at fault fail.
+      if (this.#ended) return this.#single(sha);
+      throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
+    }
+    if ('error' in result) throw result.error;
+    return result.commit;
   }
 
-  /** The asv config at a base commit: the store first, then one batched git read for all bases of the plan. */
+  /**
+   * The asv config at a base commit: for all bases of the plan at once, those the store has and
+   * one batched git read for the others; a base outside the plan, the store then git.
+   */
   async asvConfig(baseSha: string): Promise<AsvConfigFile | null> {
+    const { found, read } = await this.readAsvConfigs();
+    if (!this.#asvSaved) {
+      this.#asvSaved = true;
+      saveAsvConfigs(this.#o.db, this.#o.repo, read);
+    }
+    if (found.has(baseSha)) return found.get(baseSha)!;
     const stored = loadAsvConfig(this.#o.db, this.#o.repo, baseSha);
     if (stored !== undefined) return stored;
-    this.#asv ??= this.#readAsvConfigs(baseSha);
-    const found = await this.#asv;
-    if (found.has(baseSha)) return found.get(baseSha)!;
     const one = await this.#o.git.findAsvConfig(this.path, baseSha);
     saveAsvConfig(this.#o.db, this.#o.repo, baseSha, one);
     return one;
   }
 
-  async #readAsvConfigs(first: string): Promise<Map<string, AsvConfigFile | null>> {
-    const bases = new Set<string>([first]);
-    for (const item of this.#o.items) {
-      if (loadAsvConfig(this.#o.db, this.#o.repo, item.input.baseSha) === undefined) bases.add(item.input.baseSha);
-    }
-    const found = await this.#o.git.findAsvConfigs(this.path, this.#o.defaultBranch, [...bases]);
-    saveAsvConfigs(this.#o.db, this.#o.repo, found);
-    return found;
+  /**
+   * The asv configs of every base of the plan, read once: those the store has, and the others
+   * from git (`read`, stored when an item first asks). When git cannot read them at once, each
+   * base is read alone.
+   */
+  readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
+    this.#asv ??= this.#readAsvConfigs().catch((error: unknown) => {
+      this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, err: (error as Error).message }, 'the asv configs of the base commits could not be read at once; reading them one by one');
+      return { found: new Map<string, AsvConfigFile | null>(), read: new Map<string, AsvConfigFile | null>() };
+    });
+    return this.#asv;
+  }
+
+  async #readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
+    const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
+    const found = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
+    const read = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases].filter((sha) => !found.has(sha)));
+    for (const [sha, config] of read) found.set(sha, config);
+    return { found, read };
   }
 
   /**
-   * Which commits to read: the items the runner will run. By the first run the runner has put
-   * every item whose input or version changed back to pending, so those are the items not done
-   * or dropped. If the first request is for an item that is done (a forced run), every item.
+   * Starts the one git process that reads the commits of the items the runner will run, in plan
+   * order. By the first run the runner has put every item whose input or version changed back to
+   * pending, so those are the items not done or dropped. If the first request is for an item that
+   * is done (a forced run), every item. At most `collect.gitBatchSize` commits are held read
+   * ahead of their items: beyond that git waits.
    */
-  #plan(firstSha: string): string[][] {
+  #start(firstSha: string): void {
     const { items, ledger } = this.#o;
     const pending = items.filter((item) => {
       const status = ledger.get('collect', item.key)?.status;
@@ -137,20 +210,48 @@ class GitSession {
     });
     const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
     const shas = chosen.map((i) => i.input.mergeSha);
-    const batches: string[][] = [];
-    for (let i = 0; i < shas.length; i += this.#o.batchSize) batches.push(shas.slice(i, i + this.#o.batchSize));
-    batches.forEach((batch, index) => batch.forEach((sha) => this.#batchOf.set(sha, index)));
-    return batches;
+    this.#wanted = new Set(shas);
+    if (shas.length === 0) return;
+    this.#stream = this.#o.git.streamCommits(this.path, shas, (result) => {
+      const waiting = this.#waiting.get(result.sha);
+      if (waiting) {
+        this.#waiting.delete(result.sha);
+        waiting(result);
+        return;
+      }
+      this.#arrived.set(result.sha, result);
+      if (!this.#paused && this.#arrived.size >= this.#o.batchSize) {
+        this.#paused = true;
+        this.#stream?.pause();
+      }
+    });
+    this.#stream.done.then(
+      () => this.#end(null),
+      (error: unknown) => {
+        this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, commits: shas.length, err: (error as Error).message }, 'git stopped before reading every commit; reading the rest one by one');
+        this.#end({ error });
+      },
+    );
   }
 
-  #load(index: number): Promise<Map<string, LogCommit>> {
-    let loading = this.#loading.get(index);
-    if (!loading) {
-      const shas = this.#batches![index]!;
-      loading = this.#o.git.commits(this.path, shas, { patch: true }).then((list) => new Map(list.map((c) => [c.sha, c])));
-      this.#loading.set(index, loading);
+  #take(sha: string): Promise<StreamedCommit | null> {
+    const arrived = this.#arrived.get(sha);
+    if (arrived) {
+      this.#arrived.delete(sha);
+      if (this.#paused && this.#arrived.size <= this.#o.batchSize / 2) {
+        this.#paused = false;
+        this.#stream?.resume();
+      }
+      return Promise.resolve(arrived);
     }
-    return loading;
+    if (this.#ended !== undefined || !this.#stream) return Promise.resolve(null);
+    return new Promise((resolve) => this.#waiting.set(sha, resolve));
+  }
+
+  #end(how: { error: unknown } | null): void {
+    this.#ended = how;
+    for (const resolve of this.#waiting.values()) resolve(null);
+    this.#waiting.clear();
   }
 
   async #single(sha: string): Promise<LogCommit> {

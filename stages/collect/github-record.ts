@@ -156,6 +156,7 @@ export function buildGitHubPullRequest(input: GitHubRecordInput): PullRequest {
     baseSha: input.baseSha,
     mergeSha: input.mergeSha,
     headSha: p.head.sha,
+    headRef: p.head.ref ?? null,
     files: [...input.files],
     additions: input.files.reduce((n, f) => n + f.additions, 0),
     deletions: input.files.reduce((n, f) => n + f.deletions, 0),

@@ -1,15 +1,17 @@
-import { pullRequestHash, savePullRequest } from '../../cache/pull-requests.js';
+import { savePullRequest, serializePullRequest, type SerializedPullRequest } from '../../cache/pull-requests.js';
 import { missingCredential } from '../../pipeline/credentials.js';
-import { defineStage, type Outcome } from '../../pipeline/stage.js';
+import { defineStage, type BatchResult, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { collectFromGit, planGit } from './git-source.js';
 import { collectFromGitHub, planGitHub, runProblem, type Collected } from './github-source.js';
 import type { CollectInput } from './input.js';
 import type { CollectOutput, PullRequest } from './pull-request.js';
 
-const VERSION = 1;
+// 2: records keep the branch the pull request came from (`headRef`), which the message rules
+// read; the content hash is the SHA-256 of the stored JSON and the diff
+const VERSION = 2;
 
 /** Records made by `run`, handed to `persist` with their outcome (never kept in the ledger). */
-const records = new WeakMap<object, PullRequest>();
+const records = new WeakMap<object, { record: PullRequest; serialized: SerializedPullRequest }>();
 
 /**
  * collect: every pull request merged into a repository's default branch in the window, with
@@ -38,19 +40,48 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
     if (input.source === 'problem') collected = runProblem(input);
     else if (input.source === 'git') collected = { record: await collectFromGit(ctx, input) };
     else collected = await collectFromGitHub(ctx, input);
-    if ('dropped' in collected) return { status: 'dropped', reason: collected.dropped, detail: collected.detail };
-    const record = collected.record;
-    const outcome: Outcome<CollectOutput> = {
-      status: 'done',
-      output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: pullRequestHash(record) },
-      ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
-    };
-    records.set(outcome, record);
-    return outcome;
+    return outcomeOf(collected);
+  },
+
+  // From a clone, items are read by one git process in plan order: taken in order, in chunks
+  // committed one transaction each, they cost no scheduling per item.
+  batched: (scope) => scope.source.kind === 'git',
+
+  async runBatch(ctx, items) {
+    const results: BatchResult<CollectInput, CollectOutput>[] = [];
+    for (const item of items) {
+      try {
+        results.push({ item, outcome: outcomeOf(await collectOne(ctx, item)) });
+      } catch (error) {
+        results.push({ item, error });
+      }
+    }
+    return results;
   },
 
   persist(db, _item, outcome) {
-    const record = records.get(outcome);
-    if (record && outcome.status === 'done') savePullRequest(db, record, outcome.output.contentHash);
+    const kept = records.get(outcome);
+    if (kept && outcome.status === 'done') savePullRequest(db, kept.record, kept.serialized);
   },
 });
+
+/** One item outside the GitHub source's concurrency: a clone's pull request, or a recorded problem. */
+async function collectOne(ctx: PipelineContext, item: WorkItem<CollectInput>): Promise<Collected> {
+  const input = item.input;
+  if (input.source === 'problem') return runProblem(input);
+  if (input.source === 'git') return { record: await collectFromGit(ctx, input) };
+  throw new RangeError(`collect: ${item.key} comes from GitHub; its items run one by one`);
+}
+
+function outcomeOf(collected: Collected): Outcome<CollectOutput> {
+  if ('dropped' in collected) return { status: 'dropped', reason: collected.dropped, detail: collected.detail };
+  const record = collected.record;
+  const serialized = serializePullRequest(record);
+  const outcome: Outcome<CollectOutput> = {
+    status: 'done',
+    output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: serialized.contentHash },
+    ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
+  };
+  records.set(outcome, { record, serialized });
+  return outcome;
+}

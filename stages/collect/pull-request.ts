@@ -63,6 +63,12 @@ export const pullRequestSchema = z.object({
   /** The merge (or squash) commit on the default branch. */
   mergeSha: z.string(),
   headSha: z.string().nullable(),
+  /**
+   * The name of the branch the pull request came from (GitHub's `head.ref`; from git, the
+   * branch a merge commit names, `Merge pull request #N from owner/<branch>`). Null when the
+   * source cannot tell (a squash commit); absent in records collected before it was kept.
+   */
+  headRef: z.string().nullable().optional(),
   files: z.array(fileChangeSchema),
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),

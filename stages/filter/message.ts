@@ -6,15 +6,18 @@
  *   a body: bodies are full of PR-template boilerplate ("make sure linting passes", "tests
  *   added") that says nothing about the change.
  * - Positive performance cues are looked for in the title, the body (HTML comments removed: PR
- *   templates keep their guidance there) and the labels.
+ *   templates keep their guidance there), the name of the branch the pull request came from
+ *   (split into words on `-`, `_` and `/`: `faster-cell-len` reads `faster cell len`) and the
+ *   labels.
  * - A revert or a backport restates another pull request's title ("Revert \"PERF: faster x\""):
- *   the quoted or parenthesised part of such a title is not searched for positive cues.
+ *   the quoted or parenthesised part of such a title is not searched for positive cues, nor is
+ *   its branch (GitHub names it after the original's: `revert-3546-faster-cell-len`).
  *
  * Verdicts: `negative` (a negative pattern and no positive cue: dropped), `mixed` (both: goes on),
  * `positive` (cues only), `ambiguous` (neither: the LLM decides).
  */
 
-export type CueSource = 'title' | 'body' | 'label';
+export type CueSource = 'title' | 'body' | 'branch' | 'label';
 
 export interface CueMatch {
   /** Stable cue name, e.g. `speed`, `revert`. */
@@ -83,10 +86,23 @@ export function stripHtmlComments(text: string): string {
 
 /** The title without what a revert or backport quotes from the original pull request. */
 export function ownTitleText(title: string): string {
-  if (/^\s*(?:revert|backport)\b|\[backport\]/i.test(title)) {
+  if (REVERT_OR_BACKPORT_TITLE.test(title)) {
     return title.replace(/"[^"]*"?|“[^”]*”?|'[^']*'|\([^)]*\)?/g, ' ');
   }
   return title;
+}
+
+const REVERT_OR_BACKPORT_TITLE = /^\s*(?:revert|backport)\b|\[backport\]/i;
+const REVERT_OR_BACKPORT_BRANCH = /^(?:revert|backport|auto-backport)\b/i;
+
+/**
+ * The words of the branch a pull request came from, as text for the cues (`Textualize/faster-cell-len`
+ * → `Textualize faster cell len`), or '' when there is none or it belongs to another pull
+ * request (a revert's or a backport's branch, or any branch of a pull request titled so).
+ */
+export function branchText(headRef: string | null | undefined, title: string): string {
+  if (!headRef || REVERT_OR_BACKPORT_BRANCH.test(headRef) || REVERT_OR_BACKPORT_TITLE.test(title)) return '';
+  return headRef.split(/[-_/]+/).filter((w) => w !== '').join(' ');
 }
 
 function matches(rules: readonly Rule[], text: string, where: CueSource): CueMatch[] {
@@ -98,13 +114,23 @@ function matches(rules: readonly Rule[], text: string, where: CueSource): CueMat
   return out;
 }
 
-export function judgeMessage(input: { readonly title: string; readonly body: string; readonly labels: readonly string[] }): MessageDecision {
+export function judgeMessage(input: {
+  readonly title: string;
+  readonly body: string;
+  readonly labels: readonly string[];
+  /** The branch the pull request came from (GitHub's `head.ref`), when known. */
+  readonly headRef?: string | null | undefined;
+}): MessageDecision {
   const body = stripHtmlComments(input.body);
   const negative = matches(NEGATIVE_PATTERNS, input.title, 'title');
   const bodyRevert = BODY_REVERT.exec(body);
   if (bodyRevert && !negative.some((n) => n.cue === 'revert')) negative.push({ cue: 'revert', where: 'body', text: bodyRevert[0] });
 
-  const positive = [...matches(POSITIVE_CUES, ownTitleText(input.title), 'title'), ...matches(POSITIVE_CUES, body, 'body')];
+  const positive = [
+    ...matches(POSITIVE_CUES, ownTitleText(input.title), 'title'),
+    ...matches(POSITIVE_CUES, body, 'body'),
+    ...matches(POSITIVE_CUES, branchText(input.headRef, input.title), 'branch'),
+  ];
   for (const label of input.labels) {
     if (PERF_LABEL.test(label)) positive.push({ cue: 'label', where: 'label', text: label.slice(0, 60) });
   }
@@ -114,7 +140,7 @@ export function judgeMessage(input: { readonly title: string; readonly body: str
   return { verdict, positive, negative };
 }
 
-/** Positive cues found in the title or the body (labels do not count): what `--llm none` relies on. */
+/** Positive cues found in the title, the body or the branch name (labels do not count): what `--llm none` relies on. */
 export function textCues(decision: Pick<MessageDecision, 'positive'>): readonly CueMatch[] {
-  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body');
+  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body' || c.where === 'branch');
 }

@@ -3,7 +3,7 @@ import { collectOutputSchema } from '../collect/pull-request.js';
 
 const cueMatchSchema = z.object({
   cue: z.string(),
-  where: z.enum(['title', 'body', 'label']),
+  where: z.enum(['title', 'body', 'branch', 'label']),
   text: z.string(),
 });
 
@@ -15,7 +15,7 @@ export const filterOutputSchema = collectOutputSchema.extend({
   // contentHash: the hash of the collected record the decision was made on.
   /** `positive` / `mixed` / `ambiguous` / `negative` (see stages/filter/message.ts). */
   messageVerdict: z.enum(['positive', 'mixed', 'ambiguous', 'negative']),
-  /** Positive performance cues found (title, body, labels); `--llm none` relies on the title and body ones. */
+  /** Positive performance cues found (title, body, branch name, labels); `--llm none` relies on all but the labels. */
   positiveCues: z.array(cueMatchSchema),
   negativeCues: z.array(cueMatchSchema),
   /** Changed files outside the non-functional paths. */

@@ -42,13 +42,42 @@ export interface PathMatcher {
   nonFunctional(path: string): string | null;
 }
 
+const matchers = new Map<string, PathMatcher>();
+
+/**
+ * The matcher of a list of globs. A repository's pull requests share one list (the defaults plus
+ * its benchmark directory) and mostly touch the same files: the matcher of a list is made once,
+ * and remembers its answers for the paths it has seen.
+ */
 export function pathMatcher(globs: readonly string[]): PathMatcher {
+  const key = globs.join('\0');
+  let matcher = matchers.get(key);
+  if (!matcher) {
+    if (matchers.size >= 256) matchers.clear();
+    matchers.set(key, (matcher = newMatcher(globs)));
+  }
+  return matcher;
+}
+
+function newMatcher(globs: readonly string[]): PathMatcher {
   const compiled = globs.map((g) => ({ glob: g, re: globToRegExp(g) }));
+  const seen = new Map<string, string | null>();
   return {
     nonFunctional(path: string): string | null {
-      const p = path.replace(/^\.\//, '');
-      for (const { glob, re } of compiled) if (re.test(p)) return glob;
-      return null;
+      let answer = seen.get(path);
+      if (answer === undefined) {
+        const p = path.replace(/^\.\//, '');
+        answer = null;
+        for (const { glob, re } of compiled) {
+          if (re.test(p)) {
+            answer = glob;
+            break;
+          }
+        }
+        if (seen.size >= 20_000) seen.clear();
+        seen.set(path, answer);
+      }
+      return answer;
     },
   };
 }

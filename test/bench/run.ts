@@ -38,7 +38,7 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
         { figure: '   same window again: requests', value: `${r.second.requests} (${r.second.conditional} conditional, ${r.second.notModified} answered 304)`, target: 'all conditional', ok: r.second.requests === r.second.conditional },
         { figure: '   same window again: rows written', value: String(r.second.rowsWritten), target: '0', ok: r.second.rowsWritten === 0 },
         { figure: '   same window again: wall time ratio', value: `${pct(r.second.ratio)} (${ms(r.second.ms)})`, target: '<= 5%', ok: r.second.ratio <= 0.05 },
-        { figure: `2. rule filter alone over ${r.filterOnly.items.toLocaleString('en-US')} stored PRs`, value: `${ms(r.filterOnly.ms)} in process, ${ms(r.filterOnly.cliMs)} through the CLI`, target: '< 2 s', ok: r.filterOnly.ms < 2000 },
+        { figure: `2. rule filter alone over ${r.filterOnly.items.toLocaleString('en-US')} stored PRs`, value: `${ms(r.filterOnly.ms)} in process, ${ms(r.filterOnly.cliMs)} through the CLI (start-up alone ${ms(r.filterOnly.startupMs)}); medians of ${r.filterOnly.rounds}`, target: '< 2 s through the CLI', ok: r.filterOnly.cliMs < 2000 },
       ],
     };
   },
@@ -56,11 +56,13 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
   },
   'git-collect': async () => {
     const r = await gitCollectBenchmark();
+    const m = r.month;
     return {
       result: r,
       rows: [
-        { figure: `4. git-source collect, ${r.commits.toLocaleString('en-US')} commits (${r.pullRequests.toLocaleString('en-US')} PRs)`, value: `${ms(r.stageMs)} in process, ${ms(r.cliMs)} through the CLI; git log --numstat ${ms(r.gitLogMs)}`, target: '', ok: null },
-        { figure: '   ratio to git log --numstat', value: `${r.ratio.toFixed(2)}x in process, ${r.cliRatio.toFixed(2)}x through the CLI`, target: '<= 2x', ok: r.ratio <= 2 },
+        { figure: `4. git-source collect, ${r.commits.toLocaleString('en-US')} commits (${r.pullRequests.toLocaleString('en-US')} PRs)`, value: `${ms(r.stageMs)} in process, ${ms(r.cliMs)} through the CLI (start-up alone ${ms(r.startupMs)}); git log --first-parent --numstat ${ms(r.gitLogMs)} (--numstat ${ms(r.gitLogAllMs)})`, target: '', ok: null },
+        { figure: '   ratio to git log --first-parent --numstat', value: `${r.ratio.toFixed(2)}x in process, ${r.cliRatio.toFixed(2)}x through the CLI, ${r.cliLessStartupRatio.toFixed(2)}x through the CLI less its start-up`, target: '<= 2x', ok: r.ratio <= 2 },
+        { figure: `   one month (${m.window}, ${m.pullRequests} PRs)`, value: `${ms(m.stageMs)} in process, git log ${ms(m.gitLogMs)}: ${m.ratio.toFixed(2)}x; read ${m.commitsRead ?? '?'} of ${m.commitsTotal.toLocaleString('en-US')} commits`, target: '', ok: null },
       ],
     };
   },

@@ -6,10 +6,11 @@ import {
   encodeBase85,
   expandRenamePath,
   headerPath,
-  LogRecordReader,
-  NulSplitter,
   parseCatFileBatch,
   parseCommitBody,
+  logFormat,
+  LogRecordSplitter,
+  newLogMarker,
   parseLog,
   parseLsTree,
   parseNumstatLine,
@@ -100,29 +101,57 @@ describe('git output parsers', () => {
     expect(() => parseCommitBody('\n\n1\t1\ta.py\n2\t0\tb.py\n\ndiff --git a/a.py b/a.py\n')).toThrow(/2 numstat lines but 1 patch sections/);
   });
 
-  it('reads whole log outputs, and the same output fed in arbitrary chunks', () => {
+  it('reads whole log outputs record by record, NUL bytes in patches and messages included', () => {
     const sha1 = 'a'.repeat(40);
     const sha2 = 'b'.repeat(40);
-    const out = `\0${HEADER(sha1, `${sha2} ${'c'.repeat(40)}`, 'Merge pull request #5 from u/x\n\nTitle é')}\0\n\n1\t0\tx.py\n\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+é\n\0${HEADER(sha2, '', 'root')}\0\n\n1\t0\tx.py\n`;
-    const commits = parseLog(out);
+    const m = 'pm0123456789abcdef01234567';
+    const out = `\0${m}H${HEADER(sha1, `${sha2} ${'c'.repeat(40)}`, 'Merge pull request #5 from u/x\n\nTitle é')}\0${m}B\n\n1\t0\tx.py\n\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+é\0\0tail\n\0${m}H${HEADER(sha2, '', 'root \0 with a NUL')}\0${m}B\n\n1\t0\tx.py\n`;
+    const commits = parseLog(out, m);
     expect(commits.map((c) => [c.sha, c.parents.length, c.message, c.files.length])).toEqual([
       [sha1, 2, 'Merge pull request #5 from u/x\n\nTitle é', 1],
-      [sha2, 0, 'root', 1],
+      [sha2, 0, 'root \0 with a NUL', 1],
     ]);
+    expect(commits[0]!.patch.endsWith('+é\0\0tail\n')).toBe(true);
     expect(commits[0]!.authorDate).toBe('2025-04-01T08:00:00.000Z');
     expect(commits[0]!.committerDate).toBe('2025-04-01T09:00:00.000Z');
+    expect(() => parseLog(out, 'pm-another-process')).toThrow(/output before the first commit/);
+    expect(() => parseLog(`\0${m}H${HEADER(sha2, '', 'x')}\0${m}H${HEADER(sha1, '', 'y')}`, m)).toThrow(/malformed log record 1/);
+  });
 
-    const bytes = Buffer.from(out, 'utf8');
-    const splitter = new NulSplitter();
-    const reader = new LogRecordReader();
-    const streamed = [];
-    for (let i = 0; i < bytes.length; i += 7) for (const piece of splitter.push(bytes.subarray(i, i + 7))) {
-      const c = reader.piece(piece);
-      if (c) streamed.push(c);
+  it('cuts output fed in chunks of any size into the same records, separators cut by a chunk boundary included', () => {
+    const m = 'pm00112233445566778899aabb';
+    const records = [
+      `\0${m}H${HEADER('a'.repeat(40), '', 'one')}\0${m}B\n\n1\t0\tx.py\n`,
+      `\0${m}H${HEADER('b'.repeat(40), '', 'two')}\0${m}B\ndiff --git a/x b/x\n+\0\0pm00112233445566778899aaXH\n${'+y\n'.repeat(5000)}`,
+      `\0${m}H${HEADER('c'.repeat(40), '', 'three')}\0${m}B`,
+    ];
+    const out = Buffer.from(records.join(''));
+    for (const size of [1, 2, 3, 7, 29, 30, 31, 4096, out.length]) {
+      const splitter = new LogRecordSplitter(m);
+      const got: string[] = [];
+      for (let i = 0; i < out.length; i += size) {
+        const complete = splitter.push(out.subarray(i, i + size));
+        if (complete) got.push(complete.toString());
+      }
+      const last = splitter.end();
+      if (last) got.push(last.toString());
+      // Whole records only, in order, each byte once.
+      expect(got.join(''), `chunks of ${size}`).toBe(records.join(''));
+      expect(got.every((r) => r.startsWith(`\0${m}H`)), `chunks of ${size}`).toBe(true);
+      expect(got.flatMap((r) => parseLog(r, m).map((c) => c.message)), `chunks of ${size}`).toEqual(['one', 'two', 'three']);
+      if (size === 1) expect(got).toEqual(records);
     }
-    const last = reader.end(splitter.end());
-    if (last) streamed.push(last);
-    expect(streamed).toEqual(commits);
+    expect(new LogRecordSplitter(m).end()).toBeNull();
+    const stray = new LogRecordSplitter(m);
+    stray.push(Buffer.from('fatal: something\n'));
+    expect(() => stray.end()).toThrow(/output before the first commit/);
+  });
+
+  it('makes a new marker for every process, and a format that puts it before each header and body', () => {
+    const a = newLogMarker();
+    expect(a).toMatch(/^pm[0-9a-f]{24}$/);
+    expect(newLogMarker()).not.toBe(a);
+    expect(logFormat(a)).toBe(`%x00${a}H%H%x1f%P%x1f%at%x1f%ct%x1f%an%x1f%ae%x1f%B%x00${a}B`);
   });
 
   it('reads ls-tree -z (with sizes) and cat-file --batch output', () => {
@@ -152,10 +181,15 @@ describe('binary patches for text that is not UTF-8', () => {
     expect(encodeBase85(Buffer.from([255, 255, 255, 255]))).toBe('|NsC0');
   });
 
-  it('finds the sections of a record and the blobs of a full index line', () => {
-    const out = Buffer.from('\0h\0diff --git a/x b/x\nindex 1..2\n\0h2\0diff --git a/y b/y\nnew file mode 100644\nindex ' + '0'.repeat(40) + '..' + 'a'.repeat(40) + '\n');
-    const ranges = patchSectionRanges(out);
-    expect(ranges.map((r) => out.subarray(r.start, r.end).toString())).toEqual(['diff --git a/x b/x\nindex 1..2\n', expect.stringMatching(/^diff --git a\/y b\/y\n/)]);
+  it('finds the sections of each record, NULs inside them included, and the blobs of a full index line', () => {
+    const m = 'pmfeedfacefeedfacefeedface';
+    const out = Buffer.from(`\0${m}Hh\ndiff --git a/not b/a-section\n\0${m}Bdiff --git a/x b/x\nindex 1..2\n+\0\0\n\0${m}Hh2\0${m}B\ndiff --git a/y b/y\nnew file mode 100644\nindex ${'0'.repeat(40)}..${'a'.repeat(40)}\ndiff --git a/z b/z\n`);
+    const ranges = patchSectionRanges(out, m);
+    expect(ranges.map((r) => [r.record, out.subarray(r.start, r.end).toString()])).toEqual([
+      [0, 'diff --git a/x b/x\nindex 1..2\n+\0\0\n'],
+      [1, expect.stringMatching(/^diff --git a\/y b\/y\n/)],
+      [1, 'diff --git a/z b/z\n'],
+    ]);
     expect(sectionBlobs(out.subarray(ranges[1]!.start, ranges[1]!.end).toString())).toEqual({ old: null, new: 'a'.repeat(40) });
     expect(sectionBlobs('index 1234567..89abcde 100644')).toBeNull();
   });

@@ -75,20 +75,44 @@ describe('git adapter', () => {
       edit: null,
     };
     const shas = Object.keys(expected).map((k) => repo.sha(refs[k]!));
-    const batched = await git.findAsvConfigs(repo.path, 'main', shas);
+    const line = (await git.graph(repo.path, 'main', { firstParent: true })).map((c) => c.sha);
+    const batched = await git.findAsvConfigs(repo.path, line, shas);
     for (const [name, want] of Object.entries(expected)) {
       expect(await git.findAsvConfig(repo.path, repo.sha(refs[name]!)), name).toEqual(want);
       expect(batched.get(repo.sha(refs[name]!)), name).toEqual(want);
     }
+    // A part of the line: read from the oldest wanted commit's tree, the same answers.
+    for (const part of [['dropBench', 'toJsonc'], ['addRoot'], ['addBench', 'noAsv']]) {
+      const some = await git.findAsvConfigs(repo.path, line, part.map((k) => repo.sha(refs[k]!)));
+      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(Object.fromEntries(part.map((k) => [k, expected[k]])));
+    }
   });
 
-  it('tells the default branch: origin/HEAD, else the checked-out branch', async () => {
-    expect(await git.defaultBranch(repo.path)).toBe('main');
-    await repo.git(['branch', 'trunk', 'main']);
-    await repo.git(['update-ref', 'refs/remotes/origin/trunk', 'main']);
+  it('tells the default branch: origin/HEAD, else the checked-out branch; openClone agrees, with its tip', async () => {
+    const agrees = async (branch: string) => {
+      expect(await git.defaultBranch(repo.path)).toBe(branch);
+      expect(await git.openClone(repo.path)).toEqual({ defaultBranch: branch, tip: await git.revParse(repo.path, branch) });
+    };
+    await agrees('main');
+    await repo.git(['branch', 'trunk', 'main~1']);
+    await repo.git(['update-ref', 'refs/remotes/origin/trunk', 'main~2']);
     await repo.git(['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/trunk']);
-    expect(await git.defaultBranch(repo.path)).toBe('trunk');
+    await agrees('trunk');
+    // origin/HEAD names a branch with no local copy: the remote one.
+    await repo.git(['update-ref', 'refs/remotes/origin/dev', 'main~3']);
+    await repo.git(['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/dev']);
+    await agrees('origin/dev');
     await repo.git(['symbolic-ref', '-d', 'refs/remotes/origin/HEAD']);
+    // Without origin/HEAD: the checked-out branch, then main or master.
+    await repo.git(['symbolic-ref', 'HEAD', 'refs/heads/trunk']);
+    await agrees('trunk');
+    await repo.git(['update-ref', '--no-deref', 'HEAD', 'main~1']);
+    await agrees('main');
+    await repo.git(['symbolic-ref', 'HEAD', 'refs/heads/main']);
+    await repo.git(['branch', '-D', 'trunk']);
+    await repo.git(['update-ref', '-d', 'refs/remotes/origin/trunk']);
+    await repo.git(['update-ref', '-d', 'refs/remotes/origin/dev']);
+    expect(await git.openClone(tmpdir())).toBeNull();
   });
 
   it('names a clone from its remote URL, else local/<dir>', () => {

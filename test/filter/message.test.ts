@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeMessage, ownTitleText, stripHtmlComments, textCues, type MessageVerdict } from '../../stages/filter/message.js';
+import { branchText, judgeMessage, ownTitleText, stripHtmlComments, textCues, type MessageVerdict } from '../../stages/filter/message.js';
 
 const none = { body: '', labels: [] as string[] };
 
@@ -51,6 +51,33 @@ describe('message rules on real-world-shaped titles', () => {
     const body = '<!-- Please describe any performance impact of your change -->\nAdds a keyword.';
     expect(judgeMessage({ title: 'ENH: add keyword', body, labels: [] }).verdict).toBe('ambiguous');
     expect(stripHtmlComments('a <!-- b --> c <!-- unclosed')).toBe('a   c  ');
+  });
+
+  it('reads the branch name as words split on -, _ and / (rich #3546: "use sets" from faster-cell-len)', () => {
+    const d = judgeMessage({ title: 'use sets', body: '', labels: [], headRef: 'faster-cell-len' });
+    expect(d.verdict).toBe('positive');
+    expect(d.positive).toEqual([{ cue: 'faster', where: 'branch', text: 'faster' }]);
+    expect(textCues(d)).toEqual(d.positive);
+    expect(branchText('speed_up_parser', 'x')).toBe('speed up parser');
+    expect(branchText('perf/groupby-sum', 'x')).toBe('perf groupby sum');
+    expect(judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'speed_up_parser' }).positive.map((c) => [c.cue, c.where])).toEqual([['speed', 'branch']]);
+    expect(judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'alice/perf/groupby' }).positive.map((c) => [c.cue, c.where])).toEqual([['performance', 'branch']]);
+    // Without the split, `_` is a word character: the cue would not be seen.
+    expect(/\bspeed\b/.test('speed_up_parser')).toBe(false);
+    // No branch, or one without a cue: as before.
+    expect(judgeMessage({ title: 'use sets', body: '', labels: [] }).verdict).toBe('ambiguous');
+    expect(judgeMessage({ title: 'use sets', body: '', labels: [], headRef: null }).verdict).toBe('ambiguous');
+    expect(judgeMessage({ title: 'use sets', body: '', labels: [], headRef: 'fix-docs-build' }).verdict).toBe('ambiguous');
+    // A branch cue with a negative title is mixed: it goes on, as a title cue would.
+    expect(judgeMessage({ title: 'Fix typo', body: '', labels: [], headRef: 'faster-render' }).verdict).toBe('mixed');
+  });
+
+  it('does not read the branch of a revert or a backport, named after the original pull request', () => {
+    expect(judgeMessage({ title: 'Revert "use sets"', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({ verdict: 'negative', positive: [] });
+    expect(judgeMessage({ title: 'Undo the set change', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({ verdict: 'ambiguous', positive: [] });
+    expect(judgeMessage({ title: 'Backport PR #5123 on branch 2.2.x', body: '', labels: [], headRef: 'auto-backport-of-pr-5123-on-2.2.x-faster-merge' }).positive).toEqual([]);
+    expect(judgeMessage({ title: 'Revert "use sets"', body: '', labels: [], headRef: 'my-faster-branch' }).positive).toEqual([]);
+    expect(branchText('backport-5123-faster-merge', 'x')).toBe('');
   });
 
   it('does not count the quoted title of a revert or a backport as a cue', () => {

@@ -89,6 +89,66 @@ describe('runStage (in process, real SQLite)', () => {
   });
 });
 
+describe('runStage with a stage that decides in batches (runBatch)', () => {
+  /** Ledger rows without the times and run ids, which differ between two runs by construction. */
+  const decisions = (db: Database.Database) =>
+    db.prepare('SELECT key, status, reason, detail, error_kind, last_error, attempts, input_hash, stage_version, output FROM stage_items ORDER BY key').all();
+
+  it('records the same rows and ledger as the item path, in chunks of the batch size', async () => {
+    const byItem = harness();
+    const byBatch = harness();
+    const chunks: number[][] = [];
+    await runStage(byItem.ctx, countingStage({ count: 11, failAt: [3] }), scope);
+    const report = await runStage(byBatch.ctx, countingStage({ count: 11, failAt: [3], batch: true, onChunk: (c) => chunks.push(c) }), scope, { batchSize: 4 });
+    expect(report).toMatchObject({ planned: 11, ran: 11, done: 8, dropped: { 'multiple-of-five': 2 }, failed: { 'test-failure': 1 } });
+    expect(chunks).toEqual([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11]]);
+    expect(decisions(byBatch.db)).toEqual(decisions(byItem.db));
+    expect(rowsOf(byBatch.db).rows).toEqual(rowsOf(byItem.db).rows);
+  });
+
+  it('leaves no row pending or stale when inputs, versions and decisions change between runs', async () => {
+    const byItem = harness();
+    const byBatch = harness();
+    const runs = [
+      { count: 12 },
+      { count: 12, failAt: [2] }, // nothing changed: reused, nothing runs
+      { count: 12, salt: 'x', dropEvery: 3 }, // every input changed (pending after plan); done <-> dropped flips
+      { count: 12, salt: 'x', dropEvery: 3, version: 2, failAt: [4] }, // a new version; one fails
+      { count: 12, salt: 'x', dropEvery: 4, version: 2 }, // the failed one runs again; forced below
+    ];
+    for (const [i, options] of runs.entries()) {
+      const force = i === runs.length - 1;
+      const a = await runStage(byItem.ctx, countingStage(options), scope, { force });
+      const b = await runStage(byBatch.ctx, countingStage({ ...options, batch: true }), scope, { force, batchSize: 5 });
+      expect({ ...b, durationMs: 0 }, `run ${i}`).toEqual({ ...a, durationMs: 0 });
+      expect(decisions(byBatch.db), `run ${i}`).toEqual(decisions(byItem.db));
+      // Every item was decided: none is left pending (as `plan` put the changed ones), on either path.
+      for (const h of [byItem, byBatch]) expect(h.ctx.ledger.list('collect', { statuses: ['pending'] }).map((r) => r.key), `run ${i}`).toEqual([]);
+    }
+    expect(byBatch.ctx.ledger.get('collect', 't/r#4')).toMatchObject({ status: 'dropped', reason: 'multiple-of-4', attempts: 4 });
+  });
+
+  it('fails every item of a chunk whose batch throws, and as a bug an item the batch gave no result for', async () => {
+    const { ctx } = harness();
+    const report = await runStage(ctx, countingStage({ count: 9, batch: true, throwChunkWith: [5], omit: [8] }), scope, { batchSize: 3 });
+    expect(report).toMatchObject({ ran: 9, done: 5, failed: { 'chunk-failure': 3, 'no-batch-result': 1 }, failedKinds: { item: 3, internal: 1 } });
+    expect(ctx.ledger.list('collect', { statuses: ['failed'] }).map((r) => [r.key, r.reason])).toEqual([
+      ['t/r#4', 'chunk-failure'],
+      ['t/r#5', 'chunk-failure'],
+      ['t/r#6', 'chunk-failure'],
+      ['t/r#8', 'no-batch-result'],
+    ]);
+  });
+
+  it('starts no chunk once drained: the rest stays pending', async () => {
+    const drain = new AbortController();
+    const { ctx } = harness();
+    const report = await runStage(ctx, countingStage({ count: 10, batch: true, onChunk: () => drain.abort() }), scope, { drain: drain.signal, batchSize: 4 });
+    expect(report).toMatchObject({ ran: 4, notStarted: 6 });
+    expect(ctx.ledger.list('collect', { statuses: ['pending'] })).toHaveLength(6);
+  });
+});
+
 describe('runner through the CLI in a child process', () => {
   const window = ['--since', '2025-04-01', '--until', '2025-05-01'];
 
