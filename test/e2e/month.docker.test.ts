@@ -188,7 +188,7 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(fib.asv.mark).toBe('-');
   });
 
-  it('keeps the ~2x of skipping even divisors (#107): both time_is_prime workloads improved by 1.5x to 3x; fib and sum_of_squares untouched', () => {
+  it('keeps the ~2x of skipping even divisors (#107): both time_is_prime workloads improved by 1.5x to 3x, nothing else changed', () => {
     expect(ctx.ledger.get('validate', key(107))).toMatchObject({ status: 'done' });
     const verdicts = loadWorkloadVerdicts(db, key(107));
     for (const name of IS_PRIME) {
@@ -197,12 +197,12 @@ describe('a month of the sample repository through every stage (real Docker engi
       expect(effect(w), name).toBeGreaterThan(1.5);
       expect(effect(w), name).toBeLessThan(3);
     }
-    // count_primes calls is_prime: it may get faster too; the others are untouched
-    for (const name of changed(verdicts, 'improved')) expect([...IS_PRIME, ...COUNT_PRIMES]).toContain(name);
+    // count_primes no longer calls is_prime (#105 rewrote it): nothing else is touched
+    expect(changed(verdicts, 'improved')).toEqual(IS_PRIME);
     expect(changed(verdicts, 'worsened')).toEqual([]);
   });
 
-  it('keeps the ~1.3x of bounding by isqrt (#108): both time_is_prime workloads improved by 1.15x to 1.6x; fib and sum_of_squares untouched', () => {
+  it('keeps the ~1.3x of bounding by isqrt (#108): both time_is_prime workloads improved by 1.15x to 1.6x, nothing else changed', () => {
     expect(ctx.ledger.get('validate', key(108))).toMatchObject({ status: 'done' });
     const verdicts = loadWorkloadVerdicts(db, key(108));
     for (const name of IS_PRIME) {
@@ -211,8 +211,8 @@ describe('a month of the sample repository through every stage (real Docker engi
       expect(effect(w), name).toBeGreaterThan(1.15);
       expect(effect(w), name).toBeLessThan(1.6);
     }
-    // count_primes calls is_prime too, on numbers too small for the bound to matter much
-    for (const name of changed(verdicts, 'improved')) expect([...IS_PRIME, ...COUNT_PRIMES]).toContain(name);
+    // count_primes no longer calls is_prime (#105 rewrote it): nothing else is touched
+    expect(changed(verdicts, 'improved')).toEqual(IS_PRIME);
     expect(changed(verdicts, 'worsened')).toEqual([]);
   });
 
@@ -261,9 +261,10 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(fib.problem_statement).toContain('| `bench_core.time_fib` |');
     expect(fib.problem_statement).not.toMatch(/iterativ|recursion|fast-fib/i);
     expect(odd.expert_speedup.improved!).toBeGreaterThan(1.15);
-    expect(odd.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime(100003)` |');
+    expect(odd.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 100003 |');
     expect(odd.problem_statement).not.toMatch(/even divisor|odd-divisors/i);
     expect(isqrt.expert_speedup.improved!).toBeGreaterThan(1.15);
+    expect(isqrt.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 1000003 |');
     expect(isqrt.problem_statement).not.toMatch(/isqrt|square root/i);
   });
 
