@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadInvocations, loadValidation, loadWorkloadVerdicts } from '../../cache/measurements.js';
+import { loadInvocations, loadValidation, loadWorkloadVerdicts, type StoredWorkloadVerdict } from '../../cache/measurements.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore, type Db } from '../../cache/store.js';
 import { createContext } from '../../pipeline/context.js';
@@ -18,31 +18,32 @@ import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-
 import { classifyOutputSchema } from '../../stages/classify/output.js';
 import { statementTemplateText } from '../../stages/classify/problem-statement.js';
 import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
-import { parseResultsFile } from '../../stages/validate/asv/index.js';
-import { resultSetOf, type ResultSet } from '../../stages/validate/asv/result-set.js';
-import { pairedVerdict } from '../../stages/validate/paired/index.js';
-import { asvInvocationScript, readInvocationOutput } from '../../stages/validate/protocol/asv-invocation.js';
-import { measurementSchedule, scheduleLetters } from '../../stages/validate/protocol/schedule.js';
-import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
+import { validateConfig } from '../../stages/validate/config.js';
+import { measureWithHarness } from '../../stages/validate/measure-harness.js';
 import { serveGitOverHttp, type GitHttpServer } from '../helpers/git-http.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
+import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-image.js';
 
 /**
- * Issue 7's must-show, on the real Docker engine with the stand-in asv: the sample repository
- * (pipeline/demo/sample-repo.ts) through every stage. Of its four candidates only the real
- * speedup (#101) is emitted; the placebo (#103) and the slowdown (#105) are dropped as
- * no-improvement (the slowdown's regression recorded per workload), the speedup that changes a
- * benchmark's return value (#104) as snapshot-mismatch. The emitted task folder rebuilds with
- * `docker build` on the same base image (cloning over HTTP, as a consumer clones from GitHub) and
- * the speedup is measured again in the rebuilt image with the expert patch applied.
+ * Issue 7's must-show, on the real Docker engine with validate's default engine (perfmine's own
+ * harness: no asv anywhere, the plain base image): the sample repository
+ * (pipeline/demo/sample-repo.ts) through every stage. Of its six candidates the three real
+ * speedups are emitted: #101 (fib, about 1000x), #107 (is_prime, about 2x) and #108 (is_prime,
+ * about 1.3x); the placebo (#103) and the slowdown (#105) are dropped as no-improvement (the
+ * slowdown's regression recorded per workload), the speedup that changes a benchmark's return
+ * value (#104) as snapshot-mismatch. The emitted task folder of #101 rebuilds with `docker build`
+ * on the same base image (cloning over HTTP, as a consumer clones from GitHub) and the speedup is
+ * measured again, with the harness, in the rebuilt image with the expert patch applied.
  *
- * The protocol is small for test time but complete: 4 base/expert pairs A B B A A B B A, 3
- * base/base calibration pairs interleaved, asv `-a rounds=2`, every invocation in a fresh
- * container. (With 3 and 2 pairs on this shared machine, a placebo workload's median once passed
- * the threshold, saved only by its pairs disagreeing in direction; with 4 and 3, over 72 placebo
- * workloads measured, the largest median with all pairs agreeing was 52% of the threshold in log.)
+ * The harness's protocol is the default one (what `perfmine demo` runs): base, expert and a
+ * second base for calibration as warm workers in three containers per candidate, 20 rounds, a
+ * fresh worker process per round. This is a shared 2-core machine: the assertions are what the
+ * protocol guarantees (improved or not for effects far from the minimum detectable speedup, no
+ * untouched workload flagged), with wide margins on the effects, never exact numbers.
+ * test/e2e/asv-engine.docker.test.ts covers the asv engine the same way.
  */
 const REPO = 'fixture/fastmath';
+const BASE_IMAGE = 'perfmine/base:bookworm';
 const label = testLabel('month');
 const metrics = new Metrics();
 const docker = new DockerService({ runLabel: label, metrics });
@@ -50,8 +51,19 @@ const dir = tempDir('month');
 const out = join(dir, 'out');
 const limits = { cpus: 1, memoryMb: 1024, pidsLimit: 256 };
 const { log, lines } = memoryLogger('info');
-const settings = { machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null };
-const layout = { repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: '.asv/results' };
+
+/** The candidates filter lets through, all measured. */
+const MEASURED = [101, 103, 104, 105, 107, 108];
+const WORKLOADS = [
+  'bench_core.TimeIsPrime.time_is_prime(1000003)',
+  'bench_core.TimeIsPrime.time_is_prime(100003)',
+  'bench_core.TimePrimes.time_count_primes(2000)',
+  'bench_core.TimePrimes.time_count_primes(6000)',
+  'bench_core.time_fib',
+  'bench_core.time_sum_of_squares',
+];
+const IS_PRIME = WORKLOADS.filter((w) => w.includes('time_is_prime'));
+const COUNT_PRIMES = WORKLOADS.filter((w) => w.includes('time_count_primes'));
 
 let sample: SampleRepo;
 let db: Db;
@@ -61,33 +73,48 @@ let git: GitHttpServer | undefined;
 
 const key = (n: number) => `${REPO}#${n}`;
 const report = (stage: string) => reports.find((r) => r.stage === stage)!;
+/** The paired effect of a workload as a speedup (base / expert, > 1 when faster). */
+const effect = (w: StoredWorkloadVerdict | { paired: { normalizedMedian: number | null } }) => 1 / w.paired.normalizedMedian!;
+const changed = (verdicts: readonly StoredWorkloadVerdict[], change: string) => verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
+const verdictOf = (n: number, workload: string) => loadWorkloadVerdicts(db, key(n)).find((w) => w.workload === workload)!;
 
-/** One asv invocation (the protocol's own script) in a fresh container without network. */
-async function measure(image: string): Promise<ResultSet> {
-  const r = await docker.run({ image, cmd: ['bash', '-c', asvInvocationScript(layout, settings)], network: 'none', timeoutMs: 300_000, limits, tailChars: 16 * 1024 * 1024 });
-  const output = readInvocationOutput(r.stdout);
-  if (output.results === null) throw new Error(`no results from ${image}: ${output.log}`);
-  return resultSetOf(parseResultsFile(output.results, image));
+interface BatchRow {
+  workload: string;
+  side: string;
+  number: number | null;
+  samples: string;
+  failure: string | null;
+}
+const harnessBatches = (n: number) => db.prepare<[string], BatchRow>('SELECT workload, side, number, samples, failure FROM harness_batches WHERE key = ? ORDER BY workload, side').all(key(n));
+
+/** The added lines of a patch's hunks, as a fenced code block (what a statement quoting the patch would hold). */
+function addedCode(patch: string): string {
+  const added = patch
+    .split('\n')
+    .filter((l) => l.startsWith('+') && !l.startsWith('+++'))
+    .map((l) => l.slice(1));
+  return `\n\n\`\`\`python\n${added.join('\n')}\n\`\`\`\n`;
 }
 
 beforeAll(async () => {
-  await ensureAsvFakeImage();
   sample = createSampleRepo(join(dir, 'fastmath'), '2025-04');
   const dbPath = join(dir, 'perfmine.db');
   db = openStore(dbPath);
-  const config = testConfig(dbPath, { out, llm: { mode: 'none' }, validate: { pairs: 4, calibrationPairs: 3, rounds: 2 } });
+  const config = testConfig(dbPath, { out, llm: { mode: 'none' }, docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 } });
   ctx = createContext({ config, credentials: readCredentials({}), db, log, metrics, services: { docker } });
   const result = await runPipeline(ctx, { window: monthWindow('2025-04'), repos: [REPO], prs: [], source: { kind: 'git', path: sample.path } });
   reports = result.reports;
   // The measured numbers, for the record (and for whoever reads a failure).
-  for (const n of [101, 103, 104, 105]) {
+  for (const n of MEASURED) {
     const v = loadValidation(db, key(n));
-    console.log(`#${n} ${v?.decision} threshold ${v?.threshold?.toFixed(3)} machine factors ${v?.machineFactors.map((f) => f.toFixed(3)).join(' ')}`);
+    console.log(`#${n} ${v?.decision} ${v?.pairs} rounds, MDS median ${v?.mdsMedian?.toFixed(3)}, calibrated ${v?.calibrated}`);
     for (const w of loadWorkloadVerdicts(db, key(n))) {
-      console.log(`  ${w.workload.padEnd(48)} ${w.paired.change.padEnd(10)} normalized ${w.paired.normalizedMedian?.toPrecision(3)} pairs ${w.paired.pairRatios.map((x) => x?.toPrecision(3)).join(' ')} asv ${w.asv.mark} ${w.asv.ratio?.toPrecision(3)}`);
+      console.log(
+        `  ${w.workload.padEnd(48)} ${w.paired.change.padEnd(10)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)} p ${w.paired.pValue?.toPrecision(2)} faster ${w.paired.fasterPairs}/${w.paired.usablePairs} asv ${w.asv.mark} ${w.asv.ratio?.toPrecision(3)}`,
+      );
     }
   }
-}, 1_800_000);
+}, 2_400_000);
 
 afterAll(async () => {
   await git?.close();
@@ -96,93 +123,158 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 300_000);
 
-describe('a month of the sample repository through every stage (real Docker engine, stand-in asv)', () => {
+describe('a month of the sample repository through every stage (real Docker engine, perfmine harness)', () => {
   it('runs every stage without failures; filter drops the docs and version-bump pull requests', () => {
     if (reports.some((r) => Object.keys(r.failed).length > 0)) console.log(lines.join(''));
     expect(reports.map((r) => r.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
     for (const r of reports) expect(r.failed).toEqual({});
-    expect(report('collect')).toMatchObject({ planned: 6, done: 6 });
-    expect(report('filter')).toMatchObject({ done: 4, dropped: { 'no-core-files': 1, 'negative-message': 1 } });
-    expect(report('synthesize')).toMatchObject({ planned: 4, done: 4 });
-    expect(report('validate')).toMatchObject({ planned: 4, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 } });
-    expect(report('emit')).toMatchObject({ planned: 1, done: 1 });
+    expect(report('collect')).toMatchObject({ planned: 8, done: 8 });
+    expect(report('filter')).toMatchObject({ done: 6, dropped: { 'no-core-files': 1, 'negative-message': 1 } });
+    expect(report('synthesize')).toMatchObject({ planned: 6, done: 6 });
+    expect(report('validate')).toMatchObject({ planned: 6, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 } });
+    expect(report('emit')).toMatchObject({ planned: 3, done: 3 });
   });
 
-  it('measures every invocation in a fresh container, A B B A with base/base calibration, and records the Docker time', () => {
-    for (const n of [101, 103, 104, 105]) {
-      const invocations = loadInvocations(db, key(n));
-      expect(invocations.map((i) => i.role)).toEqual(measurementSchedule(4, 3).map((i) => i.role));
-      expect(invocations.every((i) => i.status === 'ok' && i.results !== null)).toBe(true);
-      expect(loadValidation(db, key(n))).toMatchObject({ pairs: 4, calibrationPairs: 3, calibrated: true });
+  it('measures with the harness: every workload of every side in every round, calibrated, no asv invocation; records the time and the batches', () => {
+    const rounds = ctx.config.validate.harness.rounds;
+    let batches = 0;
+    for (const n of MEASURED) {
+      const v = loadValidation(db, key(n))!;
+      expect(v).toMatchObject({ engine: 'perfmine', pairs: rounds, calibrated: true });
+      expect(v.protocol).toMatchObject({ engine: 'perfmine', rounds, roundsPerProcess: 1, samples: 5, mode: 'alternate' });
+      expect(v.protocol!['seed']).toEqual(expect.any(Number));
+      expect(v.mdsMedian!).toBeGreaterThanOrEqual(1.05);
+      expect(loadInvocations(db, key(n))).toEqual([]);
+      // per workload and side (base, calibration, expert), the samples of every round's batch
+      const rows = harnessBatches(n);
+      expect(rows.map((r) => `${r.workload} ${r.side}`)).toEqual(WORKLOADS.flatMap((w) => ['base', 'calibration', 'expert'].map((side) => `${w} ${side}`)));
+      for (const r of rows) {
+        expect(r.failure, `${r.workload} ${r.side}`).toBeNull();
+        expect(r.number!).toBeGreaterThan(0);
+        const samples = JSON.parse(r.samples) as (number[] | null)[];
+        expect(samples).toHaveLength(rounds);
+        for (const batch of samples) {
+          expect(batch).toHaveLength(5);
+          for (const x of batch!) expect(x).toBeGreaterThan(0);
+        }
+      }
+      // every workload has its own noise, p-value and minimum detectable speedup
+      for (const w of loadWorkloadVerdicts(db, key(n))) {
+        expect(w.paired.usablePairs).toBe(rounds);
+        expect(w.paired.mds!).toBeGreaterThanOrEqual(1.05);
+        expect(w.paired.noise!).toBeGreaterThan(0);
+        expect(w.paired.pValue!).toBeGreaterThanOrEqual(0);
+      }
+      // a warm-up batch, then one per round, of each workload on each side
+      batches += (rounds + 1) * rows.length;
     }
-    expect(scheduleLetters(measurementSchedule(4, 3))).toBe('A B c c B A c c A B c c B A');
-    // 4 environments and 4 expert images committed; 56 asv invocations timed
-    expect(metrics.get('docker.builds')).toBeGreaterThanOrEqual(8);
-    expect(metrics.get('docker.buildMs')).toBeGreaterThan(0);
-    expect(metrics.get('validate.invocations')).toBe(56);
+    expect(metrics.get('validate.batches')).toBe(batches);
+    expect(metrics.get('validate.invocations')).toBe(0);
     expect(metrics.get('docker.measureMs')).toBeGreaterThan(0);
-    expect(metrics.get('emit.tasks')).toBe(1);
+    // 6 environments and 6 expert images
+    expect(metrics.get('docker.builds')).toBeGreaterThanOrEqual(12);
+    expect(metrics.get('docker.buildMs')).toBeGreaterThan(0);
+    expect(metrics.get('emit.tasks')).toBe(3);
   });
 
-  it('keeps the real speedup (#101): time_fib improved by both verdicts, tests and snapshot pass', () => {
+  it('keeps the far faster fib (#101): time_fib improved, nothing else changed, tests and snapshot pass', () => {
     expect(ctx.ledger.get('validate', key(101))).toMatchObject({ status: 'done' });
     const verdicts = loadWorkloadVerdicts(db, key(101));
-    expect(verdicts).toHaveLength(6);
-    const fib = verdicts.find((w) => w.workload === 'bench_core.time_fib')!;
-    expect(fib.paired.change).toBe('improved');
-    expect(fib.paired.normalizedMedian!).toBeLessThan(0.05);
+    expect(verdicts.map((w) => w.workload)).toEqual(WORKLOADS);
+    expect(changed(verdicts, 'improved')).toEqual(['bench_core.time_fib']);
+    expect(changed(verdicts, 'worsened')).toEqual([]);
+    const fib = verdictOf(101, 'bench_core.time_fib');
+    expect(effect(fib)).toBeGreaterThan(20);
     expect(fib.asv.mark).toBe('-');
-    expect(verdicts.filter((w) => w.paired.change === 'improved').map((w) => w.workload)).toEqual(['bench_core.time_fib']);
   });
 
-  it('drops the placebo (#103) as no-improvement: no workload improved', () => {
+  it('keeps the ~2x of skipping even divisors (#107): both time_is_prime workloads improved by 1.5x to 3x, nothing else changed', () => {
+    expect(ctx.ledger.get('validate', key(107))).toMatchObject({ status: 'done' });
+    const verdicts = loadWorkloadVerdicts(db, key(107));
+    for (const name of IS_PRIME) {
+      const w = verdictOf(107, name);
+      expect(w.paired.change, name).toBe('improved');
+      expect(effect(w), name).toBeGreaterThan(1.5);
+      expect(effect(w), name).toBeLessThan(3);
+    }
+    // count_primes no longer calls is_prime (#105 rewrote it): nothing else is touched
+    expect(changed(verdicts, 'improved')).toEqual(IS_PRIME);
+    expect(changed(verdicts, 'worsened')).toEqual([]);
+  });
+
+  it('keeps the ~1.3x of bounding by isqrt (#108): both time_is_prime workloads improved by 1.15x to 1.6x, nothing else changed', () => {
+    expect(ctx.ledger.get('validate', key(108))).toMatchObject({ status: 'done' });
+    const verdicts = loadWorkloadVerdicts(db, key(108));
+    for (const name of IS_PRIME) {
+      const w = verdictOf(108, name);
+      expect(w.paired.change, name).toBe('improved');
+      expect(effect(w), name).toBeGreaterThan(1.15);
+      expect(effect(w), name).toBeLessThan(1.6);
+    }
+    // count_primes no longer calls is_prime (#105 rewrote it): nothing else is touched
+    expect(changed(verdicts, 'improved')).toEqual(IS_PRIME);
+    expect(changed(verdicts, 'worsened')).toEqual([]);
+  });
+
+  it('drops the placebo (#103) as no-improvement: no workload changed', () => {
     expect(ctx.ledger.get('validate', key(103))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
     const verdicts = loadWorkloadVerdicts(db, key(103));
     expect(verdicts).toHaveLength(6);
-    expect(verdicts.filter((w) => w.paired.change === 'improved')).toEqual([]);
+    expect(verdicts.filter((w) => w.paired.change !== 'unchanged')).toEqual([]);
   });
 
   it('drops the slowdown (#105) as no-improvement and records its regression per workload', () => {
     expect(ctx.ledger.get('validate', key(105))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
     const verdicts = loadWorkloadVerdicts(db, key(105));
-    const worsened = verdicts.filter((w) => w.paired.change === 'worsened');
-    expect(worsened.map((w) => w.workload)).toEqual(['bench_core.TimePrimes.time_count_primes(2000)', 'bench_core.TimePrimes.time_count_primes(6000)']);
-    for (const w of worsened) {
+    expect(changed(verdicts, 'worsened')).toEqual(COUNT_PRIMES);
+    for (const name of COUNT_PRIMES) {
+      const w = verdictOf(105, name);
       expect(w.paired.normalizedMedian!).toBeGreaterThan(5);
       expect(w.asv.mark).toBe('+');
     }
-    expect(verdicts.filter((w) => w.paired.change === 'improved')).toEqual([]);
+    expect(changed(verdicts, 'improved')).toEqual([]);
   });
 
   it('drops the speedup that changes a return value (#104) as snapshot-mismatch, after it measured faster and passed the tests', () => {
     const row = ctx.ledger.get('validate', key(104))!;
     expect(row).toMatchObject({ status: 'dropped', reason: 'snapshot-mismatch' });
     expect(row.detail).toContain('bench_core.time_sum_of_squares');
-    const sos = loadWorkloadVerdicts(db, key(104)).find((w) => w.workload === 'bench_core.time_sum_of_squares')!;
-    expect(sos.paired.change).toBe('improved');
+    expect(changed(loadWorkloadVerdicts(db, key(104)), 'improved')).toEqual(['bench_core.time_sum_of_squares']);
   });
 
-  it('emits exactly the one task: its tasks.jsonl row and folder', () => {
+  it('emits exactly the three tasks: their tasks.jsonl rows and folders', () => {
     const rows: TaskRow[] = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8')
       .trimEnd()
       .split('\n')
       .map((l) => taskRowSchema.parse(JSON.parse(l)));
-    expect(rows.map((r) => r.instance_id)).toEqual(['fixture__fastmath-101']);
-    const [row] = rows as [TaskRow];
-    const pr = loadPullRequest(db, REPO, 101)!;
-    expect(row).toMatchObject({ repo: REPO, pull_number: 101, base_commit: pr.baseSha, merge_commit: pr.mergeSha, patch: pr.diff, month: '2025-04', classifier: 'heuristic' });
-    expect(row.workloads.count).toBe(6);
-    expect(row.expert_speedup.improved!).toBeGreaterThan(20);
-    // --llm none: the measured workload, never the pull request's title, body or branch
-    expect(row.problem_statement).toContain('| `bench_core.time_fib` |');
-    expect(row.problem_statement).not.toContain(pr.title);
-    expect(row.problem_statement).not.toMatch(/iterativ|recursion|fast-fib/i);
-    expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
+    expect(rows.map((r) => r.instance_id)).toEqual(['fixture__fastmath-101', 'fixture__fastmath-107', 'fixture__fastmath-108']);
+    for (const row of rows) {
+      const pr = loadPullRequest(db, REPO, row.pull_number)!;
+      expect(row).toMatchObject({ repo: REPO, base_commit: pr.baseSha, merge_commit: pr.mergeSha, patch: pr.diff, month: '2025-04', classifier: 'heuristic' });
+      expect(row.workloads.count).toBe(6);
+      // --llm none: the measured workloads, never the pull request's title, body or branch
+      expect(row.problem_statement).not.toContain(pr.title);
+      expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
+    }
+    const [fib, odd, isqrt] = rows as [TaskRow, TaskRow, TaskRow];
+    expect(fib.expert_speedup.improved!).toBeGreaterThan(20);
+    expect(fib.problem_statement).toContain('| `bench_core.time_fib` |');
+    expect(fib.problem_statement).not.toMatch(/iterativ|recursion|fast-fib/i);
+    expect(odd.expert_speedup.improved!).toBeGreaterThan(1.15);
+    expect(odd.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 100003 |');
+    expect(odd.problem_statement).not.toMatch(/even divisor|odd-divisors/i);
+    expect(isqrt.expert_speedup.improved!).toBeGreaterThan(1.15);
+    expect(isqrt.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 1000003 |');
+    expect(isqrt.problem_statement).not.toMatch(/isqrt|square root/i);
   });
 
   it("passes the leak check: no identifier, file name or quote of the patch's added code in any emitted statement", () => {
     const rows = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => taskRowSchema.parse(JSON.parse(l)));
     const template = statementTemplateText(loadPrompt('problem-statement'));
+    // What the check finds when a statement holds the patch's own added lines: the code itself
+    // where it has a run of added code long enough to quote (#101, #107); #108 adds only short
+    // lines (`limit = math.isqrt(n)`), caught by the name it brings.
+    const planted: Record<number, string[]> = { 101: ['quote'], 107: ['quote'], 108: ['identifier'] };
     for (const row of rows) {
       const classified = classifyOutputSchema.parse(ctx.ledger.get('classify', key(row.pull_number))!.output);
       // the clone is the source: "present at the base" is read from the base commit's tree
@@ -190,17 +282,18 @@ describe('a month of the sample repository through every stage (real Docker engi
       const check = leakCheckOf(classified.leakCheck!, row.patch);
       const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
       expect(findLeaks(row.problem_statement, check, exempt)).toEqual([]);
-      // and the check is live on this patch: a quote of its added code would be caught
-      expect(findLeaks(`${row.problem_statement}\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n`, check, exempt).map((l) => l.kind)).toEqual(['quote']);
+      // and the check is live on this patch: a statement quoting its added code would be caught
+      const kinds = [...new Set(findLeaks(`${row.problem_statement}${addedCode(row.patch)}`, check, exempt).map((l) => l.kind))];
+      expect(kinds, `#${row.pull_number}`).toEqual(planted[row.pull_number]);
     }
-    expect(rows).toHaveLength(1);
+    expect(rows.map((r) => r.pull_number)).toEqual([101, 107, 108]);
   });
 
-  it('rebuilds the emitted task from its folder on the same base image, and measures the speedup again', async () => {
+  it('rebuilds the emitted task from its folder on the same base image, and measures the speedup again with the harness', async () => {
     const folder = join(out, '2025-04', 'fixture__fastmath-101');
     const dockerfile = readFileSync(join(folder, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toContain(`FROM ${ASV_FAKE_IMAGE}\n`);
-    git = await serveGitOverHttp(docker, ASV_FAKE_IMAGE, sample.path, dir, 'fastmath');
+    expect(dockerfile).toContain(`FROM ${BASE_IMAGE}\n`);
+    git = await serveGitOverHttp(docker, BASE_IMAGE, sample.path, dir, 'fastmath');
     // `docker build` of the folder as it is, with the repository's URL as the build argument.
     const tag = `perfmine-test/task-fastmath-101:${process.pid}`;
     const built = await docker.buildImage({
@@ -229,15 +322,18 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(expert.exitCode, `${expert.stdout}\n${expert.stderr}`).toBe(0);
     const expertTag = `perfmine-test/task-fastmath-101:${process.pid}-expert`;
 
-    // A B B A A B: the three pairs the paired verdict needs at least, each invocation in a fresh container.
-    const base: ResultSet[] = [];
-    const patched: ResultSet[] = [];
-    for (const image of [tag, expertTag, expertTag, tag, tag, expertTag]) (image === tag ? base : patched).push(await measure(image));
-    const verdict = pairedVerdict({ base, expert: patched });
-    const fib = verdict.workloads.find((w) => w.name === 'bench_core.time_fib')!;
-    expect(fib.change).toBe('improved');
-    expect(fib.normalizedMedian!).toBeLessThan(0.05);
-    // nothing else moved by anything like that much
-    for (const w of verdict.workloads.filter((x) => x.name !== 'bench_core.time_fib')) expect(w.normalizedMedian!).toBeGreaterThan(0.5);
+    // Measured as validate measures: the harness's three warm workers on the rebuilt images, the default protocol.
+    const { runner } = dockerWorkers(docker, log, { base: tag, expert: expertTag });
+    const config = validateConfig.parse({});
+    const measured = await measureWithHarness({ ...environmentOf('fixture/fastmath#101-rebuilt', tag), python: 'python3.11' }, 'asv.conf.json', expertTag, { runner, config, log });
+    expect(measured.harness?.rounds).toBe(config.harness.rounds);
+    const workloads = measured.verdicts!.workloads;
+    for (const w of workloads) console.log(`  rebuilt ${w.name.padEnd(48)} ${w.paired.change.padEnd(10)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)}`);
+    expect(workloads.map((w) => w.name).sort()).toEqual(WORKLOADS);
+    const fib = workloads.find((w) => w.name === 'bench_core.time_fib')!;
+    expect(fib.paired.change).toBe('improved');
+    expect(effect(fib)).toBeGreaterThan(20);
+    // nothing else the patch does not touch was flagged
+    expect(workloads.filter((w) => w.name !== 'bench_core.time_fib' && w.paired.change !== 'unchanged').map((w) => w.name)).toEqual([]);
   }, 900_000);
 });

@@ -13,7 +13,6 @@ import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-
 import { classifyOutputSchema } from '../../stages/classify/output.js';
 import { statementTemplateText } from '../../stages/classify/problem-statement.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
-import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
 import { BIN, collect, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
@@ -22,15 +21,16 @@ import { tempDir } from '../synthesize/harness.js';
 /**
  * Issue 8's must-show: `perfmine run`, the real CLI in child processes, over the generated sample
  * repository (git source), with the loopback OpenAI-compatible server answering classify's
- * prompts, the real Docker engine and the stand-in asv image as the base image.
+ * prompts, the real Docker engine and the plain base image (validate's default engine, perfmine's
+ * harness, needs no asv).
  *
- * 1. The run emits exactly demo__fastmath-101.
+ * 1. The run emits exactly the three real speedups, demo__fastmath-101, -107 and -108.
  * 2. The same command again makes no LLM call and no build, and writes the same files.
  * 3. `status --json` shows the funnel and each pull request's drop reason; `tasks --json` the task.
- * 4. A pull request (#107, a speedup that needs a dependency the image lacks) lands on the
+ * 4. A pull request (#109, a speedup that needs a dependency the image lacks) lands on the
  *    branch; the same command is killed with SIGKILL while synthesize builds its base commit (the
  *    log line that says so is awaited, no sleep; the ledger then shows the item unfinished), and
- *    run again: it finishes the interrupted work (#107 is dropped, its expert does not import),
+ *    run again: it finishes the interrupted work (#109 is dropped, its expert does not import),
  *    and the month's files are byte for byte those of step 1, the rows of every earlier decision
  *    unchanged. (Comparing with a second, independent run instead would compare two measurements
  *    of a noisy machine, which are never equal byte for byte.)
@@ -40,6 +40,7 @@ import { tempDir } from '../synthesize/harness.js';
  * removes exactly the images and containers of its own children.
  */
 const REPO = 'demo/fastmath';
+const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
 const dir = tempDir('e2e');
 const db = join(dir, 'perfmine.db');
@@ -60,7 +61,7 @@ interface RunSummary {
 
 function start(args: readonly string[]) {
   const child = spawnNode(BIN, ['--config', configPath, '--db', db, '--out', out, ...args], {
-    env: { PERFMINE_BASE_IMAGE: ASV_FAKE_IMAGE, PERFMINE_LOG_FORMAT: 'json', OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: API_KEY, PERFMINE_MODEL: 'scripted-model' },
+    env: { PERFMINE_BASE_IMAGE: BASE_IMAGE, PERFMINE_LOG_FORMAT: 'json', OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: API_KEY, PERFMINE_MODEL: 'scripted-model' },
   });
   children.add(child.pid!);
   return child;
@@ -96,6 +97,7 @@ function decisionRows(): Map<string, string> {
     add('validations', 'SELECT * FROM validations', (r) => String(r['key']));
     add('workload_verdicts', 'SELECT * FROM workload_verdicts', (r) => `${String(r['key'])} ${String(r['workload'])}`);
     add('invocations', 'SELECT * FROM invocations', (r) => `${String(r['key'])} ${String(r['seq'])}`);
+    add('harness_batches', 'SELECT * FROM harness_batches', (r) => `${String(r['key'])} ${String(r['workload'])} ${String(r['side'])}`);
     add('build_attempts', 'SELECT * FROM build_attempts', (r) => String(r['id']));
     add('pull_requests', 'SELECT * FROM pull_requests', (r) => `${String(r['repo'])}#${String(r['number'])}`);
     return rows;
@@ -134,7 +136,6 @@ let firstFiles: Map<string, Buffer>;
 let firstRows: Map<string, string>;
 
 beforeAll(async () => {
-  await ensureAsvFakeImage();
   llm = await startLlmServer({ script: answer });
   sample = createSampleRepo(join(dir, 'fastmath'), MONTH);
   writeFileSync(
@@ -143,13 +144,12 @@ beforeAll(async () => {
       llm: { maxRetries: 0 },
       docker: { cpus: 1, memoryMb: 2048, pidsLimit: 512 },
       synthesize: { offline: true, buildNetwork: 'none', timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
-      validate: { pairs: 4, calibrationPairs: 3, rounds: 2 },
     }),
   );
   first = summaryOf(await perfmine(runArgs()));
   firstFiles = monthFiles();
   firstRows = decisionRows();
-}, 1_800_000);
+}, 2_400_000);
 
 afterAll(async () => {
   await llm?.close();
@@ -176,18 +176,26 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 300_000);
 
-describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, stand-in asv)', () => {
-  it('emits exactly the real speedup, demo__fastmath-101', () => {
+describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, perfmine harness)', () => {
+  it('emits exactly the real speedups, demo__fastmath-101, -107 and -108', () => {
     expect(first.exitCode).toBe(0);
     const stage = (name: string) => first.stages.find((s) => s.stage === name)!;
     expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
-    expect(stage('classify')).toMatchObject({ planned: 4, done: 4 });
-    expect(stage('validate')).toMatchObject({ planned: 4, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 }, failed: {} });
+    expect(stage('classify')).toMatchObject({ planned: 6, done: 6 });
+    expect(stage('validate')).toMatchObject({ planned: 6, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 }, failed: {} });
     const rows = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { instance_id: string }).instance_id);
-    expect(rows).toEqual(['demo__fastmath-101']);
-    // every emitted statement passed the leak check; checked again here from the stored vocabulary
+    expect(rows).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
+    // three prompts per candidate, all answered by the loopback server; the key is never logged
+    expect(llm.count()).toBe(18);
+    expect(llm.requests.every((r) => r.authorized && r.model === 'scripted-model')).toBe(true);
+    expect(first.metrics['llm.requests']).toBe(18);
+    // 6 environments and 6 expert images; every candidate measured by the harness, no asv invocation
+    expect(first.metrics['docker.builds']).toBeGreaterThanOrEqual(12);
+    expect(first.metrics['docker.measureMs']).toBeGreaterThan(0);
+    expect(first.metrics['validate.invocations'] ?? 0).toBe(0);
     const store = openStore(db, { readonly: true });
     try {
+      // every emitted statement passed the leak check; checked again here from the stored vocabulary
       const template = statementTemplateText(loadPrompt('problem-statement'));
       for (const line of readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n')) {
         const row = taskRowSchema.parse(JSON.parse(line));
@@ -197,16 +205,19 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
         const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
         expect(findLeaks(row.problem_statement, leakCheckOf(classified.leakCheck!, row.patch), exempt)).toEqual([]);
       }
+      // the harness's samples: per candidate, each of the 6 workloads on each of the 3 sides (base, expert, calibration)
+      const measured = store
+        .prepare<[], { key: string; engine: string; rounds: number; rows: number }>(
+          'SELECT v.key, v.engine, v.pairs AS rounds, (SELECT COUNT(*) FROM harness_batches b WHERE b.key = v.key) AS rows FROM validations v ORDER BY v.key',
+        )
+        .all();
+      expect(measured.map((m) => [m.key, m.engine, m.rounds, m.rows])).toEqual([101, 103, 104, 105, 107, 108].map((n) => [`${REPO}#${n}`, 'perfmine', 20, 18]));
+      // a warm-up batch, then one per round, of each
+      expect(first.metrics['validate.batches']).toBe(measured.reduce((sum, m) => sum + (m.rounds + 1) * m.rows, 0));
     } finally {
       store.close();
     }
-    // three prompts per candidate, all answered by the loopback server; the key is never logged
-    expect(llm.count()).toBe(12);
-    expect(llm.requests.every((r) => r.authorized && r.model === 'scripted-model')).toBe(true);
-    expect(first.metrics['llm.requests']).toBe(12);
-    expect(first.metrics['docker.builds']).toBeGreaterThanOrEqual(8);
-    expect(first.metrics['docker.measureMs']).toBeGreaterThan(0);
-    expect(first.metrics['emit.tasks']).toBe(1);
+    expect(first.metrics['emit.tasks']).toBe(3);
   });
 
   it('runs the same command again with no LLM call and no build, and writes the same files', async () => {
@@ -218,6 +229,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     expect(summary.metrics['llm.requests'] ?? 0).toBe(0);
     expect(summary.metrics['docker.builds'] ?? 0).toBe(0);
     expect(summary.metrics['docker.measureMs'] ?? 0).toBe(0);
+    expect(summary.metrics['validate.batches'] ?? 0).toBe(0);
     for (const s of summary.stages) expect([s.stage, s.ran]).toEqual([s.stage, 0]);
     const store = openStore(db, { readonly: true });
     const attempts = (store.prepare('SELECT COUNT(*) AS n FROM build_attempts').get() as { n: number }).n;
@@ -231,12 +243,12 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     const status = JSON.parse((await perfmine(['--json', 'status', '--month', MONTH])).stdout) as { stages: { stage: string; done: number; dropped: number; failed: number; pending: number; droppedBy: Record<string, number> }[] };
     const funnel = Object.fromEntries(status.stages.map((s) => [s.stage, [s.done, s.dropped, s.failed, s.pending, s.droppedBy]]));
     expect(funnel).toMatchObject({
-      collect: [6, 0, 0, 0, {}],
-      filter: [4, 2, 0, 0, { 'negative-message': 1, 'no-core-files': 1 }],
-      classify: [4, 0, 0, 0, {}],
-      synthesize: [4, 0, 0, 0, {}],
-      validate: [1, 3, 0, 0, { 'no-improvement': 2, 'snapshot-mismatch': 1 }],
-      emit: [1, 0, 0, 0, {}],
+      collect: [8, 0, 0, 0, {}],
+      filter: [6, 2, 0, 0, { 'negative-message': 1, 'no-core-files': 1 }],
+      classify: [6, 0, 0, 0, {}],
+      synthesize: [6, 0, 0, 0, {}],
+      validate: [3, 3, 0, 0, { 'no-improvement': 2, 'snapshot-mismatch': 1 }],
+      emit: [3, 0, 0, 0, {}],
     });
     const items = async (stage: string) =>
       (JSON.parse((await perfmine(['--json', 'status', '--month', MONTH, '--stage', stage, '--items'])).stdout) as { items: { key: string; status: string; reason: string | null }[] }).items.map((i) => [i.key, i.status, i.reason]);
@@ -247,15 +259,24 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
       [`${REPO}#104`, 'done', null],
       [`${REPO}#105`, 'done', null],
       [`${REPO}#106`, 'dropped', 'negative-message'],
+      [`${REPO}#107`, 'done', null],
+      [`${REPO}#108`, 'done', null],
     ]);
     expect(await items('validate')).toEqual([
       [`${REPO}#101`, 'done', null],
       [`${REPO}#103`, 'dropped', 'no-improvement'],
       [`${REPO}#104`, 'dropped', 'snapshot-mismatch'],
       [`${REPO}#105`, 'dropped', 'no-improvement'],
+      [`${REPO}#107`, 'done', null],
+      [`${REPO}#108`, 'done', null],
     ]);
     const tasks = JSON.parse((await perfmine(['--json', 'tasks', '--month', MONTH])).stdout) as { tasks: { instance_id: string; written: boolean; improved: number }[] };
-    expect(tasks.tasks.map((t) => [t.instance_id, t.written, t.improved])).toEqual([['demo__fastmath-101', true, 1]]);
+    // fib; the two is_prime workloads of each is_prime speedup
+    expect(tasks.tasks.map((t) => [t.instance_id, t.written, t.improved])).toEqual([
+      ['demo__fastmath-101', true, 1],
+      ['demo__fastmath-107', true, 2],
+      ['demo__fastmath-108', true, 2],
+    ]);
   }, 300_000);
 
   it('perfmine report renders the month in headless Chromium: the funnel and the charts with its numbers', async () => {
@@ -265,7 +286,11 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
       spawnNode(BIN, ['--config', configPath, '--db', db, 'report', '--month', MONTH, '--out', page], { env: { PERFMINE_OUT: out, PERFMINE_LOG_FORMAT: 'json' } }),
     );
     expect(wrote.code).toBe(0);
-    const task = JSON.parse(readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd()) as { instance_id: string; expert_speedup: { all: number }; workloads: { count: number } };
+    const tasks = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { instance_id: string; expert_speedup: { all: number }; workloads: { count: number } });
+    expect(tasks).toHaveLength(3);
     const browser = await launchChromium();
     try {
       const tab = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -273,16 +298,18 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
       await tab.screenshot({ path: join(dir, 'report', 'report.png'), fullPage: true });
       expect(statSync(join(dir, 'report', 'report.png')).size).toBeGreaterThan(10_000);
       const total = (col: string) => tab.locator(`#funnel tfoot [data-col="${col}"]`).innerText();
-      expect([await total('collected'), await total('filtered'), await total('classified'), await total('built'), await total('validated'), await total('emitted')]).toEqual(['6', '4', '4', '4', '1', '1']);
+      expect([await total('collected'), await total('filtered'), await total('classified'), await total('built'), await total('validated'), await total('emitted')]).toEqual(['8', '6', '6', '6', '3', '3']);
       const bars = await tab.locator('svg[data-chart="funnel"] rect.bar').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
-      expect(bars).toEqual([6, 4, 4, 4, 1, 1]);
+      expect(bars).toEqual([8, 6, 6, 6, 3, 3]);
       const bin = (chart: string) => tab.locator(`svg[data-chart="${chart}"] rect.bar`).evaluateAll((els) => els.filter((e) => e.getAttribute('data-count') !== '0').map((e) => [e.getAttribute('data-label'), Number(e.getAttribute('data-count'))]));
-      const speedupBin = speedupBins([task.expert_speedup.all]).find((b) => b.count === 1)!.label;
-      expect(await bin('speedup-chart')).toEqual([[speedupBin, 1]]);
-      expect(await bin('workload-chart')).toEqual([[workloadBins([task.workloads.count]).find((b) => b.count === 1)!.label, 1]]);
+      const filled = (bins: readonly { label: string; count: number }[]) => bins.filter((b) => b.count > 0).map((b) => [b.label, b.count]);
+      expect(await bin('speedup-chart')).toEqual(filled(speedupBins(tasks.map((t) => t.expert_speedup.all))));
+      expect(await bin('workload-chart')).toEqual(filled(workloadBins(tasks.map((t) => t.workloads.count))));
       expect(await tab.locator('#stages tr[data-stage="validate"]').innerText()).toMatch(/no-improvement 2.*snapshot-mismatch 1/s);
-      const href = await tab.locator(`#tasks tr[data-task="${task.instance_id}"] a`).getAttribute('href');
-      expect(statSync(join(dirname(page), href!)).isDirectory()).toBe(true);
+      for (const task of tasks) {
+        const href = await tab.locator(`#tasks tr[data-task="${task.instance_id}"] a`).getAttribute('href');
+        expect(statSync(join(dirname(page), href!)).isDirectory()).toBe(true);
+      }
     } finally {
       await browser.close();
     }
@@ -299,7 +326,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     const base = git('rev-parse', 'HEAD');
     const core = readFileSync(join(sample.path, 'fastmath', 'core.py'), 'utf8');
     writeFileSync(join(sample.path, 'fastmath', 'core.py'), `import numba\n\n${core.replace('def is_prime(n):', '@numba.njit\ndef is_prime(n):')}`);
-    git('commit', '-qam', 'perf: compile is_prime with numba (#107)');
+    git('commit', '-qam', 'perf: compile is_prime with numba (#109)');
     const commitKey = `${REPO}@${base}`;
 
     const killed = start(runArgs());
@@ -311,15 +338,15 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     expect(line).toContain(commitKey);
     // The kill landed inside the item: synthesize had not finished it.
     expect(ledgerStatus('synthesize', commitKey)).toBe('pending');
-    expect(ledgerStatus('classify', `${REPO}#107`)).toBe('done');
+    expect(ledgerStatus('classify', `${REPO}#109`)).toBe('done');
 
     const asked = llm.count();
     const resumed = summaryOf(await perfmine(runArgs()));
-    expect(llm.count()).toBe(asked); // classify of #107 was committed before the kill
+    expect(llm.count()).toBe(asked); // classify of #109 was committed before the kill
     const stage = (name: string) => resumed.stages.find((s) => s.stage === name)!;
-    expect(stage('synthesize')).toMatchObject({ planned: 5, reused: 4, ran: 1, done: 5 });
-    expect(stage('validate')).toMatchObject({ planned: 5, reused: 4, ran: 1, done: 1, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1, 'expert-build-failed': 1 } });
-    expect(ledgerStatus('validate', `${REPO}#107`)).toBe('dropped');
+    expect(stage('synthesize')).toMatchObject({ planned: 7, reused: 6, ran: 1, done: 7 });
+    expect(stage('validate')).toMatchObject({ planned: 7, reused: 6, ran: 1, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1, 'expert-build-failed': 1 } });
+    expect(ledgerStatus('validate', `${REPO}#109`)).toBe('dropped');
     // Nothing of the killed process is left in the engine (its build container was removed at the next start).
     const left = (await docker.containers()).filter((c) => parseOwner(c.Labels?.[OWNER_LABEL] ?? '')?.pid === killed.pid);
     expect(left).toEqual([]);
@@ -327,7 +354,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, s
     expect(monthFiles()).toEqual(firstFiles);
     const rows = decisionRows();
     for (const [k, v] of firstRows) {
-      // The repository's own row describes the clone at its tip, which moved with #107.
+      // The repository's own row describes the clone at its tip, which moved with #109.
       if (k === `stage_items discover ${REPO}`) continue;
       expect(rows.get(k), k).toBe(v);
     }

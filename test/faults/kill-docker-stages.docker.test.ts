@@ -5,18 +5,23 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
 import { DockerService } from '../../pipeline/services/docker.js';
-import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { waitForLine } from '../helpers/cli.js';
 import { tempDir, testLabel } from '../synthesize/harness.js';
 import { copyDb, killPoint, runToEnd, startCli } from './kill.js';
 
 /**
  * SIGKILL at a seeded point of synthesize, validate and emit (issue 9). Each stage is first run
- * to the end from the same starting database (the reference), with every container it creates and
- * every file it writes counted; then, for each seed, from a copy of that starting database, the
- * same command is held at the seed's k-th event (a container about to be created, a file about to
- * be written: test/faults/fixtures/labelled-cli.ts), killed with SIGKILL, and run again to the
- * end. The rerun must reach the reference's decisions:
+ * to the end from the same starting database (the reference), with every container it creates
+ * (and its role) and every file it writes counted; then, for each seed, from a copy of that
+ * starting database, the same command is held at the seed's k-th event (a container about to be
+ * created, a file about to be written: test/faults/fixtures/labelled-cli.ts), killed with
+ * SIGKILL, and run again to the end. Validate's containers are of two kinds: the harness's three
+ * long-lived workers per candidate (base, expert, calibration), and the short ones that build
+ * and verify the expert image and run the tests and the snapshot helper; one seed kills among
+ * each kind, so that one kill lands as the harness starts its workers (those already started are
+ * left running) and one outside the measurement; and one run is killed in the middle of a
+ * measurement, once the seed's harness round has been logged (all three workers running). The
+ * rerun must reach the reference's decisions:
  * - synthesize: the same verified environment (script, image tag) for every commit;
  * - validate: the same decision for every candidate and the same perfmine verdict on the
  *   workloads the patches change (a rerun measures again, so measured numbers are new);
@@ -25,6 +30,9 @@ import { copyDb, killPoint, runToEnd, startCli } from './kill.js';
  */
 const LABELLED_CLI = fileURLToPath(new URL('./fixtures/labelled-cli.ts', import.meta.url));
 const SEEDS = [7, 23];
+/** Harness rounds per candidate (validate.harness.rounds). */
+const ROUNDS = 10;
+const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
 const PRS = ['--pr', '101', '--pr', '105'];
 const dir = tempDir('kill-docker');
@@ -35,10 +43,10 @@ let sample: SampleRepo;
 
 const db = (name: string) => join(dir, `${name}.db`);
 
-function cli(args: readonly string[], database: string, extra: Record<string, string> = {}) {
+function cli(args: readonly string[], database: string, extra: Record<string, string> = {}, logLevel = 'warn') {
   return {
-    args: ['--config', config, '--db', database, '--log-level', 'warn', ...args],
-    options: { script: LABELLED_CLI, env: { PERFMINE_TEST_DOCKER_LABEL: label, PERFMINE_BASE_IMAGE: ASV_FAKE_IMAGE, ...extra } },
+    args: ['--config', config, '--db', database, '--log-level', logLevel, ...args],
+    options: { script: LABELLED_CLI, env: { PERFMINE_TEST_DOCKER_LABEL: label, PERFMINE_BASE_IMAGE: BASE_IMAGE, ...extra } },
   };
 }
 
@@ -61,8 +69,21 @@ async function killAndResume(args: readonly string[], start: string, name: strin
   return target;
 }
 
-function events(file: string, kind: string): number {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l === kind).length : 0;
+/** The events of a kind a reference run logged, in order: for containers, each one's role. */
+function events(file: string, kind: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l === kind || l.startsWith(`${kind} `))
+    .map((l) => l.slice(kind.length + 1));
+}
+
+const isWorker = (role: string) => role.startsWith('harness-');
+
+/** The k-th event (1-based) of the whole sequence that is the seed's choice among the events `among` accepts. */
+function killPointAmong(seed: number, roles: readonly string[], among: (role: string) => boolean): number {
+  const indices = roles.flatMap((r, i) => (among(r) ? [i + 1] : []));
+  return indices[killPoint(seed, indices.length) - 1]!;
 }
 
 function rows<T>(path: string, sql: string): T[] {
@@ -109,12 +130,11 @@ async function leftovers(): Promise<string[]> {
 }
 
 describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docker engine)', () => {
-  const reference = { synthesize: 0, validate: 0, emit: 0 };
+  const reference = { synthesize: [] as string[], validate: [] as string[], emit: [] as string[] };
   const starts = { synthesize: db('start-synthesize'), validate: db('start-validate'), emit: db('start-emit') };
   const refOut = join(dir, 'out-reference');
 
   beforeAll(async () => {
-    await ensureAsvFakeImage();
     sample = createSampleRepo(join(dir, 'repo'), MONTH);
     writeFileSync(
       config,
@@ -123,8 +143,8 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
         docker: { cpus: 1, memoryMb: 2048, concurrency: 1 },
         synthesize: { offline: true, buildNetwork: 'none' },
         // Two candidates with large effects (#101 far faster, #105 far slower), so a rerun's new
-        // measurements reach the same verdicts; a small protocol keeps the test short.
-        validate: { pairs: 3, calibrationPairs: 3, rounds: 1 },
+        // measurements reach the same verdicts; fewer harness rounds keep the test short.
+        validate: { harness: { rounds: ROUNDS } },
       }),
     );
     const source = ['--month', MONTH, '--source', `git:${sample.path}`, '--repo', 'demo/fastmath'];
@@ -149,9 +169,12 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
   const source = () => ['--month', MONTH, '--source', `git:${sample.path}`, '--repo', 'demo/fastmath'];
 
   it('the reference emits #101 only, with containers and file writes to choose kill points from', () => {
-    expect(reference.synthesize).toBeGreaterThan(3);
-    expect(reference.validate).toBeGreaterThan(8);
-    expect(reference.emit).toBeGreaterThan(3);
+    console.log(`reference containers: synthesize ${reference.synthesize.join(' ')}; validate ${reference.validate.join(' ')}; emit: ${reference.emit.length} writes`);
+    expect(reference.synthesize.length).toBeGreaterThan(3);
+    // the harness's three workers for each candidate, and the expert builds, tests and snapshots
+    expect(reference.validate.filter(isWorker).sort()).toEqual(['harness-base', 'harness-base', 'harness-calibration', 'harness-calibration', 'harness-expert', 'harness-expert']);
+    expect(reference.validate.filter((r) => !isWorker(r)).length).toBeGreaterThan(6);
+    expect(reference.emit.length).toBeGreaterThan(3);
     expect(validated(db('reference')).decisions).toEqual([
       { key: 'demo/fastmath#101', decision: 'kept' },
       { key: 'demo/fastmath#105', decision: 'no-improvement' },
@@ -161,25 +184,50 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
 
   for (const seed of SEEDS) {
     it(`synthesize killed at a seeded container (seed ${seed}) resumes to the same environments`, async () => {
-      const k = killPoint(seed, reference.synthesize);
+      const k = killPoint(seed, reference.synthesize.length);
+      console.log(`synthesize held at container ${k} of ${reference.synthesize.length}: ${reference.synthesize[k - 1]}`);
       const resumed = await killAndResume(['stage', 'synthesize', ...source(), ...PRS], starts.synthesize, `synthesize-${seed}`, 'container', k);
       expect(synthesized(resumed)).toEqual(synthesized(starts.validate));
       expect(await leftovers()).toEqual([]);
     }, 900_000);
   }
 
-  for (const seed of SEEDS) {
-    it(`validate killed at a seeded container (seed ${seed}) resumes to the same decisions and verdicts`, async () => {
-      const k = killPoint(seed, reference.validate);
+  const validateKills = [
+    { seed: SEEDS[0]!, what: 'a harness worker container (as the measurement starts)', among: isWorker },
+    { seed: SEEDS[1]!, what: 'an expert build, test or snapshot container', among: (role: string) => !isWorker(role) },
+  ];
+  for (const { seed, what, among } of validateKills) {
+    it(`validate killed at ${what} (seed ${seed}) resumes to the same decisions and verdicts`, async () => {
+      const k = killPointAmong(seed, reference.validate, among);
+      console.log(`validate held at container ${k} of ${reference.validate.length}: ${reference.validate[k - 1]}`);
       const resumed = await killAndResume(['stage', 'validate', ...source(), ...PRS], starts.validate, `validate-${seed}`, 'container', k);
       expect(validated(resumed)).toEqual(validated(starts.emit));
       expect(await leftovers()).toEqual([]);
     }, 900_000);
   }
 
+  it(`validate killed in the middle of a measurement, after a seeded harness round (seed ${SEEDS[0]}), resumes to the same decisions and verdicts`, async () => {
+    // a round before the last but one: the workers are still measuring when the kill lands
+    const round = killPoint(SEEDS[0]!, ROUNDS - 2);
+    const target = db('validate-round');
+    copyDb(starts.validate, target);
+    const c = cli(['stage', 'validate', ...source(), ...PRS], target, { PERFMINE_LOG_FORMAT: 'json' }, 'info');
+    const running = startCli(c.args, c.options);
+    const line = await waitForLine(running.child.stderr, new RegExp(`"round":${round},.*"msg":"harness round"`));
+    running.kill();
+    expect((await running.done).signal).toBe('SIGKILL');
+    console.log(`validate killed after: ${line.slice(0, 300)}`);
+    // the killed process's three workers are left behind, to be removed by the rerun
+    const workers = (await docker.containers(label)).map((w) => w.Labels?.['org.perfmine.role']).sort();
+    expect(workers).toEqual(['harness-base', 'harness-calibration', 'harness-expert']);
+    await toEnd(['stage', 'validate', ...source(), ...PRS], target);
+    expect(validated(target)).toEqual(validated(starts.emit));
+    expect(await leftovers()).toEqual([]);
+  }, 900_000);
+
   for (const seed of SEEDS) {
     it(`emit killed at a seeded file write (seed ${seed}) resumes to the same files, byte for byte`, async () => {
-      const k = killPoint(seed, reference.emit);
+      const k = killPoint(seed, reference.emit.length);
       const out = join(dir, `out-emit-${seed}`);
       await killAndResume(['--out', out, 'stage', 'emit', ...source()], starts.emit, `emit-${seed}`, 'write', k);
       const got = files(join(out, MONTH));

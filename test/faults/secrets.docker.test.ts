@@ -4,7 +4,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerService } from '../../pipeline/services/docker.js';
-import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { FakeGitHub, type FakeFile } from '../fakes/github-server.js';
 import { serveRulesOverHttp, type RulesServer } from '../fakes/rules-over-http.js';
 import type { ScriptedRule } from '../fakes/scripted-llm.js';
@@ -15,6 +14,8 @@ import { dumpEverything, runToEnd } from './kill.js';
 import { foundIn, foundInFiles, foundInImageEnv, foundInImages } from './secrets.js';
 
 const REPO = 'fixture/secrets';
+// validate's default engine (perfmine's harness) needs no asv in the image
+const BASE_IMAGE = 'perfmine/base:bookworm';
 const label = testLabel('secrets');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('secrets');
@@ -78,7 +79,6 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
   const containerLog = join(dir, 'containers.jsonl');
 
   beforeAll(async () => {
-    await ensureAsvFakeImage();
     const gateway = bridgeAddress();
     listener = createServer((req, res) => {
       let body = '';
@@ -131,10 +131,10 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
       JSON.stringify({
         github: { baseUrl: gh.url, retryUnitMs: 1 },
         llm: { model: 'scripted-primary', timeoutMs: 60_000 },
-        docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512 },
+        docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512 },
         synthesize: { offline: true, buildNetwork: 'bridge', agent: { roundsPerModel: 1, fallback: false }, timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
-        // The smallest protocol the paired verdict accepts; the expert image is kept for the image scan.
-        validate: { pairs: 3, calibrationPairs: 3, rounds: 1, keepExpertImages: true },
+        // A short harness protocol (the least rounds it accepts); the expert image is kept for the image scan.
+        validate: { harness: { rounds: 3 }, keepExpertImages: true },
       }),
     );
     const env = {
@@ -189,7 +189,7 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     expect(rows.some((r) => r.startsWith('http_cache: '))).toBe(true);
     expect(rows.some((r) => r.startsWith('build_attempts: '))).toBe(true);
     expect(rows.some((r) => r.startsWith('validations: '))).toBe(true);
-    expect(rows.some((r) => r.startsWith('invocations: '))).toBe(true);
+    expect(rows.some((r) => r.startsWith('harness_batches: '))).toBe(true);
     expect(foundIn(rows.join('\n'), SECRETS)).toEqual([]);
   });
 
@@ -198,8 +198,8 @@ describe('no credential leaks anywhere (real CLI, real Docker engine)', () => {
     expect(containers.length).toBeGreaterThanOrEqual(6); // preflight, builds, verification steps
     expect(containers.every((c) => c.labels['org.perfmine'] === label)).toBe(true);
     expect(containers.some((c) => c.env.some((e) => e.startsWith('PERFMINE_SHA=')))).toBe(true);
-    // validate's measurement containers are among them (threads pinned to one)
-    expect(containers.some((c) => c.env.includes('OMP_NUM_THREADS=1'))).toBe(true);
+    // validate's measurement containers are among them (the harness's workers, threads pinned to one)
+    expect(containers.some((c) => c.labels['org.perfmine.role'] === 'harness-expert' && c.env.includes('OMP_NUM_THREADS=1'))).toBe(true);
     expect(foundIn(containers.map((c) => c.env.join('\n')).join('\n'), SECRETS)).toEqual([]);
   });
 
