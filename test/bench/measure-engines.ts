@@ -13,7 +13,9 @@ import { dockerWorkers, environmentOf, suiteImage } from '../validate/harness-do
  * Benchmark 6 (`npm run bench -- measure`): the two measurement engines on one candidate, the
  * power suite (8 workloads; the expert makes four of them exactly 1.1x, 1.2x, 1.5x and 2x
  * faster), the same images for both, with a CPU hog on every core the whole time: perfmine's
- * interleaved harness with its default protocol, and the asv engine's protocol (4 base/expert
+ * interleaved harness with its default protocol (adaptive: interim looks after rounds 6, 10 and
+ * 15), the same harness with the fixed protocol (all 20 rounds for every workload), and the asv
+ * engine's protocol (4 base/expert
  * and 3 base/base invocation pairs, asv `-a rounds=2`, each invocation a fresh container; the
  * stand-in asv, PyPI being unreachable here). Per engine: wall time, the minimum detectable
  * speedup over the workloads, what was found, what untouched was flagged.
@@ -25,12 +27,18 @@ export interface EngineFigures {
   /** Speedup -> found (improved). */
   readonly found: Readonly<Record<string, boolean>>;
   readonly untouchedFlagged: number;
+  /** Each workload's verdict (improved, worsened, unchanged, ...), by name. */
+  readonly changes: Readonly<Record<string, string>>;
+  /** Sample batches run (harness engines only). */
+  readonly batches: number | null;
 }
 
 export interface MeasureEnginesResult {
   readonly workloads: number;
   readonly hogs: number;
   readonly harness: EngineFigures;
+  /** The harness with adaptive sampling off. */
+  readonly fixed: EngineFigures;
   readonly asv: EngineFigures;
 }
 
@@ -44,6 +52,8 @@ function figures(m: Measured, seconds: number): EngineFigures {
     mds: { median: mds[mds.length >> 1]!, min: mds[0]!, max: mds.at(-1)! },
     found: Object.fromEntries(Object.entries(POWER_SPEEDUPS).map(([name, s]) => [String(s), byName.get(name)?.change === 'improved'])),
     untouchedFlagged: POWER_UNTOUCHED.filter((u) => ['improved', 'worsened'].includes(byName.get(u)?.change ?? '')).length,
+    changes: Object.fromEntries([...byName].map(([name, p]) => [name, p.change])),
+    batches: m.harness?.batches ?? null,
   };
 }
 
@@ -65,6 +75,10 @@ export async function measureEnginesBenchmark(): Promise<MeasureEnginesResult> {
     const harness = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: harnessConfig, log });
     const harnessSeconds = (Date.now() - started) / 1000;
 
+    started = Date.now();
+    const fixed = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: validateConfig.parse({ harness: { adaptive: { looks: [] } } }), log });
+    const fixedSeconds = (Date.now() - started) / 1000;
+
     const asvConfig = validateConfig.parse({ engine: 'asv' });
     const invocations: InvocationRecord[] = [];
     started = Date.now();
@@ -75,7 +89,7 @@ export async function measureEnginesBenchmark(): Promise<MeasureEnginesResult> {
       { runner, config: asvConfig, log },
     );
     const asvSeconds = (Date.now() - started) / 1000;
-    return { workloads: 8, hogs: hogs.length, harness: figures(harness, harnessSeconds), asv: figures(asv, asvSeconds) };
+    return { workloads: 8, hogs: hogs.length, harness: figures(harness, harnessSeconds), fixed: figures(fixed, fixedSeconds), asv: figures(asv, asvSeconds) };
   } finally {
     for (const h of hogs) h.kill('SIGKILL');
     await docker.removeLabelled(label);

@@ -74,6 +74,13 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
       result: r,
       rows: [
         { figure: `6. one candidate, ${r.workloads} workloads, CPU hog on every core: perfmine harness`, value: line(r.harness), target: 'MDS median <= 1.05', ok: r.harness.mds.median <= 1.05 },
+        { figure: '   harness, fixed protocol (20 rounds, no interim looks)', value: `${line(r.fixed)}; ${r.fixed.batches} batches`, target: '', ok: null },
+        {
+          figure: '   adaptive / fixed: batches, wall time, same decisions',
+          value: `${r.harness.batches} / ${r.fixed.batches} batches (${((100 * (r.harness.batches ?? 0)) / (r.fixed.batches ?? 1)).toFixed(0)}%), ${((100 * r.harness.seconds) / r.fixed.seconds).toFixed(0)}% of the wall time, ${sameDecisions(r.harness, r.fixed) ? 'same decisions' : `decisions differ: ${JSON.stringify(r.harness.changes)} vs ${JSON.stringify(r.fixed.changes)}`}`,
+          target: 'same decisions',
+          ok: sameDecisions(r.harness, r.fixed),
+        },
         { figure: '   asv engine protocol (4 + 3 pairs, stand-in asv)', value: line(r.asv), target: '', ok: null },
         { figure: '   wall time harness / asv protocol', value: `${(r.harness.seconds / r.asv.seconds).toFixed(2)}`, target: '< 1', ok: r.harness.seconds < r.asv.seconds },
         { figure: '   untouched workloads flagged (both engines)', value: String(r.harness.untouchedFlagged + r.asv.untouchedFlagged), target: '0', ok: r.harness.untouchedFlagged + r.asv.untouchedFlagged === 0 },
@@ -86,7 +93,7 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
       result: r,
       rows: [
         {
-          figure: `7. ${r.workloads} workloads, a patch to two functions: selection by coverage`,
+          figure: `7. ${r.workloads} workloads, a patch to two functions${r.rounds ? `, ${r.rounds} rounds` : ''}: selection by coverage`,
           value: `${r.selected.seconds.toFixed(0)} s, ${r.selected.measured} measured, found ${r.selected.found.join(' ') || 'none'}`,
           target: `found ${r.selected.expected.join(' ')}`,
           ok: r.selected.found.join(' ') === r.selected.expected.join(' '),
@@ -101,6 +108,11 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
     return { result: r, rows: [{ figure: `5. deciding ${r.workloads.toLocaleString('en-US')} workloads x ${r.samples} samples`, value: ms(r.ms), target: '< 1 s', ok: r.ms < 1000 }] };
   },
 };
+
+function sameDecisions(a: { readonly changes: Readonly<Record<string, string>> }, b: { readonly changes: Readonly<Record<string, string>> }): boolean {
+  const names = new Set([...Object.keys(a.changes), ...Object.keys(b.changes)]);
+  return [...names].every((n) => a.changes[n] === b.changes[n]);
+}
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !(w in BENCHES));

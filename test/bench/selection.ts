@@ -10,10 +10,14 @@ import { dockerWorkers, environmentOf, suiteImage } from '../validate/harness-do
  * affect. The generated suite of 500 workloads across 50 modules, a patch that makes two of its
  * functions do less; the same images and the default protocol, measured twice: with selection by
  * coverage (fingerprints of all 500 at the base, then the selected workloads and 5 controls), and
- * every workload.
+ * every workload. `BENCH_SELECTION_ROUNDS` (default: the protocol's 20) runs both arms with fewer
+ * rounds and no interim looks: measuring all 500 (1,500 batches a round) with the default protocol
+ * did not finish within 16 minutes here, and fewer rounds only raise the ratio (the fingerprinting pass of the selected arm is a fixed cost).
  */
 export interface SelectionBenchmarkResult {
   readonly workloads: number;
+  /** Rounds of the protocol (null: the default, with adaptive looks). */
+  readonly rounds: number | null;
   readonly selected: { readonly seconds: number; readonly measured: number; readonly found: readonly string[]; readonly expected: readonly string[] };
   readonly all: { readonly seconds: number; readonly measured: number; readonly found: readonly string[] };
   readonly ratio: number;
@@ -31,7 +35,8 @@ export async function selectionBenchmark(): Promise<SelectionBenchmarkResult> {
     };
     const { runner } = dockerWorkers(docker, log, images);
     const env = { ...environmentOf('bench/big#1', images.base), synthesized: { repo: 'bench/big', sha: 'a'.repeat(40), commitDate: '2025-04-01T00:00:00Z' } as never };
-    const config = validateConfig.parse({ harness: { seed: 3 } });
+    const rounds = process.env.BENCH_SELECTION_ROUNDS ? Number(process.env.BENCH_SELECTION_ROUNDS) : null;
+    const config = validateConfig.parse({ harness: { seed: 3, ...(rounds ? { rounds, adaptive: { looks: [] } } : {}) } });
     const run = async (withSelection: boolean) => {
       const started = Date.now();
       const m = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config, log }, withSelection ? { patch: patch.diff, benchmarkDir: 'benchmarks' } : undefined);
@@ -40,7 +45,7 @@ export async function selectionBenchmark(): Promise<SelectionBenchmarkResult> {
     };
     const selected = await run(true);
     const all = await run(false);
-    return { workloads: 500, selected: { ...selected, expected: patch.expected }, all, ratio: selected.seconds / all.seconds };
+    return { workloads: 500, rounds, selected: { ...selected, expected: patch.expected }, all, ratio: selected.seconds / all.seconds };
   } finally {
     await docker.removeLabelled(label);
   }

@@ -253,11 +253,12 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
         break;
       }
       if (r > 0 && r % settings.roundsPerProcess === 0) {
-        // fresh worker processes for the next rounds; a side that cannot start again is done
-        for (const side of ['base', 'expert', 'calibration'] as const) {
-          const w = worker[side];
-          if (!w) continue;
-          const restarted = await w.restart(signal);
+        // fresh worker processes for the next rounds, started at once (no batch runs meanwhile);
+        // a side that cannot start again is done
+        const alive = (['base', 'expert', 'calibration'] as const).filter((side) => worker[side] !== null);
+        const answers = await Promise.all(alive.map((side) => worker[side]!.restart(signal)));
+        for (const [k, side] of alive.entries()) {
+          const restarted = answers[k]!;
           if (restarted.ok) continue;
           for (const rec of records) {
             const sideRecord = side === 'calibration' ? rec.calibration : rec[side];
