@@ -47,7 +47,7 @@ export const harnessConfig = z
     /**
      * Adaptive sampling: after each of these rounds, workloads whose verdict is settled are
      * measured no further (stages/validate/paired/sequential.ts). [] measures every workload
-     * for every round.
+     * for every round; looks at or after `rounds` are not made.
      */
     adaptive: z
       .object({
@@ -61,10 +61,13 @@ export const harnessConfig = z
       .prefault({}),
   })
   .strict()
-  .refine((h) => h.adaptive.looks.every((l, i, all) => l < h.rounds && (i === 0 || l > all[i - 1]!)), {
-    message: 'adaptive.looks must be ascending and each below rounds',
+  .refine((h) => h.adaptive.looks.every((l, i, all) => i === 0 || l > all[i - 1]!), {
+    message: 'adaptive.looks must be ascending',
     path: ['adaptive', 'looks'],
-  });
+  })
+  // a look at or after the last round would be the final analysis: only earlier ones are made
+  // (and share the early alpha), so a short protocol (rounds: 5) needs no looks of its own
+  .transform((h) => ({ ...h, adaptive: { ...h.adaptive, looks: h.adaptive.looks.filter((l) => l < h.rounds) } }));
 
 export const validateConfig = z
   .object({

@@ -135,38 +135,52 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(report('emit')).toMatchObject({ planned: 3, done: 3 });
   });
 
-  it('measures with the harness: every workload of every side in every round, calibrated, no asv invocation; records the time and the batches', () => {
-    const rounds = ctx.config.validate.harness.rounds;
+  it('measures with the harness: the selected workloads of every side in every round until each is settled, calibrated, no asv invocation; records the time and the batches', () => {
+    const protocolRounds = ctx.config.validate.harness.rounds;
     let batches = 0;
     for (const n of MEASURED) {
       const v = loadValidation(db, key(n))!;
-      expect(v).toMatchObject({ engine: 'perfmine', pairs: rounds, calibrated: true });
-      expect(v.protocol).toMatchObject({ engine: 'perfmine', rounds, roundsPerProcess: 1, samples: 5, mode: 'alternate' });
+      expect(v).toMatchObject({ engine: 'perfmine', calibrated: true });
+      // adaptive sampling: the last round run is the look at which every workload was settled, or the protocol's last
+      expect([...ctx.config.validate.harness.adaptive.looks, protocolRounds]).toContain(v.pairs);
+      expect(v.protocol).toMatchObject({ engine: 'perfmine', rounds: protocolRounds, roundsPerProcess: 1, samples: 5, mode: 'alternate' });
       expect(v.protocol!['seed']).toEqual(expect.any(Number));
       expect(v.mdsMedian!).toBeGreaterThanOrEqual(1.05);
       expect(loadInvocations(db, key(n))).toEqual([]);
-      // per workload and side (base, calibration, expert), the samples of every round's batch
+      // selection by coverage: the selected workloads and the controls are measured, the rest skipped, together the suite
+      const selection = v.selection!;
+      expect(selection.mode).toBe('coverage');
+      const measuredSet = new Set([...selection.selected, ...selection.controls]);
+      expect([...measuredSet, ...selection.skipped].sort()).toEqual(WORKLOADS);
+      const measured = WORKLOADS.filter((w) => measuredSet.has(w));
+      // per workload and side (base, calibration, expert), the samples of each round's batch until it was settled
+      const verdicts = new Map(loadWorkloadVerdicts(db, key(n)).map((w) => [w.workload, w]));
+      expect([...verdicts.keys()].sort()).toEqual(measured);
       const rows = harnessBatches(n);
-      expect(rows.map((r) => `${r.workload} ${r.side}`)).toEqual(WORKLOADS.flatMap((w) => ['base', 'calibration', 'expert'].map((side) => `${w} ${side}`)));
+      expect(rows.map((r) => `${r.workload} ${r.side}`)).toEqual(measured.flatMap((w) => ['base', 'calibration', 'expert'].map((side) => `${w} ${side}`)));
       for (const r of rows) {
         expect(r.failure, `${r.workload} ${r.side}`).toBeNull();
         expect(r.number!).toBeGreaterThan(0);
-        const samples = JSON.parse(r.samples) as (number[] | null)[];
-        expect(samples).toHaveLength(rounds);
-        for (const batch of samples) {
+        const settled = verdicts.get(r.workload)!.paired.settled;
+        const ran = settled?.round ?? v.pairs;
+        const samples = JSON.parse(r.samples) as unknown[];
+        expect(samples).toHaveLength(protocolRounds);
+        samples.forEach((entry, round) => {
+          const batch = (r.side === 'calibration' && entry !== null && !Array.isArray(entry) ? (entry as { calibration: number[] | null }).calibration : entry) as number[] | null;
+          if (round >= ran) return expect(batch, `${r.workload} ${r.side} round ${round}`).toBeNull();
           expect(batch).toHaveLength(5);
           for (const x of batch!) expect(x).toBeGreaterThan(0);
-        }
+        });
+        // a warm-up batch, then one per round it was measured in
+        batches += 1 + ran;
       }
       // every workload has its own noise, p-value and minimum detectable speedup
-      for (const w of loadWorkloadVerdicts(db, key(n))) {
-        expect(w.paired.usablePairs).toBe(rounds);
+      for (const w of verdicts.values()) {
+        expect(w.paired.usablePairs).toBe(w.paired.settled?.round ?? v.pairs);
         expect(w.paired.mds!).toBeGreaterThanOrEqual(1.05);
         expect(w.paired.noise!).toBeGreaterThan(0);
         expect(w.paired.pValue!).toBeGreaterThanOrEqual(0);
       }
-      // a warm-up batch, then one per round, of each workload on each side
-      batches += (rounds + 1) * rows.length;
     }
     expect(metrics.get('validate.batches')).toBe(batches);
     expect(metrics.get('validate.invocations')).toBe(0);
@@ -219,7 +233,8 @@ describe('a month of the sample repository through every stage (real Docker engi
   it('drops the placebo (#103) as no-improvement: no workload changed', () => {
     expect(ctx.ledger.get('validate', key(103))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
     const verdicts = loadWorkloadVerdicts(db, key(103));
-    expect(verdicts).toHaveLength(6);
+    // the workloads measured (selected ones and controls): none changed
+    expect(verdicts.length).toBeGreaterThanOrEqual(5);
     expect(verdicts.filter((w) => w.paired.change !== 'unchanged')).toEqual([]);
   });
 

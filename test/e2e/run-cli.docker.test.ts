@@ -205,15 +205,23 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
         const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
         expect(findLeaks(row.problem_statement, leakCheckOf(classified.leakCheck!, row.patch), exempt)).toEqual([]);
       }
-      // the harness's samples: per candidate, each of the 6 workloads on each of the 3 sides (base, expert, calibration)
+      // the harness's samples: per candidate, each workload it measured (selected by coverage, or a
+      // control) on each of the 3 sides (base, expert, calibration), for the rounds until it was settled
       const measured = store
-        .prepare<[], { key: string; engine: string; rounds: number; rows: number }>(
-          'SELECT v.key, v.engine, v.pairs AS rounds, (SELECT COUNT(*) FROM harness_batches b WHERE b.key = v.key) AS rows FROM validations v ORDER BY v.key',
+        .prepare<[], { key: string; engine: string; rounds: number; rows: number; workloads: number }>(
+          `SELECT v.key, v.engine, v.pairs AS rounds, (SELECT COUNT(*) FROM harness_batches b WHERE b.key = v.key) AS rows,
+                  (SELECT COUNT(*) FROM workload_verdicts w WHERE w.key = v.key) AS workloads FROM validations v ORDER BY v.key`,
         )
         .all();
-      expect(measured.map((m) => [m.key, m.engine, m.rounds, m.rows])).toEqual([101, 103, 104, 105, 107, 108].map((n) => [`${REPO}#${n}`, 'perfmine', 20, 18]));
-      // a warm-up batch, then one per round, of each
-      expect(first.metrics['validate.batches']).toBe(measured.reduce((sum, m) => sum + (m.rounds + 1) * m.rows, 0));
+      expect(measured.map((m) => [m.key, m.engine])).toEqual([101, 103, 104, 105, 107, 108].map((n) => [`${REPO}#${n}`, 'perfmine']));
+      for (const m of measured) {
+        expect([6, 10, 15, 20]).toContain(m.rounds);
+        expect(m.workloads).toBeGreaterThanOrEqual(5);
+        expect(m.rows).toBe(3 * m.workloads);
+      }
+      // a warm-up batch, then one per round it was measured in, of each
+      const samples = store.prepare<[], { samples: string }>('SELECT samples FROM harness_batches').all();
+      expect(first.metrics['validate.batches']).toBe(samples.reduce((sum, r) => sum + 1 + (JSON.parse(r.samples) as unknown[]).filter((x) => x !== null).length, 0));
     } finally {
       store.close();
     }

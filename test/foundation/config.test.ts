@@ -30,6 +30,15 @@ describe('config layers: defaults < file < environment < flags', () => {
     expect(withFlags.docker).toMatchObject({ baseImage: 'from-flag', cpus: 1 });
   });
 
+  it('makes only the adaptive looks before the last round, and refuses looks out of order', () => {
+    const short = loadConfig({ configPath: configFile({ validate: { harness: { rounds: 8 } } }).path, env: {} }).config;
+    expect(short.validate.harness.adaptive.looks).toEqual([6]);
+    const none = loadConfig({ configPath: configFile({ validate: { harness: { rounds: 5 } } }).path, env: {} }).config;
+    expect(none.validate.harness.adaptive.looks).toEqual([]);
+    expect(loadConfig({ env: {}, cwd: tempDir() }).config.validate.harness.adaptive.looks).toEqual([6, 10, 15]);
+    expect(() => loadConfig({ configPath: configFile({ validate: { harness: { adaptive: { looks: [10, 6] } } } }).path, env: {} })).toThrow(/validate\.harness\.adaptive\.looks: adaptive\.looks must be ascending/);
+  });
+
   it('reads ./perfmine.config.json when present and accepts comments (JSON5)', () => {
     const { dir } = configFile('{\n  // a comment\n  "out": "datasets",\n}\n');
     expect(loadConfig({ env: {}, cwd: dir }).config.out).toBe('datasets');
