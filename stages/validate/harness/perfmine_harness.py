@@ -1840,7 +1840,10 @@ class WorkerState:
             self.caches[key] = (data, directory)
         return self.caches[key]
 
-    def in_process(self, spec, cmd, cached):
+    @staticmethod
+    def set_up(spec, cmd, cached):
+        """A fresh instance of the benchmark at the command's parameter, with its setup_cache
+        value, set up (a skip raises Failure)."""
         bench = fresh_copy(spec)
         if bench.params:
             bench.set_param_idx(cmd["param"])
@@ -1848,6 +1851,10 @@ class WorkerState:
         reason = bench.do_setup()
         if reason:
             raise Failure("skipped", reason)
+        return bench
+
+    def in_process(self, spec, cmd, cached):
+        bench = self.set_up(spec, cmd, cached)
         try:
             if bench.kind in TIMED_KINDS:
                 return self.timed(bench, cmd)
@@ -1910,13 +1917,7 @@ class WorkerState:
         cached, cache_dir = self.setup_cache_for(spec)
         os.chdir(cache_dir or self.empty_run_dir())
         try:
-            bench = fresh_copy(spec)
-            if bench.params:
-                bench.set_param_idx(cmd["param"])
-            bench.cache = pickle.loads(cached) if cached is not None else None
-            reason = bench.do_setup()
-            if reason:
-                raise Failure("skipped", reason)
+            bench = self.set_up(spec, cmd, cached)
             try:
                 codes = traced_codes(lambda: bench.func(*bench.call_args()))
             except NotImplementedError as exc:
