@@ -6,13 +6,17 @@ import type { LlmService } from '../../pipeline/services/llm-port.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../classify/output.js';
-import { buildSettings, cloneSourceOf, discoveryOf, Environments, formatCloneSource, wheelhouseOf } from './environment.js';
+import { buildSettings, cloneSourceOf, Environments, formatCloneSource, wheelhouseOf } from './environment.js';
 import type { SynthesizeOutput } from './output.js';
 import { commitKey, groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
+import { synthesizeResultSettings } from './result-settings.js';
 import { prepareTarget } from './target.js';
 
-/** What a commit's environment depends on (its hash decides whether a done item runs again). */
+/**
+ * What a commit's environment depends on (its hash decides whether a done item runs again): the
+ * commit, where it is cloned from, its asv config, and the settings of result-settings.ts.
+ */
 export const synthesizeInputSchema = z.object({
   repo: z.string(),
   sha: z.string(),
@@ -33,11 +37,6 @@ export const synthesizeInputSchema = z.object({
   reuse: z.boolean(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
-
-function agentSpec(ctx: PipelineContext): string | null {
-  if (ctx.config.llm.mode === 'none') return null;
-  return [ctx.config.llm.model, ctx.config.synthesize.agent.fallback ? ctx.config.llm.fallbackModel : undefined].filter(Boolean).join(',');
-}
 
 /** The LLM port, or null (with a warning) when this version has no adapter for it. */
 function llmOf(ctx: ItemContext): LlmService | null {
@@ -106,8 +105,7 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
       .filter((r) => r.success)
       .map((r) => r.data)
       .filter((c) => scope.prs.length === 0 || scope.prs.includes(c.number));
-    const agent = agentSpec(ctx);
-    const cfg = ctx.config.synthesize;
+    const settings = synthesizeResultSettings(ctx.config);
     return groupCandidates(candidates).map((g) => {
       const asvConfigPath = g.prs.map((n) => loadPullRequest(ctx.db, g.repo, n)?.asvConfig?.path).find((p): p is string => typeof p === 'string') ?? null;
       const input: SynthesizeInput = {
@@ -115,14 +113,7 @@ export const synthesizeStage = defineStage<SynthesizeInput, SynthesizeOutput>({
         sha: g.sha,
         cloneSource: formatCloneSource(cloneSourceOf(scope.source, g.repo)),
         asvConfigPath,
-        baseImage: ctx.config.docker.baseImage,
-        wheelhouse: wheelhouseOf(ctx.config),
-        discovery: discoveryOf(ctx.config),
-        offline: cfg.offline,
-        buildNetwork: cfg.buildNetwork,
-        pythonVersions: cfg.pythonVersions,
-        agent,
-        reuse: cfg.reuse,
+        ...settings,
       };
       return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
     });
