@@ -1,7 +1,7 @@
 import { ItemError } from '../../pipeline/errors.js';
-import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
-import { resultSetOf, type ResultSet } from './asv/result-set.js';
-import { parseResultsFile } from './asv/results.js';
+import { parseBenchmarksFile, type BenchmarkInfo } from '../../pipeline/concepts/asv/benchmarks.js';
+import { resultSetOf, type ResultSet } from '../../pipeline/concepts/asv/result-set.js';
+import { parseResultsFile } from '../../pipeline/concepts/asv/results.js';
 import type { ValidateConfig } from './config.js';
 import type { MeasurementEvidence } from './decide.js';
 import type { Candidate, InvocationRecord, InvocationStatus, Measured, MeasureDeps } from './measured.js';

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
+import { parseBenchmarksFile, type BenchmarkInfo } from '../../pipeline/concepts/asv/benchmarks.js';
 import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';

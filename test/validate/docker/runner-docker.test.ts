@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../../pipeline/metrics.js';
 import { DockerService } from '../../../pipeline/services/docker.js';
-import { parseResultsFile } from '../../../stages/validate/asv/index.js';
+import { parseResultsFile } from '../../../pipeline/concepts/asv/index.js';
 import { parseSnapshotComparison, parseSnapshotRecord } from '../../../stages/validate/correctness/snapshot.js';
 import { compareTests, readPytestRun } from '../../../stages/validate/correctness/tests.js';
 import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';

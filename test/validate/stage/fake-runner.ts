@@ -7,7 +7,7 @@ import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
 import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
 import { FakeHarnessWorker, type FakeHarnessScript } from './fake-harness.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 import { invocationFile } from '../invocation-files.js';
 
 /**
