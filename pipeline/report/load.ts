@@ -2,7 +2,7 @@ import { dirname, relative } from 'node:path';
 import type { Db } from '../../cache/store.js';
 import { Ledger } from '../../cache/ledger.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
-import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from '../cli/commands/status.js';
 import { emittedTasks } from '../cli/commands/tasks.js';
 import { lastStop } from '../last-stop.js';

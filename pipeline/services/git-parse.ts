@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import type { FileChange } from '../../stages/collect/pull-request.js';
+import type { FileChange } from '../concepts/records/pull-request.js';
 
 /**
  * The `--format` of `git log` records with a message and a body (numstat lines, patch): each

@@ -1,4 +1,4 @@
-import type { FileChange } from '../collect/pull-request.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 import type { Difficulty, OptimizationCategory } from './categories.js';
 import { codeOf, diffFiles, type DiffFile } from './diff-lines.js';
 

@@ -5,11 +5,11 @@ import { loadPrompt } from '../../pipeline/prompts.js';
 import { openLocalRepository } from '../../pipeline/services/git.js';
 import { resolveLlmApiKey } from '../../pipeline/services/llm-key.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
-import { filterOutputSchema, type FilterOutput } from '../filter/output.js';
+import { filterOutputSchema, type FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
 import type { ClassifyConfig } from './config.js';
-import type { ClassifyOutput } from './output.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { addedIdentifierCandidates, patchVocabulary } from './leak-check.js';
 import { describeRepository } from './problem-statement.js';
 

@@ -1,8 +1,8 @@
-import type { LinkedIssue } from '../collect/pull-request.js';
+import type { LinkedIssue } from '../../pipeline/concepts/records/pull-request.js';
 import { stripHtmlComments } from '../filter/message.js';
 import { splitCode } from './anonymize.js';
 import { codeOf, diffFiles, type DiffFile } from './diff-lines.js';
-import type { PatchVocabulary } from './output.js';
+import type { PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
 
 /**
  * Does a problem statement give the solution away? Pure.

@@ -1,5 +1,5 @@
 import { renderPrompt, type Prompt } from '../../pipeline/prompts.js';
-import type { LinkedIssue, PullRequest } from '../collect/pull-request.js';
+import type { LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { parseAsvConfig } from '../filter/asv-config.js';
 import { stripHtmlComments } from '../filter/message.js';
 import { Anonymizer } from './anonymize.js';

@@ -1,4 +1,4 @@
-import type { Comment, FileChange, LinkedIssue, PullRequest } from '../collect/pull-request.js';
+import type { Comment, FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { stripHtmlComments } from '../filter/message.js';
 
 /**

@@ -4,7 +4,7 @@ import { defineStage, type BatchResult, type Outcome, type PipelineContext, type
 import { collectFromGit, planGit } from './git-source.js';
 import { collectFromGitHub, planGitHub, runProblem, type Collected } from './github-source.js';
 import type { CollectInput } from './input.js';
-import type { CollectOutput, PullRequest } from './pull-request.js';
+import type { CollectOutput, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 // 2: records keep the branch the pull request came from (`headRef`), which the message rules
 // read; the content hash is the SHA-256 of the stored JSON and the diff

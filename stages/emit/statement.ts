@@ -1,7 +1,7 @@
 import type { ImprovedWorkload } from '../../cache/improved-workloads.js';
 import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../classify/leak-check.js';
-import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../classify/output.js';
-import type { FileChange } from '../collect/pull-request.js';
+import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../filter/config.js';
 import { pathMatcher } from '../filter/paths.js';
 import { measuredWorkloadsSection } from './measured-workloads.js';

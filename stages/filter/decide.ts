@@ -1,8 +1,8 @@
-import type { PullRequest } from '../collect/pull-request.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { parseAsvConfig } from './asv-config.js';
 import type { FilterConfig } from './config.js';
 import { judgeMessage } from './message.js';
-import type { FilterOutput } from './output.js';
+import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { benchmarkDirGlob, pathMatcher, type PathMatcher } from './paths.js';
 import { withinTokens, type TextSource } from './tokens.js';
 

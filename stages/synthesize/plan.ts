@@ -1,4 +1,4 @@
-import type { ClassifyOutput } from '../classify/output.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 
 /** One commit to build: the base commit of one or more candidates. */
 export interface CommitCandidate {

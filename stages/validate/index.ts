@@ -4,14 +4,14 @@ import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-reques
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import { containerLimits } from '../../pipeline/services/docker.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
-import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
+import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { parseAsvConfig } from '../filter/asv-config.js';
 import { buildSettings, wheelhouseOf } from '../synthesize/environment.js';
-import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
+import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import { benchmarkDirOf, REPO_DIR } from '../synthesize/verification.js';
 import type { ValidateConfig } from './config.js';
 import { DockerMeasurementRunner } from './docker-runner.js';
-import type { ValidateOutput } from './output.js';
+import type { ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import { resolveResultsDir } from './protocol/asv-invocation.js';
 import type { MeasurementRunner } from './runner-port.js';
 import type { Selection } from './selection.js';

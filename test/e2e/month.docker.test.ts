@@ -15,7 +15,7 @@ import type { PipelineContext } from '../../pipeline/stage.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-check.js';
-import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
 import { statementTemplateText } from '../../stages/classify/problem-statement.js';
 import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { validateConfig } from '../../stages/validate/config.js';

@@ -10,7 +10,7 @@ import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/se
 import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
 import { speedupBins, workloadBins } from '../../pipeline/report/render.js';
 import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-check.js';
-import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
 import { statementTemplateText } from '../../stages/classify/problem-statement.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
 import { launchChromium } from '../helpers/chromium.js';

@@ -6,7 +6,7 @@ import { choosePython, satisfiesSpecifier } from '../../stages/synthesize/python
 import { commitKey, groupCandidates, parseCommitKey } from '../../stages/synthesize/plan.js';
 import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../stages/synthesize/image-names.js';
 import { TRANSIENT_TAG_RE } from '../../pipeline/services/docker.js';
-import type { ClassifyOutput } from '../../stages/classify/output.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 
 const day = (n: number) => new Date(Date.UTC(2024, 0, 1 + n, 12)).toISOString();
 const script = (name: string) => `#!/usr/bin/env bash\necho ${name}\n`;

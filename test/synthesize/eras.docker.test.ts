@@ -9,7 +9,7 @@ import { runStage, type StageReport } from '../../pipeline/runner.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
 import { envImageTag } from '../../stages/synthesize/image-names.js';
-import { synthesizeOutputSchema } from '../../stages/synthesize/output.js';
+import { synthesizeOutputSchema } from '../../pipeline/concepts/records/synthesize-output.js';
 import { rebuildEnvironment } from '../../stages/synthesize/rebuild.js';
 import { ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { serveRulesOverHttp, type RulesServer } from '../fakes/rules-over-http.js';

@@ -12,7 +12,7 @@ import { measurementSchedule } from '../../../stages/validate/protocol/schedule.
 import type { CandidateEnvironment } from '../../../stages/validate/runner-port.js';
 import { Environments, type BuildSettings } from '../../../stages/synthesize/environment.js';
 import { envImageTag, expertImageTag } from '../../../stages/synthesize/image-names.js';
-import type { SynthesizeOutput } from '../../../stages/synthesize/output.js';
+import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../../fakes/asv-image.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
 import { writeToyProject } from '../snapshot/suite.js';

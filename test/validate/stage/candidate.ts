@@ -1,8 +1,8 @@
 import { Ledger } from '../../../cache/ledger.js';
 import type { Db } from '../../../cache/store.js';
-import type { ClassifyOutput } from '../../../stages/classify/output.js';
-import { prKey, type PullRequest } from '../../../stages/collect/pull-request.js';
-import type { SynthesizeOutput } from '../../../stages/synthesize/output.js';
+import type { ClassifyOutput } from '../../../pipeline/concepts/records/classify-output.js';
+import { prKey, type PullRequest } from '../../../pipeline/concepts/records/pull-request.js';
+import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
 import { baseCommitKey } from '../../../stages/validate/index.js';
 import { makePullRequest, storeCollected } from '../../helpers/pull-request.js';
 

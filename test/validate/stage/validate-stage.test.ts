@@ -3,7 +3,7 @@ import { loadInvocations, loadValidation, loadWorkloadVerdicts } from '../../../
 import { openStore, type Db } from '../../../cache/store.js';
 import { runStage } from '../../../pipeline/runner.js';
 import { createValidateStage } from '../../../stages/validate/index.js';
-import { validateOutputSchema } from '../../../stages/validate/output.js';
+import { validateOutputSchema } from '../../../pipeline/concepts/records/validate-output.js';
 import { monthScope, testConfig, testContext } from '../../helpers/context.js';
 import { FAILING_JUNIT, FakeRunner, PASSING_JUNIT, RICH_BENCHMARKS, UNCOLLECTABLE_JUNIT, type FakeScript } from './fake-runner.js';
 import { BUILD_SCRIPT, storeCandidate } from './candidate.js';

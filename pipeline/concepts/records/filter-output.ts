@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { collectOutputSchema } from '../collect/pull-request.js';
+import { collectOutputSchema } from './pull-request.js';
 
 const cueMatchSchema = z.object({
   cue: z.string(),
