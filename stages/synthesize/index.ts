@@ -6,7 +6,7 @@ import type { LlmService } from '../../pipeline/services/llm-port.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
-import { buildSettings, cloneSourceOf, discoveryOf, Environments, formatCloneSource, wheelhouseOf } from './environment.js';
+import { buildSettings, cloneSourceOf, discoveryOf, Environments, formatCloneSource, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
 import type { SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import { commitKey, groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { orderNeighbours, type VerifiedScript } from '../../stages/synthesize/neighbours.js';
-import { checkScript, normalizeScript, scriptHash } from '../../stages/synthesize/script-check.js';
-import { bashSyntaxError } from '../../stages/synthesize/script-syntax.js';
+import { checkScript, normalizeScript, scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { bashSyntaxError } from '../../pipeline/services/environments/script-syntax.js';
 import { choosePython, satisfiesSpecifier } from '../../stages/synthesize/python-version.js';
 import { commitKey, groupCandidates, parseCommitKey } from '../../stages/synthesize/plan.js';
-import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../stages/synthesize/image-names.js';
+import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../pipeline/services/environments/image-names.js';
 import { TRANSIENT_TAG_RE } from '../../pipeline/services/docker.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 

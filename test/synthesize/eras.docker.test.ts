@@ -8,7 +8,7 @@ import { openStore, type Db } from '../../cache/store.js';
 import { runStage, type StageReport } from '../../pipeline/runner.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
-import { envImageTag } from '../../stages/synthesize/image-names.js';
+import { envImageTag } from '../../pipeline/services/environments/image-names.js';
 import { synthesizeOutputSchema } from '../../pipeline/concepts/records/synthesize-output.js';
 import { rebuildEnvironment } from '../../stages/synthesize/rebuild.js';
 import { ensureAsvFakeImage } from '../fakes/asv-image.js';

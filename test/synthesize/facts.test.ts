@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, describeFailure, type StepResult } from '../../stages/synthesize/failure.js';
+import { classifyFailure, describeFailure, type StepResult } from '../../pipeline/services/environments/failure.js';
 import { extractFacts, formatFacts, readTomlTables } from '../../stages/synthesize/repo-facts.js';
 import { chooseTemplate } from '../../stages/synthesize/templates.js';
 

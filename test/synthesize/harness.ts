@@ -20,8 +20,8 @@ import { monthWindow } from '../../pipeline/window.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import type { FixtureCommit } from '../fixtures/python-repo.js';
-import { Environments, type BuildSettings } from '../../stages/synthesize/environment.js';
-import { scriptHash } from '../../stages/synthesize/script-check.js';
+import { Environments, type BuildSettings } from '../../pipeline/services/environments/environment.js';
+import { scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
 
 /** A label value unique to this test run: everything the run creates carries it. */

@@ -10,8 +10,8 @@ import { compareTests, readPytestRun } from '../../../stages/validate/correctnes
 import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';
 import { measurementSchedule } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment } from '../../../stages/validate/runner-port.js';
-import { Environments, type BuildSettings } from '../../../stages/synthesize/environment.js';
-import { envImageTag, expertImageTag } from '../../../stages/synthesize/image-names.js';
+import { Environments, type BuildSettings } from '../../../pipeline/services/environments/environment.js';
+import { envImageTag, expertImageTag } from '../../../pipeline/services/environments/image-names.js';
 import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../../fakes/asv-image.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';

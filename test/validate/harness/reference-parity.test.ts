@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseResultsFile, resultSetOf } from '../../../pipeline/concepts/asv/index.js';
-import { HARNESS_SCRIPT } from '../../../stages/validate/harness/harness-files.js';
+import { HARNESS_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
 import { REFERENCE_DIR } from '../../concepts/asv/reference.js';
 import { removeSuite, runProgram, writeSuite } from './harness-fixture.js';
 

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { computeStats, parseTolerantJson } from '../../../pipeline/concepts/asv/index.js';
-import { HARNESS_SCRIPT } from '../../../stages/validate/harness/harness-files.js';
+import { HARNESS_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
 import { REFERENCE_DIR } from '../../concepts/asv/reference.js';
 import { ROOT, runProgram } from './harness-fixture.js';
 

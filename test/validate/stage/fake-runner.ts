@@ -1,8 +1,8 @@
 import type { AsvLayout, AsvRunSettings } from '../../../stages/validate/protocol/asv-invocation.js';
 import { readInvocationOutput, SUITE_IMPORT_FAILURE } from '../../../stages/validate/protocol/asv-invocation.js';
 import { readExpertAttempt } from '../../../stages/validate/protocol/expert-image.js';
-import { classifyFailure, type StepResult } from '../../../stages/synthesize/failure.js';
-import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../stages/synthesize/verification.js';
+import { classifyFailure, type StepResult } from '../../../pipeline/services/environments/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../pipeline/services/environments/verification.js';
 import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
 import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
