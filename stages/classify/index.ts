@@ -10,7 +10,7 @@ import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
 import type { ClassifyConfig } from './config.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
-import { addedIdentifierCandidates, patchVocabulary } from './leak-check.js';
+import { addedIdentifierCandidates, patchVocabulary } from '../../pipeline/concepts/leak-check.js';
 import { describeRepository } from './problem-statement.js';
 
 /** The prompt files classify uses; their hashes are part of every item's input. */

@@ -9,7 +9,7 @@ import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline
 import type { Scope } from '../../pipeline/scope.js';
 import { monthsOf, monthWindow } from '../../pipeline/window.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
-import { statementTemplateText } from '../classify/problem-statement.js';
+import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import { baseCommitKey } from '../validate/index.js';
 import { validateOutputSchema, type ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';

@@ -1,9 +1,9 @@
 import type { ImprovedWorkload } from '../../cache/improved-workloads.js';
-import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../classify/leak-check.js';
+import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../../pipeline/concepts/leak-check.js';
 import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
 import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
-import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../filter/config.js';
-import { pathMatcher } from '../filter/paths.js';
+import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../pipeline/concepts/path-matcher.js';
+import { pathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { measuredWorkloadsSection } from './measured-workloads.js';
 
 /**

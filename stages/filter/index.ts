@@ -5,7 +5,7 @@ import { ItemError } from '../../pipeline/errors.js';
 import { hashOf } from '../../pipeline/hash.js';
 import { defineStage, type BatchResult, type Outcome, type WorkItem } from '../../pipeline/stage.js';
 import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
-import { readableDiff } from '../collect/readable-diff.js';
+import { readableDiff } from '../../pipeline/concepts/readable-diff.js';
 import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
 import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';

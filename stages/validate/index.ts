@@ -5,7 +5,7 @@ import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import { containerLimits } from '../../pipeline/services/docker.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
-import { parseAsvConfig } from '../filter/asv-config.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import { buildSettings, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import { benchmarkDirOf, REPO_DIR } from '../../pipeline/services/environments/verification.js';

@@ -3,7 +3,7 @@ import { parseBenchmarksFile, type BenchmarkInfo } from '../../pipeline/concepts
 import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';
-import { diffFiles } from '../classify/diff-lines.js';
+import { diffFiles } from '../../pipeline/concepts/diff-lines.js';
 import type { StoredFingerprint } from '../../cache/fingerprints.js';
 import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';

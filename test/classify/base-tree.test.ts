@@ -3,7 +3,7 @@ import { openStore, type Db } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
 import { identifiersAtBase } from '../../stages/classify/base-tree.js';
 import { classifyStage } from '../../stages/classify/index.js';
-import { addedIdentifierCandidates } from '../../stages/classify/leak-check.js';
+import { addedIdentifierCandidates } from '../../pipeline/concepts/leak-check.js';
 import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
 import type { LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { filterStage } from '../../stages/filter/index.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { filterConfig } from '../../stages/filter/config.js';
 import { decideFilter, FILTER_REASONS } from '../../stages/filter/decide.js';
-import { parseAsvConfig } from '../../stages/filter/asv-config.js';
-import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../stages/filter/paths.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
+import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { countTokens, withinTokens, type TextSource } from '../../stages/filter/tokens.js';
-import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../stages/filter/config.js';
+import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../pipeline/concepts/path-matcher.js';
 import { ASV_CONF, file, makePullRequest } from '../helpers/pull-request.js';
 
 const config = filterConfig.parse({});
