@@ -11,7 +11,7 @@ import { monthsOf, monthWindow } from '../../pipeline/window.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
-import { baseCommitKey } from '../validate/index.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
 import { validateOutputSchema, type ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import type { EmitConfig } from './config.js';
 import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
@@ -87,7 +87,7 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
         continue;
       }
       if (scope.prs.length > 0 && !scope.prs.includes(validate.data.number)) continue;
-      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', baseCommitKey(validate.data.repo, validate.data.baseSha))?.output);
+      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', commitKey(validate.data.repo, validate.data.baseSha))?.output);
       const validation = loadValidation(ctx.db, row.key);
       const prContentHash = pullRequestContentHash(ctx.db, validate.data.repo, validate.data.number);
       if (!synthesize.success || !validation || prContentHash === undefined) {

@@ -8,7 +8,8 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
 import { buildSettings, cloneSourceOf, discoveryOf, Environments, formatCloneSource, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
 import type { SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
-import { commitKey, groupCandidates } from './plan.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
+import { groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
 import { prepareTarget } from './target.js';
 

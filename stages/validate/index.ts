@@ -4,6 +4,7 @@ import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-reques
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import { containerLimits } from '../../pipeline/services/docker.js';
 import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import { buildSettings, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
@@ -43,11 +44,6 @@ const dockerRunner: RunnerFactory = (ctx) =>
 /** The interpreter of pytest and the snapshot helper: configured, else the one synthesize chose. */
 export function pythonOf(config: ValidateConfig, synthesize: SynthesizeOutput): string {
   return config.python ?? (synthesize.pythonVersion ? `python${synthesize.pythonVersion}` : 'python3');
-}
-
-/** The synthesize item of a candidate's base commit. */
-export function baseCommitKey(repo: string, sha: string): string {
-  return `${repo}@${sha}`;
 }
 
 /**
@@ -91,7 +87,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
         }
         const classify = parsed.data;
         if (scope.prs.length > 0 && !scope.prs.includes(classify.number)) continue;
-        const synth = ctx.ledger.get('synthesize', baseCommitKey(classify.repo, classify.baseSha));
+        const synth = ctx.ledger.get('synthesize', commitKey(classify.repo, classify.baseSha));
         if (synth?.status !== 'done') continue;
         const synthesize = synthesizeOutputSchema.safeParse(synth.output);
         if (!synthesize.success) {

@@ -3,7 +3,8 @@ import { orderNeighbours, type VerifiedScript } from '../../stages/synthesize/ne
 import { checkScript, normalizeScript, scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { bashSyntaxError } from '../../pipeline/services/environments/script-syntax.js';
 import { choosePython, satisfiesSpecifier } from '../../stages/synthesize/python-version.js';
-import { commitKey, groupCandidates, parseCommitKey } from '../../stages/synthesize/plan.js';
+import { commitKey, parseCommitKey } from '../../pipeline/concepts/keys.js';
+import { groupCandidates } from '../../stages/synthesize/plan.js';
 import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../pipeline/services/environments/image-names.js';
 import { TRANSIENT_TAG_RE } from '../../pipeline/services/docker.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
