@@ -4,6 +4,7 @@ import { ItemError } from '../../pipeline/errors.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { openLocalRepository } from '../../pipeline/services/git.js';
 import { resolveLlmApiKey } from '../../pipeline/services/llm-key.js';
+import { previousOutputs } from '../../pipeline/previous-outputs.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { filterOutputSchema, type FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { identifiersAtBase } from './base-tree.js';
@@ -54,20 +55,13 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
   },
 
   async plan(ctx, scope) {
-    const rows = ctx.ledger.list('filter', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    const rows = previousOutputs(ctx, 'classify', 'filter', filterOutputSchema, scope);
     const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
     const { llm } = ctx.config;
     const llmInput: ClassifyInput['llm'] = llm.mode === 'none' ? { mode: 'none' } : { mode: 'openai', model: llm.model, fallbackModel: llm.fallbackModel ?? null };
     const clone = scope.source.kind === 'git' && rows.length > 0 ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name } : null;
     const items: WorkItem<ClassifyInput>[] = [];
-    for (const row of rows) {
-      const parsed = filterOutputSchema.safeParse(row.output);
-      if (!parsed.success) {
-        ctx.log.warn({ stage: 'classify', item: row.key, issue: parsed.error.issues[0]?.message }, 'filter output unreadable; item skipped');
-        continue;
-      }
-      const filter = parsed.data;
-      if (scope.prs.length > 0 && !scope.prs.includes(filter.number)) continue;
+    for (const { row, output: filter } of rows) {
       const discovered = discoverDescription.safeParse(ctx.ledger.get('discover', filter.repo)?.output);
       items.push({
         key: row.key,
