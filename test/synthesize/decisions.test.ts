@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { orderNeighbours, type VerifiedScript } from '../../stages/synthesize/neighbours.js';
+import type { VerifiedScript } from '../../cache/build-scripts.js';
+import { orderNeighbours } from '../../stages/synthesize/neighbours.js';
 import { checkScript, normalizeScript, scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { bashSyntaxError } from '../../pipeline/services/environments/script-syntax.js';
-import { choosePython, satisfiesSpecifier } from '../../stages/synthesize/python-version.js';
+import { seriesSatisfies as satisfiesSpecifier } from '../../pipeline/concepts/pep440.js';
+import { choosePython } from '../../stages/synthesize/python-version.js';
 import { commitKey, parseCommitKey } from '../../pipeline/concepts/keys.js';
 import { groupCandidates } from '../../stages/synthesize/plan.js';
 import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../pipeline/services/environments/image-names.js';
