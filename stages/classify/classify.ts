@@ -21,7 +21,7 @@ export const CLASSIFY_REASONS = ['not-performance', 'no-perf-cue', 'no-initial-o
 export type ClassifyReason = (typeof CLASSIFY_REASONS)[number];
 
 /** One candidate: the collected record, the filter's verdict on it, and what is known of its repository. */
-export interface Candidate {
+export interface PullRequestCandidate {
   readonly pr: PullRequest;
   readonly filter: FilterOutput;
   readonly repositoryDescription: string;
@@ -35,7 +35,7 @@ export interface ClassifyDeps extends StatementDeps {
   readonly log?: Logger;
 }
 
-function ids(c: Candidate) {
+function ids(c: PullRequestCandidate) {
   return {
     repo: c.pr.repo,
     number: c.pr.number,
@@ -56,7 +56,7 @@ export interface StatementDeps {
 }
 
 /** The earlier linked issues without their parts that name the solution. */
-function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
+function checkedIssues(c: PullRequestCandidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
   const exempt = exemptWords(statementTemplateText(deps.statementTemplate), c.repositoryDescription, c.pr.repo);
   const checked = issuesWithoutLeaks(issues, leakCheckOf(deps.vocabulary, c.pr.diff), exempt);
   return { issues: checked.issues, droppedParts: checked.droppedParts };
@@ -71,7 +71,7 @@ function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: State
  * (`problemSource: 'measured'`). Category and difficulty come from rules on the diff
  * (change-shape.ts), marked `heuristic`, with the reason. Pure.
  */
-export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcome<ClassifyOutput> {
+export function classifyHeuristically(c: PullRequestCandidate, deps: StatementDeps): Outcome<ClassifyOutput> {
   const cues = textCues({ positive: c.filter.positiveCues });
   if (cues.length === 0) {
     return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title, body or branch name' };
@@ -111,7 +111,7 @@ export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcom
  * near-verbatim against its source), then the category and difficulty classifier. An LLM failure
  * is thrown (an OutsideServiceError with a named reason) and recorded by the runner.
  */
-export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
+export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
   const { config } = deps;
   const sources = problemSources(c.pr, config.maxDescriptionChars);
   const fileChanges = fileChangesTable(c.pr.files);
