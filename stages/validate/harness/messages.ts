@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { benchmarkEntrySchema } from '../../../pipeline/concepts/asv/benchmarks.js';
 
 /**
  * The wire protocol of the harness's `serve` mode (pipeline/services/environments/perfmine_harness.py):
@@ -8,18 +9,10 @@ import { z } from 'zod';
 
 export const HARNESS_PROTOCOL = 1;
 
-const benchmarkInfo = z
-  .object({
-    name: z.string(),
-    type: z.string(),
-    unit: z.string().nullable().optional(),
-    params: z.array(z.array(z.string())).optional(),
-    param_names: z.array(z.string()).optional(),
-    version: z.string().nullable().optional(),
-    timeout: z.number().nullable().optional(),
-    sample_time: z.number().nullable().optional(),
-  })
-  .passthrough();
+const benchmarkInfo = benchmarkEntrySchema.extend({
+  timeout: z.number().nullable().optional(),
+  sample_time: z.number().nullable().optional(),
+});
 export type HarnessBenchmark = z.infer<typeof benchmarkInfo>;
 
 export const workloadRef = z.object({ name: z.string().min(1), benchmark: z.string().min(1), param: z.number().int().nonnegative() });
