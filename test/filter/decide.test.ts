@@ -139,7 +139,7 @@ describe('decideFilter', () => {
     expect(tiny).toMatchObject({ status: 'dropped', reason: 'diff-too-large', output: { diffTokens: exact } });
     // A diff known only by its size is read only when the size cannot settle it.
     let reads = 0;
-    const lazy = (limit: number) => ({ ...makePullRequest(), diff: { bytes: Buffer.byteLength(diff), text: () => (reads++, diff) } });
+    const lazy = (_limit: number) => ({ ...makePullRequest(), diff: { bytes: Buffer.byteLength(diff), text: () => (reads++, diff) } });
     expect(decideFilter(lazy(100_000), 'h', config).status).toBe('done');
     expect(reads).toBe(0);
     expect(decideFilter(lazy(0), 'h', { ...config, maxDiffTokens: exact - 1 }).reason).toBe('diff-too-large');

@@ -369,7 +369,7 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py'] };
     const first = storeCandidate(db);
     const secondBase = 'f'.repeat(40);
-    const second = storeCandidate(db, { number: 102, baseSha: secondBase });
+    storeCandidate(db, { number: 102, baseSha: secondBase });
     // between the two base commits only fastlib/other.py changed
     const fake = new FakeRunner({ harness, changedSince: { [first.pr.baseSha]: ['fastlib/other.py'] } });
     const ctx = testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) });
