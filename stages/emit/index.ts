@@ -66,7 +66,7 @@ export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'
  * emit: one dataset row and task folder per kept candidate; finish writes each month of the
  * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
  * A rules-only statement gets the measured workloads here; a statement that names the solution
- * (stages/classify/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
+ * (pipeline/concepts/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
  */
 export const emitStage = defineStage<EmitInput, EmitOutput>({
   name: 'emit',

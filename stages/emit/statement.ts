@@ -8,7 +8,7 @@ import { measuredWorkloadsSection } from './measured-workloads.js';
 
 /**
  * The problem statement a task is emitted with, and the leak check every statement passes before
- * it is emitted, whatever classified it (stages/classify/leak-check.ts defines the check). Pure.
+ * it is emitted, whatever classified it (pipeline/concepts/leak-check.ts defines the check). Pure.
  */
 
 export interface StatementInput {
