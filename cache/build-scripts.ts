@@ -1,11 +1,21 @@
 import { z } from 'zod';
-import type { VerifiedScript } from '../stages/synthesize/neighbours.js';
 import type { Db } from './store.js';
 import { nowIso } from './store.js';
 
 export const SCRIPT_SOURCES = ['cache', 'neighbour', 'template', 'agent'] as const;
 export type ScriptSource = (typeof SCRIPT_SOURCES)[number];
 export type AttemptOutcome = 'verified' | 'failed' | 'rejected';
+
+/** A build script that verified on a commit of the repository (what synthesize offers as a neighbour). */
+export interface VerifiedScript {
+  readonly attemptId: number;
+  readonly sha: string;
+  /** Commit date of the commit the script was verified on (ISO 8601). */
+  readonly commitDate: string;
+  readonly script: string;
+  /** Hash of the normalized script: equal scripts are tried once. */
+  readonly scriptHash: string;
+}
 
 /** A step of an attempt as stored (logs are kept only for the failing step). */
 export const storedStepSchema = z.object({

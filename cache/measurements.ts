@@ -1,4 +1,3 @@
-import type { CandidateValidation } from '../stages/validate/validate-candidate.js';
 import type { Db } from './store.js';
 import { nowIso } from './store.js';
 
@@ -13,14 +12,72 @@ export interface ValidationIdentity {
   readonly baseImage: string;
 }
 
-const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
-const finite = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+type SqlValue = string | number | null;
+
+/** The validations row of a candidate (beside its identity), as validate assembles it (stages/validate/validation-rows.ts). */
+export interface ValidationRow {
+  readonly expertImage: string | null;
+  readonly decision: string;
+  readonly detail: string | null;
+  readonly pairs: number;
+  readonly calibrationPairs: number;
+  readonly machineFactors: string;
+  readonly calibrationFactors: string;
+  readonly calibrated: 0 | 1;
+  readonly threshold: number | null;
+  readonly fpFlagged: number | null;
+  readonly fpCompared: number | null;
+  readonly fpRate: number | null;
+  readonly asvCalibrationFlags: number | null;
+  readonly pairedOptions: string;
+  readonly tests: string | null;
+  readonly snapshot: string | null;
+  readonly benchmarksJson: string | null;
+  readonly budgetExhausted: 0 | 1;
+  readonly engine: 'perfmine' | 'asv';
+  readonly protocol: string | null;
+  readonly biasLog: number | null;
+  readonly mdsMedian: number | null;
+  readonly selection: string | null;
+}
+
+/** One asv or harness invocation of a candidate. */
+export interface InvocationRow {
+  readonly seq: number;
+  readonly role: string;
+  readonly pair: number;
+  readonly image: string;
+  readonly status: string;
+  readonly asvExitCode: number | null;
+  readonly commit: string | null;
+  readonly results: string | null;
+  readonly log: string;
+  readonly durationMs: number;
+}
+
+/** The workload_verdicts columns after the key, in table order. */
+export type WorkloadVerdictRow = readonly SqlValue[];
+
+/** One harness batch: workload, side, batch number, samples (JSON), failure (JSON or null). */
+export interface HarnessBatchRow {
+  readonly workload: string;
+  readonly side: 'base' | 'expert' | 'calibration';
+  readonly number: number | null;
+  readonly samples: string;
+  readonly failure: string | null;
+}
+
+/** Everything stored about a candidate's validation. */
+export interface ValidationRows {
+  readonly validation: ValidationRow;
+  readonly invocations: readonly InvocationRow[];
+  readonly workloads: readonly WorkloadVerdictRow[];
+  readonly batches: readonly HarnessBatchRow[];
+}
 
 /** Replaces everything stored about the candidate (call inside the stage's transaction). */
-export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValidation): void {
+export function saveValidation(db: Db, id: ValidationIdentity, rows: ValidationRows): void {
   db.prepare('DELETE FROM validations WHERE key = ?').run(id.key);
-  const p = v.verdicts?.paired ?? null;
-  const c = p?.calibration ?? null;
   db.prepare(
     `INSERT INTO validations (key, repo, number, base_sha, merge_sha, base_image, expert_image, decision, detail, pairs, calibration_pairs,
        machine_factors, calibration_factors, calibrated, spread_log, threshold, fp_flagged, fp_compared, false_positive_rate,
@@ -28,98 +85,21 @@ export function saveValidation(db: Db, id: ValidationIdentity, v: CandidateValid
      VALUES (@key, @repo, @number, @baseSha, @mergeSha, @baseImage, @expertImage, @decision, @detail, @pairs, @calibrationPairs,
        @machineFactors, @calibrationFactors, @calibrated, NULL, @threshold, @fpFlagged, @fpCompared, @fpRate,
        @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian, @selection)`,
-  ).run({
-    ...id,
-    expertImage: v.expertImage,
-    decision: v.decision.kept ? 'kept' : v.decision.reason,
-    detail: v.decision.detail,
-    pairs: p?.pairs ?? 0,
-    calibrationPairs: c?.pairs ?? 0,
-    machineFactors: JSON.stringify(p?.machineFactors ?? []),
-    calibrationFactors: JSON.stringify(c?.machineFactors ?? []),
-    calibrated: c?.calibrated ? 1 : 0,
-    threshold: finite(p?.threshold),
-    fpFlagged: c?.calibrated ? c.falsePositives.flagged : null,
-    fpCompared: c?.calibrated ? c.falsePositives.compared : null,
-    fpRate: finite(c?.falsePositives.rate),
-    asvCalibrationFlags: v.verdicts?.asvOnCalibration ? v.verdicts.asvOnCalibration.improved + v.verdicts.asvOnCalibration.worsened : null,
-    pairedOptions: JSON.stringify(p?.options ?? null),
-    tests: json(v.tests),
-    snapshot: json(v.snapshot),
-    benchmarksJson: v.benchmarksJson,
-    budgetExhausted: v.budgetExhausted ? 1 : 0,
-    validatedAt: nowIso(),
-    engine: v.protocol?.['engine'] === 'perfmine' ? 'perfmine' : 'asv',
-    protocol: json(v.protocol),
-    biasLog: c?.calibrated ? finite(c.biasLog) : null,
-    mdsMedian: medianOf((v.verdicts?.workloads ?? []).map((w) => w.paired.mds)),
-    selection: json(v.selection),
-  });
+  ).run({ ...id, ...rows.validation, validatedAt: nowIso() });
   const inv = db.prepare(
     `INSERT INTO invocations (key, seq, role, pair, image, status, asv_exit_code, commit_sha, results, log_tail, duration_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  for (const i of v.invocations) inv.run(id.key, i.seq, i.role, i.pair, i.image, i.status, i.asvExitCode, i.commit, i.results, i.log, i.durationMs);
+  for (const i of rows.invocations) inv.run(id.key, i.seq, i.role, i.pair, i.image, i.status, i.asvExitCode, i.commit, i.results, i.log, i.durationMs);
   const wl = db.prepare(
     `INSERT INTO workload_verdicts (key, workload, benchmark, module, class_name, function, params, unit, base_median, expert_median, speedup,
        asv_mark, asv_change, asv_ratio, asv_tilde, asv_p_value, base_samples, expert_samples, paired_change, paired_reason, pair_ratios,
        normalized_ratios, normalized_median, usable_pairs, faster_pairs, slower_pairs, threshold, noise, p_value, significant, mds, settled)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const settled = new Map((v.harness?.workloads ?? []).map((w) => [w.ref.name, w.settled]));
-  for (const w of v.verdicts?.workloads ?? []) {
-    wl.run(
-      id.key,
-      w.name,
-      w.benchmark,
-      w.module,
-      w.className,
-      w.function,
-      w.params,
-      w.unit,
-      finite(w.baseMedian),
-      finite(w.expertMedian),
-      finite(w.speedup),
-      w.asv.mark,
-      w.asv.change,
-      finite(w.asv.ratio),
-      w.asv.tilde ? 1 : 0,
-      finite(w.asv.pValue),
-      w.asv.baseSamples,
-      w.asv.expertSamples,
-      w.paired.change,
-      w.paired.reason,
-      JSON.stringify(w.paired.pairRatios),
-      JSON.stringify(w.paired.normalizedRatios),
-      finite(w.paired.normalizedMedian),
-      w.paired.usablePairs,
-      w.paired.fasterPairs,
-      w.paired.slowerPairs,
-      p!.threshold,
-      finite(w.paired.noise),
-      finite(w.paired.pValue),
-      w.paired.significant ? 1 : 0,
-      finite(w.paired.mds),
-      json(settled.get(w.name) ?? null),
-    );
-  }
+  for (const w of rows.workloads) wl.run(id.key, ...w);
   const batch = db.prepare('INSERT INTO harness_batches (key, workload, side, number, samples, failure) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const w of v.harness?.workloads ?? []) {
-    for (const side of ['base', 'expert', 'calibration'] as const) {
-      const rec = w[side];
-      if (rec === null) continue;
-      // duet: the calibration pair's own base batches are kept beside the calibration side's
-      const rounds = side === 'calibration' && w.calibrationBase ? rec.rounds.map((r, i) => ({ calibration: r, base: w.calibrationBase![i] ?? null })) : rec.rounds;
-      batch.run(id.key, w.ref.name, side, rec.number, JSON.stringify(rounds), json(rec.failure));
-    }
-  }
-}
-
-function medianOf(values: readonly (number | null)[]): number | null {
-  const xs = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  if (xs.length === 0) return null;
-  const mid = xs.length >> 1;
-  return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
+  for (const b of rows.batches) batch.run(id.key, b.workload, b.side, b.number, b.samples, b.failure);
 }
 
 /** A workload's place in the suite and its pooled medians: what validate computes and the store keeps. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pullRequestSchema, type PullRequest } from '../stages/collect/pull-request.js';
+import { pullRequestSchema, type PullRequest } from '../pipeline/concepts/records/pull-request.js';
 import { prepared } from './prepared.js';
 import type { Db } from './store.js';
 

@@ -49,13 +49,17 @@ export interface WorkItem<I> {
   readonly at?: string | null;
 }
 
-export type Outcome<O> =
-  | { readonly status: 'done'; readonly output: O; readonly detail?: string }
-  | { readonly status: 'dropped'; readonly reason: string; readonly detail?: string; readonly output?: O };
+/**
+ * An item's result. `rows` is what `persist` writes into the stage's own tables (never kept in
+ * the ledger): `run` makes it, the runner hands the outcome to `persist` as it is.
+ */
+export type Outcome<O, R = unknown> =
+  | { readonly status: 'done'; readonly output: O; readonly detail?: string; readonly rows?: R }
+  | { readonly status: 'dropped'; readonly reason: string; readonly detail?: string; readonly output?: O; readonly rows?: R };
 
 /** One item's result from `runBatch`: its outcome, or what it failed with. */
-export type BatchResult<I, O> =
-  | { readonly item: WorkItem<I>; readonly outcome: Outcome<O> }
+export type BatchResult<I, O, R = unknown> =
+  | { readonly item: WorkItem<I>; readonly outcome: Outcome<O, R> }
   | { readonly item: WorkItem<I>; readonly error: unknown };
 
 /**
@@ -63,7 +67,7 @@ export type BatchResult<I, O> =
  * processes each one independently, and records each result in the ledger together with its
  * own rows in one transaction.
  */
-export interface Stage<I = unknown, O = unknown> {
+export interface Stage<I = unknown, O = unknown, R = unknown> {
   readonly name: StageName;
   /** Bump when the stage's logic changes: items done by an older version run again. */
   readonly version: number;
@@ -75,7 +79,7 @@ export interface Stage<I = unknown, O = unknown> {
   /** The items in scope. May call outside systems (listing pull requests). */
   plan(ctx: PipelineContext, scope: Scope): Promise<readonly WorkItem<I>[]>;
   /** Processes one item. Throw a PerfmineError for a failure; return `dropped` for a decision. */
-  run(ctx: ItemContext, item: WorkItem<I>): Promise<Outcome<O>>;
+  run(ctx: ItemContext, item: WorkItem<I>): Promise<Outcome<O, R>>;
   /**
    * Decides many items at once, for a stage of rules that calls no outside system: what the
    * items need is read in one ordered pass over the store rather than a lookup per item. When a
@@ -83,19 +87,19 @@ export interface Stage<I = unknown, O = unknown> {
    * chunk's results in one transaction. Every item of the chunk gets a result (an item without one
    * fails as a bug); a throw fails the whole chunk.
    */
-  runBatch?(ctx: PipelineContext, items: readonly WorkItem<I>[]): Promise<readonly BatchResult<I, O>[]>;
+  runBatch?(ctx: PipelineContext, items: readonly WorkItem<I>[]): Promise<readonly BatchResult<I, O, R>[]>;
   /** Whether the runner uses `runBatch` for this scope (default: whenever the stage has it). */
   batched?(scope: Scope): boolean;
-  /** Writes the item's rows into the stage's own tables; runs in the ledger's transaction. */
-  persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O>): void;
+  /** Writes the item's rows (`outcome.rows`) into the stage's own tables; runs in the ledger's transaction. */
+  persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O, R>): void;
   /** Runs once after the items (e.g. emit writes the month's files). */
   finish?(ctx: PipelineContext, scope: Scope): Promise<void>;
 }
 
 /** Erases a stage's item types so that stages of different types fit in one registry. */
-export type AnyStage = Stage<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type AnyStage = Stage<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Declares a stage with its types checked. */
-export function defineStage<I, O>(stage: Stage<I, O>): Stage<I, O> {
+export function defineStage<I, O, R = unknown>(stage: Stage<I, O, R>): Stage<I, O, R> {
   return stage;
 }

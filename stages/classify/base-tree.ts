@@ -1,5 +1,5 @@
 import type { GitService } from '../../pipeline/services/git.js';
-import { identifiersIn } from './leak-check.js';
+import { identifiersIn } from '../../pipeline/concepts/leak-check.js';
 
 /**
  * Which of `candidates` the commit `sha` of the clone at `path` holds: as a whole word in some

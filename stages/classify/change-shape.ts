@@ -1,6 +1,6 @@
-import type { FileChange } from '../collect/pull-request.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 import type { Difficulty, OptimizationCategory } from './categories.js';
-import { codeOf, diffFiles, type DiffFile } from './diff-lines.js';
+import { codeOf, diffFiles, type DiffFile } from '../../pipeline/concepts/diff-lines.js';
 
 /**
  * Category and difficulty without a model (`--llm none`), from the diff of the core files. Pure.

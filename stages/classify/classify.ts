@@ -2,16 +2,17 @@ import type { Logger } from '../../pipeline/logging.js';
 import type { Prompt } from '../../pipeline/prompts.js';
 import type { LlmService } from '../../pipeline/services/llm-port.js';
 import type { Outcome } from '../../pipeline/stage.js';
-import type { LinkedIssue, PullRequest } from '../collect/pull-request.js';
-import { readableDiff } from '../collect/readable-diff.js';
-import { textCues } from '../filter/message.js';
-import type { FilterOutput } from '../filter/output.js';
+import type { LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
+import { readableDiff } from '../../pipeline/concepts/readable-diff.js';
+import { textCues } from '../../pipeline/concepts/records/filter-output.js';
+import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { categoryAnswer, perfIntentAnswer, problemExtractAnswer } from './answers.js';
 import type { ClassifyConfig } from './config.js';
 import { changeShape } from './change-shape.js';
-import { exemptWords, issuesWithoutLeaks, leakCheckOf } from './leak-check.js';
-import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type ExtractedProblem, type PatchVocabulary } from './output.js';
-import { renderProblemStatement, statementTemplateText } from './problem-statement.js';
+import { exemptWords, issuesWithoutLeaks, leakCheckOf } from '../../pipeline/concepts/leak-check.js';
+import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type ExtractedProblem, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
+import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
+import { renderProblemStatement } from './problem-statement.js';
 import { clip, fileChangesTable, problemSources } from './sources.js';
 import { indexSource, keepVerbatim } from './verbatim.js';
 
@@ -20,7 +21,7 @@ export const CLASSIFY_REASONS = ['not-performance', 'no-perf-cue', 'no-initial-o
 export type ClassifyReason = (typeof CLASSIFY_REASONS)[number];
 
 /** One candidate: the collected record, the filter's verdict on it, and what is known of its repository. */
-export interface Candidate {
+export interface PullRequestCandidate {
   readonly pr: PullRequest;
   readonly filter: FilterOutput;
   readonly repositoryDescription: string;
@@ -34,7 +35,7 @@ export interface ClassifyDeps extends StatementDeps {
   readonly log?: Logger;
 }
 
-function ids(c: Candidate) {
+function ids(c: PullRequestCandidate) {
   return {
     repo: c.pr.repo,
     number: c.pr.number,
@@ -55,7 +56,7 @@ export interface StatementDeps {
 }
 
 /** The earlier linked issues without their parts that name the solution. */
-function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
+function checkedIssues(c: PullRequestCandidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
   const exempt = exemptWords(statementTemplateText(deps.statementTemplate), c.repositoryDescription, c.pr.repo);
   const checked = issuesWithoutLeaks(issues, leakCheckOf(deps.vocabulary, c.pr.diff), exempt);
   return { issues: checked.issues, droppedParts: checked.droppedParts };
@@ -70,7 +71,7 @@ function checkedIssues(c: Candidate, issues: readonly LinkedIssue[], deps: State
  * (`problemSource: 'measured'`). Category and difficulty come from rules on the diff
  * (change-shape.ts), marked `heuristic`, with the reason. Pure.
  */
-export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcome<ClassifyOutput> {
+export function classifyHeuristically(c: PullRequestCandidate, deps: StatementDeps): Outcome<ClassifyOutput> {
   const cues = textCues({ positive: c.filter.positiveCues });
   if (cues.length === 0) {
     return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title, body or branch name' };
@@ -110,7 +111,7 @@ export function classifyHeuristically(c: Candidate, deps: StatementDeps): Outcom
  * near-verbatim against its source), then the category and difficulty classifier. An LLM failure
  * is thrown (an OutsideServiceError with a named reason) and recorded by the runner.
  */
-export async function classifyWithLlm(c: Candidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
+export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
   const { config } = deps;
   const sources = problemSources(c.pr, config.maxDescriptionChars);
   const fileChanges = fileChangesTable(c.pr.files);

@@ -4,12 +4,14 @@ import { ItemError } from '../../pipeline/errors.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { openLocalRepository } from '../../pipeline/services/git.js';
 import { resolveLlmApiKey } from '../../pipeline/services/llm-key.js';
+import { previousOutputs } from '../../pipeline/previous-outputs.js';
 import { defineStage, type WorkItem } from '../../pipeline/stage.js';
-import { filterOutputSchema, type FilterOutput } from '../filter/output.js';
+import { filterOutputSchema, type FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
-import type { ClassifyOutput } from './output.js';
-import { addedIdentifierCandidates, patchVocabulary } from './leak-check.js';
+import type { ClassifyConfig } from './config.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
+import { addedIdentifierCandidates, patchVocabulary } from '../../pipeline/concepts/leak-check.js';
 import { describeRepository } from './problem-statement.js';
 import { classifyResultSettings, type ClassifySettings } from './result-settings.js';
 
@@ -53,19 +55,12 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
   },
 
   async plan(ctx, scope) {
-    const rows = ctx.ledger.list('filter', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
+    const rows = previousOutputs(ctx, 'classify', 'filter', filterOutputSchema, scope);
     const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
     const settings = classifyResultSettings(ctx.config);
     const clone = scope.source.kind === 'git' && rows.length > 0 ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name } : null;
     const items: WorkItem<ClassifyInput>[] = [];
-    for (const row of rows) {
-      const parsed = filterOutputSchema.safeParse(row.output);
-      if (!parsed.success) {
-        ctx.log.warn({ stage: 'classify', item: row.key, issue: parsed.error.issues[0]?.message }, 'filter output unreadable; item skipped');
-        continue;
-      }
-      const filter = parsed.data;
-      if (scope.prs.length > 0 && !scope.prs.includes(filter.number)) continue;
+    for (const { row, output: filter } of rows) {
       const discovered = discoverDescription.safeParse(ctx.ledger.get('discover', filter.repo)?.output);
       items.push({
         key: row.key,

@@ -1,8 +1,8 @@
 import { renderPrompt, type Prompt } from '../../pipeline/prompts.js';
-import type { LinkedIssue, PullRequest } from '../collect/pull-request.js';
-import { parseAsvConfig } from '../filter/asv-config.js';
-import { stripHtmlComments } from '../filter/message.js';
-import { Anonymizer } from './anonymize.js';
+import type { LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
+import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
+import { Anonymizer } from '../../pipeline/concepts/anonymize.js';
 import { issueRef } from './sources.js';
 
 /**
@@ -36,11 +36,6 @@ export function renderProblemStatement(template: Prompt, input: StatementInput):
     linked_issues: issues,
   });
   return `${system}\n\n${user}\n`;
-}
-
-/** The template's own text (placeholders left out): the same in every statement, so never a leak. */
-export function statementTemplateText(template: Prompt): string {
-  return `${template.system}\n${template.user}`.replace(/\{\{\w+\}\}/g, ' ');
 }
 
 function renderIssue(repo: string, issue: LinkedIssue, anon: Anonymizer): string {

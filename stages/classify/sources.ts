@@ -1,5 +1,5 @@
-import type { Comment, FileChange, LinkedIssue, PullRequest } from '../collect/pull-request.js';
-import { stripHtmlComments } from '../filter/message.js';
+import type { Comment, FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
+import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
 
 /**
  * The texts classify shows to the LLM and checks extractions against. Pure.

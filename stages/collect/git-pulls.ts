@@ -7,7 +7,7 @@
 import type { CommitHeader, LogCommit } from '../../pipeline/services/git-parse.js';
 import { inWindow, type Window } from '../../pipeline/window.js';
 import type { AsvConfigFile } from '../../cache/asv-configs.js';
-import type { PullRequest } from './pull-request.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 export type PrSubject =
   | { readonly kind: 'merge'; readonly number: number; readonly from: string }

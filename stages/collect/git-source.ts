@@ -17,7 +17,8 @@ import type { PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
 import type { Window } from '../../pipeline/window.js';
 import type { CollectInput, GitItemInput } from './input.js';
-import { prKey, pullRequestSchema, type PullRequest } from './pull-request.js';
+import { prKey } from '../../pipeline/concepts/keys.js';
+import { pullRequestSchema, type PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkItem<CollectInput>[]> {
   if (scope.source.kind !== 'git') throw new RangeError('planGit needs a git source');

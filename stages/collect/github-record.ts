@@ -6,7 +6,7 @@ import type { AsvConfigFile } from '../../cache/asv-configs.js';
 import { labelNames, type GhComment, type GhIssue, type GhPull, type GhPullFile, type GhPullListItem, type GhTree } from '../../pipeline/services/github-schemas.js';
 import { normalizeInstant, type Window } from '../../pipeline/window.js';
 import { commentsBefore, createdBefore, type IssueRef } from './linked-issues.js';
-import type { Comment, FileChange, LinkedIssue, PullRequest } from './pull-request.js';
+import type { Comment, FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 /** GitHub lists at most this many files of a pull request. */
 export const GITHUB_FILES_CAP = 3000;

@@ -22,8 +22,9 @@ import {
 import { completeBinaryDiff } from './github-binary.js';
 import type { CollectInput, GitHubItemInput, ProblemItemInput } from './input.js';
 import { findIssueRefs } from './linked-issues.js';
+import { prKey } from '../../pipeline/concepts/keys.js';
+import { pullRequestSchema, type Comment, type LinkedIssue, type PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { collectResultSettings } from './result-settings.js';
-import { prKey, pullRequestSchema, type Comment, type LinkedIssue, type PullRequest } from './pull-request.js';
 
 export type Collected = { readonly record: PullRequest } | { readonly dropped: string; readonly detail: string };
 

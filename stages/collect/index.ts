@@ -4,21 +4,24 @@ import { defineStage, type BatchResult, type Outcome, type PipelineContext, type
 import { collectFromGit, planGit } from './git-source.js';
 import { collectFromGitHub, planGitHub, runProblem, type Collected } from './github-source.js';
 import type { CollectInput } from './input.js';
-import type { CollectOutput, PullRequest } from './pull-request.js';
+import type { CollectOutput, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 // 2: records keep the branch the pull request came from (`headRef`), which the message rules
 // read; the content hash is the SHA-256 of the stored JSON and the diff
 const VERSION = 2;
 
-/** Records made by `run`, handed to `persist` with their outcome (never kept in the ledger). */
-const records = new WeakMap<object, { record: PullRequest; serialized: SerializedPullRequest }>();
+/** What `persist` stores of a collected pull request: the record and its serialized form. */
+interface CollectRows {
+  readonly record: PullRequest;
+  readonly serialized: SerializedPullRequest;
+}
 
 /**
  * collect: every pull request merged into a repository's default branch in the window, with
  * what later stages need (texts, dates, SHAs, files, diff, comments, linked issues, asv config),
  * from the GitHub API or from a local clone (`--source git:PATH`).
  */
-export const collectStage = defineStage<CollectInput, CollectOutput>({
+export const collectStage = defineStage<CollectInput, CollectOutput, CollectRows>({
   name: 'collect',
   version: VERSION,
   description: 'merged pull requests of the window, from GitHub or a local clone',
@@ -48,7 +51,7 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
   batched: (scope) => scope.source.kind === 'git',
 
   async runBatch(ctx, items) {
-    const results: BatchResult<CollectInput, CollectOutput>[] = [];
+    const results: BatchResult<CollectInput, CollectOutput, CollectRows>[] = [];
     for (const item of items) {
       try {
         results.push({ item, outcome: outcomeOf(await collectOne(ctx, item)) });
@@ -60,8 +63,7 @@ export const collectStage = defineStage<CollectInput, CollectOutput>({
   },
 
   persist(db, _item, outcome) {
-    const kept = records.get(outcome);
-    if (kept && outcome.status === 'done') savePullRequest(db, kept.record, kept.serialized);
+    if (outcome.rows && outcome.status === 'done') savePullRequest(db, outcome.rows.record, outcome.rows.serialized);
   },
 });
 
@@ -73,15 +75,14 @@ async function collectOne(ctx: PipelineContext, item: WorkItem<CollectInput>): P
   throw new RangeError(`collect: ${item.key} comes from GitHub; its items run one by one`);
 }
 
-function outcomeOf(collected: Collected): Outcome<CollectOutput> {
+function outcomeOf(collected: Collected): Outcome<CollectOutput, CollectRows> {
   if ('dropped' in collected) return { status: 'dropped', reason: collected.dropped, detail: collected.detail };
   const record = collected.record;
   const serialized = serializePullRequest(record);
-  const outcome: Outcome<CollectOutput> = {
+  return {
     status: 'done',
     output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: serialized.contentHash },
     ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
+    rows: { record, serialized },
   };
-  records.set(outcome, { record, serialized });
-  return outcome;
 }

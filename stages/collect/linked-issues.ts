@@ -3,7 +3,7 @@
  * `https://github.com/owner/repo/issues/12`, and closing keywords (`fixes #12`, `Closes
  * owner/repo#3`, `resolves https://github.com/.../issues/4`). Pure.
  */
-import type { Comment, LinkedIssue } from './pull-request.js';
+import type { Comment, LinkedIssue } from '../../pipeline/concepts/records/pull-request.js';
 
 export type LinkVia = LinkedIssue['via'];
 

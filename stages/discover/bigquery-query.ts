@@ -4,7 +4,7 @@
  * when a languages table is given, with the shallowest config path.
  */
 import { z } from 'zod';
-import { dedupeCandidates, REPO_NAME_RE, type Candidate } from './candidate.js';
+import { dedupeCandidates, REPO_NAME_RE, type RepositoryCandidate } from './candidate.js';
 
 export interface AsvQueryOptions {
   readonly filesTable: string;
@@ -51,9 +51,9 @@ export const asvRowSchema = z.object({
 export type AsvRow = z.infer<typeof asvRowSchema>;
 
 /** Rows → candidates; names that are not `owner/name` are skipped (and counted). */
-export function rowsToCandidates(rows: readonly AsvRow[]): { candidates: Candidate[]; skipped: number } {
+export function rowsToCandidates(rows: readonly AsvRow[]): { candidates: RepositoryCandidate[]; skipped: number } {
   let skipped = 0;
-  const candidates: Candidate[] = [];
+  const candidates: RepositoryCandidate[] = [];
   for (const row of rows) {
     if (!REPO_NAME_RE.test(row.repo_name)) {
       skipped += 1;

@@ -1,5 +1,5 @@
 /** A repository a discovery source proposes, before enrichment. */
-export interface Candidate {
+export interface RepositoryCandidate {
   /** `owner/name` as the source spells it. */
   readonly name: string;
   /** Where the source saw an asv config, when it says. */
@@ -10,8 +10,8 @@ export interface Candidate {
 export const REPO_NAME_RE = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 
 /** Keeps the first candidate of each name (case-insensitive), preferring one that knows its asv config path. */
-export function dedupeCandidates(candidates: readonly Candidate[]): Candidate[] {
-  const out = new Map<string, Candidate>();
+export function dedupeCandidates(candidates: readonly RepositoryCandidate[]): RepositoryCandidate[] {
+  const out = new Map<string, RepositoryCandidate>();
   for (const c of candidates) {
     const key = c.name.toLowerCase();
     const prev = out.get(key);

@@ -6,11 +6,11 @@ import type { Logger } from '../../pipeline/logging.js';
 import { pickAsvConfigPath } from '../../pipeline/services/git-parse.js';
 import type { GitHubService } from '../../pipeline/services/github.js';
 import type { DiscoverConfig } from './config.js';
-import type { Candidate } from './candidate.js';
+import type { RepositoryCandidate } from './candidate.js';
 import { decideShard, shardQuery, type SizeRange } from './code-search-shards.js';
 
 export interface CodeSearchResult {
-  readonly candidates: Candidate[];
+  readonly candidates: RepositoryCandidate[];
   /** Search requests sent. */
   readonly requests: number;
   /** Shards searched (after splitting). */
@@ -59,7 +59,7 @@ export async function searchAsvRepositories(gh: GitHubService, config: DiscoverC
     }
   }
   const candidates = [...paths.values()]
-    .map((e): Candidate => ({ name: e.name, asvConfigPath: pickAsvConfigPath(e.paths), via: 'code-search' }))
+    .map((e): RepositoryCandidate => ({ name: e.name, asvConfigPath: pickAsvConfigPath(e.paths), via: 'code-search' }))
     .sort((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : 1));
   return { candidates, requests, shards, unreachable };
 }

@@ -10,7 +10,8 @@ import type { GitHubService } from '../../pipeline/services/github.js';
 import type { ItemContext, Outcome } from '../../pipeline/stage.js';
 import { judgeMetadata, judgePython } from './filters.js';
 import type { GitDiscoverInput, GitHubDiscoverInput } from './input.js';
-import { readPythonSupport, type ProjectFiles } from './python-version.js';
+import type { ProjectFiles } from '../../pipeline/concepts/python-project.js';
+import { readPythonSupport } from './python-version.js';
 
 export async function enrichFromGitHub(ctx: ItemContext, input: GitHubDiscoverInput): Promise<Outcome<RepositoryRecord>> {
   const gh = ctx.services.github;

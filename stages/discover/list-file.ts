@@ -3,10 +3,10 @@
  * comment), or a TSV whose header has a `repo` column (the format of
  * ../shared/reference/formulacode-repos.tsv).
  */
-import { dedupeCandidates, REPO_NAME_RE, type Candidate } from './candidate.js';
+import { dedupeCandidates, REPO_NAME_RE, type RepositoryCandidate } from './candidate.js';
 
 export interface ParsedList {
-  readonly candidates: Candidate[];
+  readonly candidates: RepositoryCandidate[];
   /** `line N: problem` for each line that is not a repository. */
   readonly errors: string[];
 }
@@ -22,7 +22,7 @@ export function normalizeRepoName(text: string): string | null {
 export function parseRepoList(text: string): ParsedList {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   const errors: string[] = [];
-  const candidates: Candidate[] = [];
+  const candidates: RepositoryCandidate[] = [];
   const firstIndex = lines.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#'));
   const first = firstIndex >= 0 ? lines[firstIndex]! : '';
   const header = first.includes('\t') ? first.split('\t').map((h) => h.trim().toLowerCase()) : null;

@@ -4,11 +4,11 @@ import { ConfigError } from '../../pipeline/errors.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
 import type { Scope } from '../../pipeline/scope.js';
 import { asvRowSchema, buildAsvQuery, rowsToCandidates } from './bigquery-query.js';
-import type { Candidate } from './candidate.js';
+import type { RepositoryCandidate } from './candidate.js';
 import { searchAsvRepositories } from './code-search.js';
 import { parseRepoList } from './list-file.js';
 
-export async function listCandidates(ctx: PipelineContext, scope: Scope): Promise<Candidate[]> {
+export async function listCandidates(ctx: PipelineContext, scope: Scope): Promise<RepositoryCandidate[]> {
   const config = ctx.config.discover;
   const log = ctx.log.child({ stage: 'discover' });
   if (scope.repos.length > 0) return scope.repos.map((name) => ({ name, asvConfigPath: null, via: 'cli' }));

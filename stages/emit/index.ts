@@ -8,11 +8,11 @@ import { loadPrompt } from '../../pipeline/prompts.js';
 import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import type { Scope } from '../../pipeline/scope.js';
 import { monthsOf, monthWindow } from '../../pipeline/window.js';
-import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
-import { statementTemplateText } from '../classify/problem-statement.js';
-import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
-import { baseCommitKey } from '../validate/index.js';
-import { validateOutputSchema, type ValidateOutput } from '../validate/output.js';
+import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
+import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
+import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
+import { validateOutputSchema, type ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import type { EmitConfig } from './config.js';
 import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
 import { emitOutputSchema, type EmitOutput } from './output.js';
@@ -68,7 +68,7 @@ export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'
  * emit: one dataset row and task folder per kept candidate; finish writes each month of the
  * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
  * A rules-only statement gets the measured workloads here; a statement that names the solution
- * (stages/classify/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
+ * (pipeline/concepts/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
  */
 export const emitStage = defineStage<EmitInput, EmitOutput>({
   name: 'emit',
@@ -89,7 +89,7 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
         continue;
       }
       if (scope.prs.length > 0 && !scope.prs.includes(validate.data.number)) continue;
-      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', baseCommitKey(validate.data.repo, validate.data.baseSha))?.output);
+      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', commitKey(validate.data.repo, validate.data.baseSha))?.output);
       const validation = loadValidation(ctx.db, row.key);
       const prContentHash = pullRequestContentHash(ctx.db, validate.data.repo, validate.data.number);
       if (!synthesize.success || !validation || prContentHash === undefined) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { geometricMean } from '../validate/asv/metrics.js';
+import { geometricMean } from '../../pipeline/concepts/asv/metrics.js';
 import type { StoredWorkloadVerdict } from '../../cache/measurements.js';
 import { normalizeInstant } from '../../pipeline/window.js';
 

@@ -1,14 +1,14 @@
 import type { ImprovedWorkload } from '../../cache/improved-workloads.js';
-import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../classify/leak-check.js';
-import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../classify/output.js';
-import type { FileChange } from '../collect/pull-request.js';
-import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../filter/config.js';
-import { pathMatcher } from '../filter/paths.js';
+import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../../pipeline/concepts/leak-check.js';
+import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
+import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../pipeline/concepts/path-matcher.js';
+import { pathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { measuredWorkloadsSection } from './measured-workloads.js';
 
 /**
  * The problem statement a task is emitted with, and the leak check every statement passes before
- * it is emitted, whatever classified it (stages/classify/leak-check.ts defines the check). Pure.
+ * it is emitted, whatever classified it (pipeline/concepts/leak-check.ts defines the check). Pure.
  */
 
 export interface StatementInput {

@@ -1,6 +1,6 @@
 import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
 import type { TaskRow } from './row.js';
-import { REPO_DIR, SCRIPT_PATH } from '../synthesize/verification.js';
+import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/verification.js';
 
 /**
  * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,

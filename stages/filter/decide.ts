@@ -1,9 +1,9 @@
-import type { PullRequest } from '../collect/pull-request.js';
-import { parseAsvConfig } from './asv-config.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import type { FilterConfig } from './config.js';
 import { judgeMessage } from './message.js';
-import type { FilterOutput } from './output.js';
-import { benchmarkDirGlob, pathMatcher, type PathMatcher } from './paths.js';
+import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
+import { benchmarkDirGlob, pathMatcher, type PathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { withinTokens, type TextSource } from './tokens.js';
 
 /** Every reason filter drops a pull request for: short, stable, shown by `perfmine status`. */

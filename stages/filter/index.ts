@@ -4,11 +4,11 @@ import type { Db } from '../../cache/store.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { hashOf } from '../../pipeline/hash.js';
 import { defineStage, type BatchResult, type Outcome, type WorkItem } from '../../pipeline/stage.js';
-import type { PullRequest } from '../collect/pull-request.js';
-import { readableDiff } from '../collect/readable-diff.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
+import { readableDiff } from '../../pipeline/concepts/readable-diff.js';
 import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
-import type { FilterOutput } from './output.js';
+import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { filterResultSettings } from './result-settings.js';
 
 export interface FilterInput {

@@ -1,3 +1,4 @@
+import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
 /**
  * Message rules on a pull request's title, body and labels. Pure.
  *
@@ -79,11 +80,6 @@ export const NEGATIVE_PATTERNS: readonly Rule[] = [
 const BODY_REVERT = /\bThis reverts commit [0-9a-f]{7,40}\b/i;
 const PERF_LABEL = /perf|performance|speed|optimi[sz]|slow|memory/i;
 
-/** A body without HTML comments (PR templates keep their guidance in them). */
-export function stripHtmlComments(text: string): string {
-  return text.replace(/<!--[\s\S]*?(?:-->|$)/g, ' ');
-}
-
 /** The title without what a revert or backport quotes from the original pull request. */
 export function ownTitleText(title: string): string {
   if (REVERT_OR_BACKPORT_TITLE.test(title)) {
@@ -138,9 +134,4 @@ export function judgeMessage(input: {
   const verdict: MessageVerdict =
     negative.length > 0 ? (positive.length > 0 ? 'mixed' : 'negative') : positive.length > 0 ? 'positive' : 'ambiguous';
   return { verdict, positive, negative };
-}
-
-/** Positive cues found in the title, the body or the branch name (labels do not count): what `--llm none` relies on. */
-export function textCues(decision: Pick<MessageDecision, 'positive'>): readonly CueMatch[] {
-  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body' || c.where === 'branch');
 }

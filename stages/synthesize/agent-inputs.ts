@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeFailure, type Failure } from './failure.js';
+import { describeFailure, type Failure } from '../../pipeline/services/environments/failure.js';
 import { formatFacts, type RepoFacts } from './repo-facts.js';
 
 /** The agent's answer (validated at the boundary). */

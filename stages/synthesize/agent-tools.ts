@@ -3,7 +3,7 @@ import type { ContainerLimits, DockerService } from '../../pipeline/services/doc
 import type { AgentTool } from '../../pipeline/services/llm-port.js';
 import type { GitTree } from './git-tree.js';
 import { tailOf } from './agent-inputs.js';
-import { PREPARE_SCRIPT } from './verification.js';
+import { PREPARE_SCRIPT } from '../../pipeline/services/environments/verification.js';
 
 export interface ToolContext {
   readonly tree: GitTree;

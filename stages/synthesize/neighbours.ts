@@ -1,17 +1,9 @@
+import type { VerifiedScript } from '../../cache/build-scripts.js';
+
 /**
  * Which successful build scripts of the same repository to try for a commit, nearest in commit
  * date first. Pure.
  */
-export interface VerifiedScript {
-  readonly attemptId: number;
-  readonly sha: string;
-  /** Commit date of the commit the script was verified on (ISO 8601). */
-  readonly commitDate: string;
-  readonly script: string;
-  /** Hash of the normalized script: equal scripts are tried once. */
-  readonly scriptHash: string;
-}
-
 export interface Neighbour extends VerifiedScript {
   /** |commit date - target commit date| in milliseconds. */
   readonly distanceMs: number;

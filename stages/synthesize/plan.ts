@@ -1,4 +1,5 @@
-import type { ClassifyOutput } from '../classify/output.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 
 /** One commit to build: the base commit of one or more candidates. */
 export interface CommitCandidate {
@@ -7,16 +8,6 @@ export interface CommitCandidate {
   /** The earliest merge among its candidates: the instant the item belongs to (windows). */
   readonly at: string;
   readonly prs: readonly number[];
-}
-
-/** `owner/name@sha`. */
-export function commitKey(repo: string, sha: string): string {
-  return `${repo}@${sha}`;
-}
-
-export function parseCommitKey(key: string): { repo: string; sha: string } | null {
-  const m = /^([A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)@([0-9a-f]{7,64})$/.exec(key);
-  return m ? { repo: m[1]!, sha: m[2]! } : null;
 }
 
 /**

@@ -2,10 +2,10 @@ import type { BuildScripts, RebuildSpec } from '../../cache/build-scripts.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import { attemptRecordOf, buildSettings, Environments, wheelhouseOf } from './environment.js';
-import { describeFailure } from './failure.js';
-import { attemptImageTag, envImageTag } from './image-names.js';
-import { scriptHash } from './script-check.js';
+import { attemptRecordOf, buildSettings, Environments, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import { describeFailure } from '../../pipeline/services/environments/failure.js';
+import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
+import { scriptHash } from '../../pipeline/services/environments/script-check.js';
 
 export interface RebuildResult {
   readonly key: string;

@@ -1,4 +1,4 @@
-import type { PythonMetadata } from './python-version.js';
+import { asList, asString, iniList, pythonMetadataOf, readIni, readTomlTables, setupPyList, setupPyString, type PythonMetadata, type TomlValue } from '../../pipeline/concepts/python-project.js';
 
 /**
  * Facts about a repository at one commit, read from its file list and a few packaging files:
@@ -30,151 +30,10 @@ export const FACT_FILES = ['pyproject.toml', 'setup.py', 'setup.cfg', 'requireme
 
 const NOT_PACKAGES = new Set(['test', 'tests', 'testing', 'benchmarks', 'benchmark', 'bench', 'asv_bench', 'docs', 'doc', 'examples', 'example', 'tools', 'scripts', 'ci', 'build', 'dist', 'site-packages', 'conftest']);
 
-// ---- a lenient TOML reader: tables, strings and (multi-line) arrays of strings -------------
-
-export type TomlValue = string | boolean | number | readonly string[] | Readonly<Record<string, string>>;
-
-export function readTomlTables(text: string): Map<string, Map<string, TomlValue>> {
-  const tables = new Map<string, Map<string, TomlValue>>();
-  let current = new Map<string, TomlValue>();
-  tables.set('', current);
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i += 1) {
-    const line = stripComment(lines[i]!).trim();
-    if (!line) continue;
-    const header = /^\[\s*([^\]]+?)\s*\]$/.exec(line);
-    if (header && !line.startsWith('[[')) {
-      current = tables.get(header[1]!) ?? new Map();
-      tables.set(header[1]!, current);
-      continue;
-    }
-    const kv = /^("?[\w.-]+"?)\s*=\s*(.*)$/.exec(line);
-    if (!kv) continue;
-    const key = kv[1]!.replace(/"/g, '');
-    let value = kv[2]!;
-    const opener = value.startsWith('[') ? ['[', ']'] : value.startsWith('{') ? ['{', '}'] : null;
-    if (opener) {
-      while (depth(value, opener[0]!, opener[1]!) > 0 && i + 1 < lines.length) {
-        i += 1;
-        value += `\n${stripComment(lines[i]!)}`;
-      }
-    }
-    current.set(key, parseTomlValue(value.trim()));
-  }
-  return tables;
-}
-
-function stripComment(line: string): string {
-  let quote: string | null = null;
-  for (let i = 0; i < line.length; i += 1) {
-    const c = line[i]!;
-    if (quote) {
-      if (c === '\\') i += 1;
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '#') return line.slice(0, i);
-  }
-  return line;
-}
-
-function depth(text: string, open: string, close: string): number {
-  let d = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i]!;
-    if (quote) {
-      if (c === '\\') i += 1;
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === open) d += 1;
-    else if (c === close) d -= 1;
-  }
-  return d;
-}
-
-function quotedStrings(text: string): string[] {
-  return [...text.matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2] ?? '');
-}
-
-function parseTomlValue(value: string): TomlValue {
-  if (value.startsWith('[')) return quotedStrings(value);
-  if (value.startsWith('{')) {
-    const out: Record<string, string> = {};
-    for (const m of value.matchAll(/"?([\w.-]*)"?\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*')/g)) out[m[1]!] = m[2]!.slice(1, -1);
-    return out;
-  }
-  const str = /^(?:"((?:[^"\\]|\\.)*)"|'([^']*)')/.exec(value);
-  if (str) return str[1] ?? str[2] ?? '';
-  if (value === 'true' || value === 'false') return value === 'true';
-  const n = Number(value);
-  return Number.isNaN(n) ? value : n;
-}
-
-function asString(v: TomlValue | undefined): string | null {
-  return typeof v === 'string' ? v : null;
-}
-
-function asList(v: TomlValue | undefined): string[] {
-  return Array.isArray(v) ? [...(v as readonly string[])] : [];
-}
-
-// ---- setup.py / setup.cfg ---------------------------------------------------------------------
-
-function setupPyString(text: string, key: string): string | null {
-  const m = new RegExp(`\\b${key}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(text);
-  return m ? (m[1] ?? m[2] ?? null) : null;
-}
-
-function setupPyList(text: string, key: string): string[] {
-  const m = new RegExp(`\\b${key}\\s*=\\s*\\[([^\\]]*)\\]`).exec(text);
-  return m ? quotedStrings(m[1]!) : [];
-}
-
-function readIni(text: string): Map<string, Map<string, string>> {
-  const sections = new Map<string, Map<string, string>>();
-  let current: Map<string, string> | null = null;
-  let lastKey: string | null = null;
-  for (const raw of text.split(/\r?\n/)) {
-    if (/^\s*[#;]/.test(raw)) continue;
-    const header = /^\[([^\]]+)\]\s*$/.exec(raw);
-    if (header) {
-      current = new Map();
-      sections.set(header[1]!.trim(), current);
-      lastKey = null;
-      continue;
-    }
-    if (!current) continue;
-    const kv = /^([\w.-]+)\s*[=:]\s*(.*)$/.exec(raw);
-    if (kv && !/^\s/.test(raw)) {
-      lastKey = kv[1]!;
-      current.set(lastKey, kv[2]!.trim());
-    } else if (lastKey && /^\s+\S/.test(raw)) {
-      current.set(lastKey, `${current.get(lastKey) ?? ''}\n${raw.trim()}`.trim());
-    }
-  }
-  return sections;
-}
-
-function iniList(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(/[\n;]/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0 && !s.startsWith('#'));
-}
-
 // ---- the facts ---------------------------------------------------------------------------------
 
 function normalizeName(name: string): string {
   return name.toLowerCase().replace(/[-_.]+/g, '_');
-}
-
-function classifierVersions(classifiers: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const c of classifiers) {
-    const m = /^Programming Language :: Python :: (\d+\.\d+)\s*$/.exec(c.trim());
-    if (m) out.add(m[1]!);
-  }
-  return [...out].sort();
 }
 
 /**
@@ -250,9 +109,6 @@ export function extractFacts(paths: readonly string[], files: ReadonlyMap<string
   if (buildBackend && /mesonpy|scikit_build|maturin|setuptools_rust/.test(buildBackend)) compiledMarkers.push(`build backend ${buildBackend}`);
   for (const req of buildRequires) if (/^(cython|numpy|pybind11|setuptools[-_]rust|nanobind|scikit-build)/i.test(req)) compiledMarkers.push(`build requires ${req}`);
 
-  const requiresPython =
-    asString(project.get('requires-python')) ?? cfg.get('options')?.get('python_requires') ?? (setupPy ? setupPyString(setupPy, 'python_requires') : null) ?? null;
-  const classifiers = [...asList(project.get('classifiers')), ...iniList(cfg.get('metadata')?.get('classifiers')), ...(setupPy ? setupPyList(setupPy, 'classifiers') : [])];
 
   const asvCandidates = paths.filter((p) => /(^|\/)asv\.conf\.jsonc?$/.test(p)).sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
   const testDirs = [...new Set(paths.map((p) => /^((?:src\/[\w]+\/)?tests?)\//.exec(p)?.[1]).filter((d): d is string => Boolean(d)))].sort();
@@ -266,7 +122,7 @@ export function extractFacts(paths: readonly string[], files: ReadonlyMap<string
     buildRequires,
     dependencies,
     compiledMarkers,
-    python: { requiresPython, classifierVersions: classifierVersions(classifiers) },
+    python: pythonMetadataOf({ pyproject: pyproject ?? null, setupCfg: setupCfg ?? null, setupPy: setupPy ?? null }),
     asvConfigPath: asvCandidates[0] ?? null,
     testDirs,
   };

@@ -1,6 +1,6 @@
 import type { Config } from '../../pipeline/config/schema.js';
-import { discoveryOf, wheelhouseOf } from './environment.js';
-import type { BenchmarkDiscovery } from './verification.js';
+import { discoveryOf, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import type { BenchmarkDiscovery } from '../../pipeline/services/environments/verification.js';
 
 /** What of the configuration a commit's environment depends on (spread into its input, index.ts). */
 export interface SynthesizeSettings {

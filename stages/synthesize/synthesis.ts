@@ -6,14 +6,14 @@ import type { LlmService, LlmUsage, TokenBudget } from '../../pipeline/services/
 import { agentInputs, buildAgentAnswerSchema, type AttemptNote } from './agent-inputs.js';
 import { buildAgentTools } from './agent-tools.js';
 import type { SynthesizeConfig } from './config.js';
-import { attemptRecordOf, formatCloneSource, type AttemptRun, type CloneSource, type Environments } from './environment.js';
-import { classifyFailure, describeFailure, type Failure, type StepResult } from './failure.js';
+import { attemptRecordOf, formatCloneSource, type AttemptRun, type CloneSource, type Environments } from '../../pipeline/services/environments/environment.js';
+import { classifyFailure, describeFailure, type Failure, type StepResult } from '../../pipeline/services/environments/failure.js';
 import type { GitTree } from './git-tree.js';
-import { attemptImageTag, envImageTag } from './image-names.js';
+import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
 import { orderNeighbours } from './neighbours.js';
 import type { PythonChoice } from './python-version.js';
 import type { RepoFacts } from './repo-facts.js';
-import { scriptHash } from './script-check.js';
+import { scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { chooseTemplate } from './templates.js';
 
 /** Everything known about the commit before any script is tried. */

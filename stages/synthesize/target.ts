@@ -1,12 +1,12 @@
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import type { Environments } from './environment.js';
-import { parseCloneSource } from './environment.js';
+import type { Environments } from '../../pipeline/services/environments/environment.js';
+import { parseCloneSource } from '../../pipeline/services/environments/environment.js';
 import { ImageGitTree, LocalGitTree, type GitTree } from './git-tree.js';
 import { choosePython } from './python-version.js';
 import { extractFacts, FACT_FILES } from './repo-facts.js';
 import type { CommitTarget } from './synthesis.js';
-import { benchmarkDirOf } from './verification.js';
+import { benchmarkDirOf } from '../../pipeline/services/environments/verification.js';
 
 export interface TargetRequest {
   readonly repo: string;

@@ -1,17 +1,20 @@
 import { FingerprintCache } from '../../cache/fingerprints.js';
-import { saveValidation } from '../../cache/measurements.js';
+import { saveValidation, type ValidationIdentity, type ValidationRows } from '../../cache/measurements.js';
+import { validationRows } from './validation-rows.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
 import { containerLimits } from '../../pipeline/services/docker.js';
-import { defineStage, type ItemContext, type Outcome, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
-import { classifyOutputSchema, type ClassifyOutput } from '../classify/output.js';
-import { parseAsvConfig } from '../filter/asv-config.js';
-import { buildSettings, wheelhouseOf } from '../synthesize/environment.js';
-import { synthesizeOutputSchema, type SynthesizeOutput } from '../synthesize/output.js';
-import { benchmarkDirOf, REPO_DIR } from '../synthesize/verification.js';
+import { previousOutputs } from '../../pipeline/previous-outputs.js';
+import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
+import { commitKey } from '../../pipeline/concepts/keys.js';
+import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
+import { buildSettings, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
+import { benchmarkDirOf, REPO_DIR } from '../../pipeline/services/environments/verification.js';
 import type { ValidateConfig } from './config.js';
 import { DockerMeasurementRunner } from './docker-runner.js';
-import type { ValidateOutput } from './output.js';
+import type { ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import { resolveResultsDir } from './protocol/asv-invocation.js';
 import { validateResultSettings, type ValidateSettings } from './result-settings.js';
 import type { MeasurementRunner } from './runner-port.js';
@@ -45,9 +48,10 @@ export function pythonOf(config: ValidateConfig, synthesize: SynthesizeOutput): 
   return config.python ?? (synthesize.pythonVersion ? `python${synthesize.pythonVersion}` : 'python3');
 }
 
-/** The synthesize item of a candidate's base commit. */
-export function baseCommitKey(repo: string, sha: string): string {
-  return `${repo}@${sha}`;
+/** What `persist` stores of a validated candidate (too big for the ledger's output). */
+interface ValidateRows {
+  readonly id: ValidationIdentity;
+  readonly rows: ValidationRows;
 }
 
 /**
@@ -56,9 +60,7 @@ export function baseCommitKey(repo: string, sha: string): string {
  * tests and the benchmarks' return values, and keeps it (done) or drops it with a named reason.
  */
 export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner) {
-  /** Rows to persist, handed from run to persist by outcome (they are too big for the ledger's output). */
-  const pending = new WeakMap<object, { validation: CandidateValidation; input: ValidateInput }>();
-  return defineStage<ValidateInput, ValidateOutput>({
+  return defineStage<ValidateInput, ValidateOutput, ValidateRows>({
     name: 'validate',
     // 2: measured in synthesize's images (checkout at /repo), the expert built and verified by synthesize's machinery
     version: 2,
@@ -81,17 +83,9 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
     },
 
     async plan(ctx, scope) {
-      const rows = ctx.ledger.list('classify', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
       const items: WorkItem<ValidateInput>[] = [];
-      for (const row of rows) {
-        const parsed = classifyOutputSchema.safeParse(row.output);
-        if (!parsed.success) {
-          ctx.log.warn({ stage: 'validate', item: row.key, issue: parsed.error.issues[0]?.message }, 'classify output unreadable; item skipped');
-          continue;
-        }
-        const classify = parsed.data;
-        if (scope.prs.length > 0 && !scope.prs.includes(classify.number)) continue;
-        const synth = ctx.ledger.get('synthesize', baseCommitKey(classify.repo, classify.baseSha));
+      for (const { row, output: classify } of previousOutputs(ctx, 'validate', 'classify', classifyOutputSchema, scope)) {
+        const synth = ctx.ledger.get('synthesize', commitKey(classify.repo, classify.baseSha));
         if (synth?.status !== 'done') continue;
         const synthesize = synthesizeOutputSchema.safeParse(synth.output);
         if (!synthesize.success) {
@@ -163,16 +157,13 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       const output = summarize(item.input, validation);
       const d = validation.decision;
       const detail = withSelection(d.detail, validation.selection);
-      const outcome: Outcome<ValidateOutput> = d.kept ? { status: 'done', output, detail } : { status: 'dropped', reason: d.reason, detail, output };
-      pending.set(outcome, { validation, input: item.input });
-      return outcome;
+      const id = { key: item.key, repo: classify.repo, number: classify.number, baseSha: classify.baseSha, mergeSha: classify.mergeSha, baseImage: synthesize.imageTag };
+      const rows = { id, rows: validationRows(validation) };
+      return d.kept ? { status: 'done', output, detail, rows } : { status: 'dropped', reason: d.reason, detail, output, rows };
     },
 
-    persist(db, item, outcome) {
-      const entry = pending.get(outcome);
-      if (!entry) return;
-      const { classify, synthesize } = entry.input;
-      saveValidation(db, { key: item.key, repo: classify.repo, number: classify.number, baseSha: classify.baseSha, mergeSha: classify.mergeSha, baseImage: synthesize.imageTag }, entry.validation);
+    persist(db, _item, outcome) {
+      if (outcome.rows) saveValidation(db, outcome.rows.id, outcome.rows.rows);
     },
   });
 }

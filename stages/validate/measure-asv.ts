@@ -1,10 +1,10 @@
 import { ItemError } from '../../pipeline/errors.js';
-import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
-import { resultSetOf, type ResultSet } from './asv/result-set.js';
-import { parseResultsFile } from './asv/results.js';
+import { parseBenchmarksFile, type BenchmarkInfo } from '../../pipeline/concepts/asv/benchmarks.js';
+import { resultSetOf, type ResultSet } from '../../pipeline/concepts/asv/result-set.js';
+import { parseResultsFile } from '../../pipeline/concepts/asv/results.js';
 import type { ValidateConfig } from './config.js';
 import type { MeasurementEvidence } from './decide.js';
-import type { Candidate, InvocationRecord, InvocationStatus, Measured, MeasureDeps } from './measured.js';
+import type { MeasuredCandidate, InvocationRecord, InvocationStatus, Measured, MeasureDeps } from './measured.js';
 import type { AsvRunSettings } from './protocol/asv-invocation.js';
 import { measurementSchedule, type InvocationRole, type PlannedInvocation } from './protocol/schedule.js';
 import { twoVerdicts } from './two-verdicts.js';
@@ -58,7 +58,7 @@ function sides(parsed: readonly Parsed[], first: InvocationRole, second: Invocat
   return { first: complete.map(([, e]) => e.a!), second: complete.map(([, e]) => e.b!) };
 }
 
-export async function measureWithAsv(candidate: Candidate, expertImage: string, invocations: InvocationRecord[], deps: MeasureDeps): Promise<Measured> {
+export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: string, invocations: InvocationRecord[], deps: MeasureDeps): Promise<Measured> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const imageOf = (inv: PlannedInvocation) => (inv.image === 'expert' ? expertImage : env.baseImage);

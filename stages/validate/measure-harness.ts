@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { parseBenchmarksFile, type BenchmarkInfo } from './asv/benchmarks.js';
+import { parseBenchmarksFile, type BenchmarkInfo } from '../../pipeline/concepts/asv/benchmarks.js';
 import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';
-import { diffFiles } from '../classify/diff-lines.js';
+import { diffFiles } from '../../pipeline/concepts/diff-lines.js';
 import type { StoredFingerprint } from '../../cache/fingerprints.js';
 import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';

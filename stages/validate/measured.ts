@@ -12,7 +12,7 @@ import type { TwoVerdictReport } from './two-verdicts.js';
 
 /** The types validate's flow and its two measurement engines share. */
 
-export interface Candidate {
+export interface MeasuredCandidate {
   readonly key: string;
   readonly patch: string;
   readonly environment: CandidateEnvironment;

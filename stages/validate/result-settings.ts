@@ -1,6 +1,6 @@
 import type { Config } from '../../pipeline/config/schema.js';
-import { discoveryOf, wheelhouseOf } from '../synthesize/environment.js';
-import type { BenchmarkDiscovery } from '../synthesize/verification.js';
+import { discoveryOf, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import type { BenchmarkDiscovery } from '../../pipeline/services/environments/verification.js';
 import type { HarnessConfig, ValidateConfig } from './config.js';
 
 /** The settings both engines' results depend on. */

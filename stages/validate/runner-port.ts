@@ -2,7 +2,7 @@ import type { AsvLayout, AsvRunSettings, InvocationOutput } from './protocol/asv
 import type { ExpertBuildReading } from './protocol/expert-image.js';
 import type { PlannedInvocation } from './protocol/schedule.js';
 import type { PytestRun } from './correctness/tests.js';
-import type { SynthesizeOutput } from '../synthesize/output.js';
+import type { SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import type { HarnessWorker, Side } from './harness/interleave.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { codeOf, diffFiles, type DiffHunk } from '../classify/diff-lines.js';
+import { codeOf, diffFiles, type DiffHunk } from '../../pipeline/concepts/diff-lines.js';
 
 /**
  * Workload selection by coverage: which workloads the expert patch can affect, from what each

@@ -1,4 +1,4 @@
-import { formatGithubTable } from './asv/table.js';
+import { formatGithubTable } from '../../pipeline/concepts/asv/table.js';
 import type { PairedChange } from './paired/index.js';
 import type { TwoVerdictReport, WorkloadVerdicts } from './two-verdicts.js';
 

@@ -1,11 +1,11 @@
 import type { WorkloadMedians } from '../../cache/measurements.js';
-import type { BenchmarkInfo } from './asv/benchmarks.js';
-import { DEFAULT_DECIDE_OPTIONS, type Verdict } from './asv/compare.js';
-import { poolInvocations } from './asv/invocations.js';
-import { compareResultSets, type CompareReport, type CompareRow, type ResultSet } from './asv/result-set.js';
-import { mannWhitneyU } from './asv/stats.js';
-import { workloadHierarchy } from './asv/workloads.js';
-import { speedup } from './asv/metrics.js';
+import type { BenchmarkInfo } from '../../pipeline/concepts/asv/benchmarks.js';
+import { DEFAULT_DECIDE_OPTIONS, type Verdict } from '../../pipeline/concepts/asv/compare.js';
+import { poolInvocations } from '../../pipeline/concepts/asv/invocations.js';
+import { compareResultSets, type CompareReport, type CompareRow, type ResultSet } from '../../pipeline/concepts/asv/result-set.js';
+import { mannWhitneyU } from '../../pipeline/concepts/asv/stats.js';
+import { workloadHierarchy } from '../../pipeline/concepts/asv/workloads.js';
+import { speedup } from '../../pipeline/concepts/asv/metrics.js';
 import { DEFAULT_PAIRED_OPTIONS, pairedVerdict, type PairedInput, type PairedOptions, type PairedReport, type PairedWorkloadVerdict } from './paired/index.js';
 
 /**

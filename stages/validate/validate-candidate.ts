@@ -4,7 +4,7 @@ import { compareTests, readPytestRun, type PytestReading, type TestComparison } 
 import { decideSoFar, type Decision, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
 import type { Selection } from './selection.js';
-import type { Candidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
+import type { MeasuredCandidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
 import { measureWithAsv } from './measure-asv.js';
 import { measureWithHarness } from './measure-harness.js';
 import type { SnapshotRequest } from './runner-port.js';
@@ -43,9 +43,9 @@ export interface CandidateValidation {
 }
 
 export type ValidateDeps = MeasureDeps;
-export type { Candidate, InvocationRecord, InvocationStatus };
+export type { MeasuredCandidate, InvocationRecord, InvocationStatus };
 
-export async function validateCandidate(candidate: Candidate, deps: ValidateDeps): Promise<CandidateValidation> {
+export async function validateCandidate(candidate: MeasuredCandidate, deps: ValidateDeps): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const invocations: InvocationRecord[] = [];
@@ -88,7 +88,7 @@ export async function validateCandidate(candidate: Candidate, deps: ValidateDeps
 type Done = (decision: Decision, rest?: Partial<CandidateValidation>) => CandidateValidation;
 
 async function measureAndCheck(
-  candidate: Candidate,
+  candidate: MeasuredCandidate,
   deps: ValidateDeps,
   evidence: { -readonly [K in keyof Evidence]: Evidence[K] },
   expertImage: string,

@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { mulberry32 } from '../helpers/prng.js';
-import { computeStats, decideWorkload, type Mark, type Measurement } from '../../stages/validate/asv/index.js';
+import { computeStats, decideWorkload, type Mark, type Measurement } from '../../pipeline/concepts/asv/index.js';
 
 export interface DecideBenchmarkResult {
   readonly workloads: number;

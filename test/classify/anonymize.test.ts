@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Anonymizer, anonymize, splitCode } from '../../stages/classify/anonymize.js';
+import { Anonymizer, anonymize, splitCode } from '../../pipeline/concepts/anonymize.js';
 
 describe('anonymize (outside code only)', () => {
   it('replaces handles consistently and e-mail addresses, in prose', () => {

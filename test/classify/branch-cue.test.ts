@@ -3,10 +3,10 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
 import { classifyStage } from '../../stages/classify/index.js';
-import { classifyOutputSchema } from '../../stages/classify/output.js';
+import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
 import { collectStage } from '../../stages/collect/index.js';
 import { filterStage } from '../../stages/filter/index.js';
-import { filterOutputSchema } from '../../stages/filter/output.js';
+import { filterOutputSchema } from '../../pipeline/concepts/records/filter-output.js';
 import { GitHistoryBuilder, type GitHistory } from '../fixtures/git-history.js';
 import { monthScope, testConfig, testContext } from '../helpers/context.js';
 

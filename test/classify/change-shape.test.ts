@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { changeShape } from '../../stages/classify/change-shape.js';
-import type { FileChange } from '../../stages/collect/pull-request.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 
 /** Category and difficulty under `--llm none`, from crafted diffs of one core file. */
 

@@ -10,7 +10,7 @@ import {
   patchVocabulary,
   QUOTE_TOKENS,
   withoutLeakingBlocks,
-} from '../../stages/classify/leak-check.js';
+} from '../../pipeline/concepts/leak-check.js';
 
 /**
  * The leak check on crafted diffs and statements, in both directions: what the patch brings must

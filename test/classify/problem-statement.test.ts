@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { classifyHeuristically } from '../../stages/classify/classify.js';
-import { patchVocabulary } from '../../stages/classify/leak-check.js';
-import { MEASURED_WORKLOADS_SLOT } from '../../stages/classify/output.js';
+import { patchVocabulary } from '../../pipeline/concepts/leak-check.js';
+import { MEASURED_WORKLOADS_SLOT } from '../../pipeline/concepts/records/classify-output.js';
 import { describeRepository, renderProblemStatement } from '../../stages/classify/problem-statement.js';
 import { fileChangesTable, problemSources } from '../../stages/classify/sources.js';
 import { filterConfig } from '../../stages/filter/config.js';

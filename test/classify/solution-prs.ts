@@ -1,6 +1,6 @@
 import type { ImprovedWorkload } from '../../cache/improved-workloads.js';
 import type { OptimizationCategory } from '../../stages/classify/categories.js';
-import type { FileChange, LinkedIssue, PullRequest } from '../../stages/collect/pull-request.js';
+import type { FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { GitRepo } from '../helpers/git.js';
 import { makePullRequest } from '../helpers/pull-request.js';
 

@@ -15,7 +15,6 @@ import { looksLikeABug, runCli, tempDir, type CliResult } from '../helpers/index
  * the end, measuring with perfmine's own harness, and emits tasks: at least #101 (fib made linear,
  * a speedup no noise can hide) and #107 (about 2x); #108 (about 1.3x) usually too.
  */
-const MONTH = '2025-04';
 let root: string;
 let dir: string;
 let first: CliResult;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deflateSync } from 'node:zlib';
-import { readableDiff } from '../../stages/collect/readable-diff.js';
+import { readableDiff } from '../../pipeline/concepts/readable-diff.js';
 import {
   binarySection,
   encodeBase85,

@@ -9,9 +9,9 @@ import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-re
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
 import { speedupBins, workloadBins } from '../../pipeline/report/render.js';
-import { exemptWords, findLeaks, leakCheckOf } from '../../stages/classify/leak-check.js';
-import { classifyOutputSchema } from '../../stages/classify/output.js';
-import { statementTemplateText } from '../../stages/classify/problem-statement.js';
+import { exemptWords, findLeaks, leakCheckOf } from '../../pipeline/concepts/leak-check.js';
+import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
+import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';

@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { classifyHeuristically } from '../../stages/classify/classify.js';
-import { patchVocabulary } from '../../stages/classify/leak-check.js';
-import type { ClassifyOutput } from '../../stages/classify/output.js';
-import { describeRepository, statementTemplateText } from '../../stages/classify/problem-statement.js';
-import type { LinkedIssue } from '../../stages/collect/pull-request.js';
+import { patchVocabulary } from '../../pipeline/concepts/leak-check.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
+import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
+import { describeRepository } from '../../stages/classify/problem-statement.js';
+import type { LinkedIssue } from '../../pipeline/concepts/records/pull-request.js';
 import { emittedStatement } from '../../stages/emit/statement.js';
 import { benchmarkName, formatMeasure } from '../../stages/emit/measured-workloads.js';
 import { filterConfig } from '../../stages/filter/config.js';

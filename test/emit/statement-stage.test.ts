@@ -7,7 +7,7 @@ import { openStore, type Db } from '../../cache/store.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { runStage } from '../../pipeline/runner.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
-import { MEASURED_WORKLOADS_SLOT } from '../../stages/classify/output.js';
+import { MEASURED_WORKLOADS_SLOT } from '../../pipeline/concepts/records/classify-output.js';
 import { renderProblemStatement } from '../../stages/classify/problem-statement.js';
 import { emitStage } from '../../stages/emit/index.js';
 import { taskRowSchema } from '../../stages/emit/row.js';

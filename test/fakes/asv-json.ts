@@ -1,7 +1,7 @@
 /**
  * Parses asv's JSON, which may hold the bare tokens NaN, Infinity and -Infinity (Python's json
  * writes them; JSON.parse rejects them). Test helper only: the real parser lives in
- * stages/validate/asv/.
+ * pipeline/concepts/asv/.
  */
 export function parseAsvJson(text: string): unknown {
   let out = '';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseResultsFile, unrollResults } from '../../stages/validate/asv/index.js';
+import { parseResultsFile, unrollResults } from '../../pipeline/concepts/asv/index.js';
 
 /**
- * asv results with awkward values. Most of this is covered in test/validate/asv/results.test.ts
+ * asv results with awkward values. Most of this is covered in test/concepts/asv/results.test.ts
  * (bare NaN / Infinity / -Infinity tokens, null and NaN results, unknown schema versions, missing
  * required columns, unknown columns, truncated JSON, trailing nulls restored on the real networkx
  * files); here only what is not: a file that stores fewer columns than asv 0.6 writes, with the

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore } from '../../cache/store.js';
-import type { PullRequest } from '../../stages/collect/pull-request.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { FakeGitHub, type FakeFile, type FileContent } from '../fakes/github-server.js';
 import { GitHistoryBuilder, type GitHistory } from '../fixtures/git-history.js';
 import { runCli } from '../helpers/cli.js';

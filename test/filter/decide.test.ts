@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { filterConfig } from '../../stages/filter/config.js';
 import { decideFilter, FILTER_REASONS } from '../../stages/filter/decide.js';
-import { parseAsvConfig } from '../../stages/filter/asv-config.js';
-import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../stages/filter/paths.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
+import { benchmarkDirGlob, globToRegExp, pathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { countTokens, withinTokens, type TextSource } from '../../stages/filter/tokens.js';
-import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../stages/filter/config.js';
+import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../pipeline/concepts/path-matcher.js';
 import { ASV_CONF, file, makePullRequest } from '../helpers/pull-request.js';
 
 const config = filterConfig.parse({});
@@ -139,7 +139,7 @@ describe('decideFilter', () => {
     expect(tiny).toMatchObject({ status: 'dropped', reason: 'diff-too-large', output: { diffTokens: exact } });
     // A diff known only by its size is read only when the size cannot settle it.
     let reads = 0;
-    const lazy = (limit: number) => ({ ...makePullRequest(), diff: { bytes: Buffer.byteLength(diff), text: () => (reads++, diff) } });
+    const lazy = (_limit: number) => ({ ...makePullRequest(), diff: { bytes: Buffer.byteLength(diff), text: () => (reads++, diff) } });
     expect(decideFilter(lazy(100_000), 'h', config).status).toBe('done');
     expect(reads).toBe(0);
     expect(decideFilter(lazy(0), 'h', { ...config, maxDiffTokens: exact - 1 }).reason).toBe('diff-too-large');

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { branchText, judgeMessage, ownTitleText, stripHtmlComments, textCues, type MessageVerdict } from '../../stages/filter/message.js';
+import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
+import { textCues } from '../../pipeline/concepts/records/filter-output.js';
+import { branchText, judgeMessage, ownTitleText, type MessageVerdict } from '../../stages/filter/message.js';
 
 const none = { body: '', labels: [] as string[] };
 

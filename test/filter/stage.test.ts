@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
 import { filterStage } from '../../stages/filter/index.js';
-import { filterOutputSchema } from '../../stages/filter/output.js';
+import { filterOutputSchema } from '../../pipeline/concepts/records/filter-output.js';
 import { monthScope, testConfig, testContext } from '../helpers/context.js';
 import { file, makePullRequest, storeCollected } from '../helpers/pull-request.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { FileChange } from '../../stages/collect/pull-request.js';
+import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 
 const ENV = {
   ...process.env,

@@ -1,7 +1,8 @@
 import type { Db } from '../../cache/store.js';
 import { Ledger } from '../../cache/ledger.js';
 import { pullRequestHash, savePullRequest } from '../../cache/pull-requests.js';
-import { prKey, type CollectOutput, type FileChange, type PullRequest } from '../../stages/collect/pull-request.js';
+import { prKey } from '../../pipeline/concepts/keys.js';
+import { type CollectOutput, type FileChange, type PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 export const ASV_CONF = `{
     // The version of the config file format.

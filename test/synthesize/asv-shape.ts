@@ -1,7 +1,7 @@
 /**
  * Structural checks of asv's files (results schema version 2, benchmarks.json, machine.json),
  * applied alike to real asv output and to the stand-in's. Returns the problems found (empty:
- * the file has asv's shape). Test helper only: the full parser is stages/validate/asv/.
+ * the file has asv's shape). Test helper only: the full parser is pipeline/concepts/asv/.
  */
 type Json = unknown;
 

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { orderNeighbours, type VerifiedScript } from '../../stages/synthesize/neighbours.js';
-import { checkScript, normalizeScript, scriptHash } from '../../stages/synthesize/script-check.js';
-import { bashSyntaxError } from '../../stages/synthesize/script-syntax.js';
-import { choosePython, satisfiesSpecifier } from '../../stages/synthesize/python-version.js';
-import { commitKey, groupCandidates, parseCommitKey } from '../../stages/synthesize/plan.js';
-import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../stages/synthesize/image-names.js';
+import type { VerifiedScript } from '../../cache/build-scripts.js';
+import { orderNeighbours } from '../../stages/synthesize/neighbours.js';
+import { checkScript, normalizeScript, scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { bashSyntaxError } from '../../pipeline/services/environments/script-syntax.js';
+import { seriesSatisfies as satisfiesSpecifier } from '../../pipeline/concepts/pep440.js';
+import { choosePython } from '../../stages/synthesize/python-version.js';
+import { commitKey, parseCommitKey } from '../../pipeline/concepts/keys.js';
+import { groupCandidates } from '../../stages/synthesize/plan.js';
+import { attemptImageTag, envImageTag, imageSlug, repoImageTag } from '../../pipeline/services/environments/image-names.js';
 import { TRANSIENT_TAG_RE } from '../../pipeline/services/docker.js';
-import type { ClassifyOutput } from '../../stages/classify/output.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 
 const day = (n: number) => new Date(Date.UTC(2024, 0, 1 + n, 12)).toISOString();
 const script = (name: string) => `#!/usr/bin/env bash\necho ${name}\n`;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, describeFailure, type StepResult } from '../../stages/synthesize/failure.js';
-import { extractFacts, formatFacts, readTomlTables } from '../../stages/synthesize/repo-facts.js';
+import { classifyFailure, describeFailure, type StepResult } from '../../pipeline/services/environments/failure.js';
+import { readTomlTables } from '../../pipeline/concepts/python-project.js';
+import { extractFacts, formatFacts } from '../../stages/synthesize/repo-facts.js';
 import { chooseTemplate } from '../../stages/synthesize/templates.js';
 
 const step = (over: Partial<StepResult> & Pick<StepResult, 'step'>): StepResult => ({

@@ -17,11 +17,11 @@ import { DockerService } from '../../pipeline/services/docker.js';
 import type { LlmService } from '../../pipeline/services/llm-port.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
 import { monthWindow } from '../../pipeline/window.js';
-import type { ClassifyOutput } from '../../stages/classify/output.js';
-import type { PullRequest } from '../../stages/collect/pull-request.js';
+import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
+import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import type { FixtureCommit } from '../fixtures/python-repo.js';
-import { Environments, type BuildSettings } from '../../stages/synthesize/environment.js';
-import { scriptHash } from '../../stages/synthesize/script-check.js';
+import { Environments, type BuildSettings } from '../../pipeline/services/environments/environment.js';
+import { scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
 
 /** A label value unique to this test run: everything the run creates carries it. */

@@ -7,10 +7,10 @@ import { splitTag } from '../../pipeline/services/docker.js';
 import { currentOwner, formatOwner, ownerIsGone, parseOwner } from '../../pipeline/services/owner.js';
 import { agentInputs, tailOf } from '../../stages/synthesize/agent-inputs.js';
 import { listTree } from '../../stages/synthesize/agent-tools.js';
-import { classifyFailure } from '../../stages/synthesize/failure.js';
+import { classifyFailure } from '../../pipeline/services/environments/failure.js';
 import { extractFacts } from '../../stages/synthesize/repo-facts.js';
-import { scriptHash } from '../../stages/synthesize/script-check.js';
-import { benchmarkDirOf, categorizeChanged, tamperedPaths, TAMPER_MARKER, verifyCommands } from '../../stages/synthesize/verification.js';
+import { scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { benchmarkDirOf, categorizeChanged, tamperedPaths, TAMPER_MARKER, verifyCommands } from '../../pipeline/services/environments/verification.js';
 
 const attempt = (over: Partial<NewAttempt>): NewAttempt => ({
   repo: 'o/r',

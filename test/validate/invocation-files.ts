@@ -1,4 +1,4 @@
-import { parseTolerantJson } from '../../stages/validate/asv/index.js';
+import { parseTolerantJson } from '../../pipeline/concepts/asv/index.js';
 import { median } from '../../stages/validate/paired/index.js';
 
 /**

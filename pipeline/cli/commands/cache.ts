@@ -3,7 +3,7 @@ import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats } from '..
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore, type Db } from '../../../cache/store.js';
 import { noteDb } from '../db-label.js';
-import { parseCommitKey } from '../../../stages/synthesize/plan.js';
+import { parseCommitKey } from '../../concepts/keys.js';
 import { rebuildEnvironment } from '../../../stages/synthesize/rebuild.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { DockerService } from '../../services/docker.js';

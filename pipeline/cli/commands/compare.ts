@@ -14,7 +14,7 @@ import {
   type CompareRow,
   type Measurement,
   type ResultSet,
-} from '../../../stages/validate/asv/index.js';
+} from '../../concepts/asv/index.js';
 import { pairedOptionsSchema, type PairedOptions } from '../../../stages/validate/paired/index.js';
 import { twoVerdicts, type TwoVerdictReport, type WorkloadVerdicts } from '../../../stages/validate/two-verdicts.js';
 import { formatTwoVerdicts } from '../../../stages/validate/two-verdicts-format.js';

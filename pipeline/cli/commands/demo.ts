@@ -15,7 +15,8 @@ import { DockerService } from '../../services/docker.js';
 import { flagLayer, print, type GlobalFlags } from '../session.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
-import { emittedTasks, tasksCommand } from './tasks.js';
+import { emittedTasks } from '../../report/tasks.js';
+import { tasksCommand } from './tasks.js';
 
 interface DemoFlags {
   readonly dir: string;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Ledger, type LedgerRow, type StatusCount } from '../../../cache/ledger.js';
+import { Ledger, type LedgerRow } from '../../../cache/ledger.js';
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
 import { openStore, schemaStatus } from '../../../cache/store.js';
 import { ConfigError } from '../../errors.js';
@@ -9,6 +9,7 @@ import { byReason } from '../../summary.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { lastStop, type RunStop } from '../../last-stop.js';
 import { describeDb } from '../db-label.js';
+import { funnel, type StageFunnel } from '../../report/funnel.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -17,45 +18,6 @@ interface StatusFlags {
   readonly stage?: string;
   readonly items?: boolean;
   readonly clearRun?: string;
-}
-
-export interface StageFunnel {
-  readonly stage: StageName;
-  /** false: this version has no such stage (reported as unknown, not faked). */
-  readonly registered: boolean;
-  readonly done: number;
-  readonly dropped: number;
-  readonly failed: number;
-  readonly pending: number;
-  /**
-   * Items the stage before it passed on that this stage has not planned yet: the previous stage's
-   * done count when this stage has no item at all (a run stopped before it, or never reached it).
-   */
-  readonly waiting: number;
-  readonly droppedBy: Record<string, number>;
-  readonly failedBy: Record<string, number>;
-}
-
-/** Per stage: counts by status, and drops and failures by reason. Pure. */
-export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES, registry: Registry = defaultRegistry): StageFunnel[] {
-  return stages.map((stage) => {
-    const mine = counts.filter((c) => c.stage === stage);
-    const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
-    const by = (status: string) => Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
-    const previous = STAGE_NAMES[STAGE_NAMES.indexOf(stage) - 1];
-    const upstreamDone = counts.filter((c) => c.stage === previous && c.status === 'done').reduce((a, c) => a + c.count, 0);
-    return {
-      stage,
-      registered: registry.has(stage),
-      done: total('done'),
-      dropped: total('dropped'),
-      failed: total('failed'),
-      pending: total('pending'),
-      waiting: mine.length === 0 && registry.has(stage) ? upstreamDone : 0,
-      droppedBy: by('dropped'),
-      failedBy: by('failed'),
-    };
-  });
 }
 
 export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null = null): string {

@@ -1,62 +1,14 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Ledger } from '../../../cache/ledger.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
 import { noteDb } from '../db-label.js';
-import { createLogger } from '../../logging.js';
-import { monthTasks } from '../../../stages/emit/index.js';
-import type { MonthTask } from '../../../stages/emit/month-files.js';
-import { monthOf, monthsOf, type Window } from '../../window.js';
+import { emittedTasks, type TaskListing } from '../../report/tasks.js';
 import { resolveMonthFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
 interface TasksFlags {
   readonly month?: string;
-}
-
-export interface TaskListing {
-  readonly instance_id: string;
-  readonly repo: string;
-  readonly pull_number: number;
-  readonly month: string;
-  readonly merged_at: string;
-  readonly workloads: number;
-  readonly improved: number;
-  readonly expert_speedup: { readonly all: number | null; readonly improved: number | null };
-  readonly category: string | null;
-  readonly difficulty: string | null;
-  readonly classifier: string;
-  /** The task folder, and whether it is on disk (emit's finish writes it). */
-  readonly folder: string;
-  readonly written: boolean;
-}
-
-function listing(task: MonthTask, out: string): TaskListing {
-  const r = task.row;
-  let improved = 0;
-  try {
-    improved = (JSON.parse(task.files['metadata.json'] ?? '{}') as { workloads?: { improved?: unknown[] } }).workloads?.improved?.length ?? 0;
-  } catch {
-    improved = 0;
-  }
-  const folder = resolve(out, r.month, r.instance_id);
-  return {
-    instance_id: r.instance_id,
-    repo: r.repo,
-    pull_number: r.pull_number,
-    month: r.month,
-    merged_at: r.merged_at,
-    workloads: r.workloads.count,
-    improved,
-    expert_speedup: r.expert_speedup,
-    category: r.category,
-    difficulty: r.difficulty,
-    classifier: r.classifier,
-    folder,
-    written: existsSync(folder),
-  };
 }
 
 function fmt(x: number | null): string {
@@ -70,19 +22,6 @@ export function formatTasks(tasks: readonly TaskListing[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
-}
-
-/** The emitted tasks of a month, or of every month with emitted tasks, sorted by month and instance id. */
-export function emittedTasks(ledger: Ledger, window: Window | null, out: string): TaskListing[] {
-  const log = createLogger({ level: 'silent', format: 'json' });
-  const months = window
-    ? monthsOf(window)
-    : [...new Set(ledger.list('emit', { statuses: ['done'] }).flatMap((r) => (r.at ? [monthOf(r.at)] : [])))].sort();
-  return months.flatMap((m) =>
-    monthTasks({ ledger, log }, m)
-      .map((t) => listing(t, out))
-      .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
-  );
 }
 
 export function registerTasks(program: Command): void {

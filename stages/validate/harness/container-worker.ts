@@ -1,5 +1,5 @@
 import type { ContainerSession } from '../../../pipeline/services/container-session.js';
-import { HARNESS_CONTAINER_PATH } from './harness-files.js';
+import { HARNESS_CONTAINER_PATH } from '../../../pipeline/services/environments/harness-files.js';
 import type { HarnessWorker } from './interleave.js';
 import {
   readBatchAnswer,

@@ -1,25 +1,18 @@
 import { z } from 'zod';
+import { benchmarkEntrySchema } from '../../../pipeline/concepts/asv/benchmarks.js';
 
 /**
- * The wire protocol of the harness's `serve` mode (stages/validate/harness/perfmine_harness.py):
+ * The wire protocol of the harness's `serve` mode (pipeline/services/environments/perfmine_harness.py):
  * JSON lines, one command in per line on stdin, one answer out per line on stdout. Everything the
  * benchmarks print goes to stderr. Checked with zod where it comes in. Pure.
  */
 
 export const HARNESS_PROTOCOL = 1;
 
-const benchmarkInfo = z
-  .object({
-    name: z.string(),
-    type: z.string(),
-    unit: z.string().nullable().optional(),
-    params: z.array(z.array(z.string())).optional(),
-    param_names: z.array(z.string()).optional(),
-    version: z.string().nullable().optional(),
-    timeout: z.number().nullable().optional(),
-    sample_time: z.number().nullable().optional(),
-  })
-  .passthrough();
+const benchmarkInfo = benchmarkEntrySchema.extend({
+  timeout: z.number().nullable().optional(),
+  sample_time: z.number().nullable().optional(),
+});
 export type HarnessBenchmark = z.infer<typeof benchmarkInfo>;
 
 export const workloadRef = z.object({ name: z.string().min(1), benchmark: z.string().min(1), param: z.number().int().nonnegative() });

@@ -1,6 +1,6 @@
-import { computeStats } from '../asv/compute-stats.js';
-import { compareCodePoints, type ResultSet } from '../asv/result-set.js';
-import type { Workload } from '../asv/workloads.js';
+import { computeStats } from '../../../pipeline/concepts/asv/compute-stats.js';
+import { compareCodePoints, type ResultSet } from '../../../pipeline/concepts/asv/result-set.js';
+import type { Workload } from '../../../pipeline/concepts/asv/workloads.js';
 import type { PairColumn, PairTable } from '../paired/pairs.js';
 import { logOf, median } from '../paired/stats.js';
 import type { ReadyMessage } from './messages.js';

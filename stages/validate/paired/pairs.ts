@@ -1,4 +1,4 @@
-import { compareCodePoints, type ResultSet } from '../asv/result-set.js';
+import { compareCodePoints, type ResultSet } from '../../../pipeline/concepts/asv/result-set.js';
 import { logOf, present, shorthMedian } from './stats.js';
 
 /**

@@ -1,4 +1,4 @@
-import { quantile } from '../asv/compute-stats.js';
+import { quantile } from '../../../pipeline/concepts/asv/compute-stats.js';
 
 /** Small order statistics in log space for the paired verdict. Pure. */
 

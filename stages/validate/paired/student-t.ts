@@ -1,4 +1,4 @@
-import { erfc } from '../asv/erfc.js';
+import { erfc } from '../../../pipeline/concepts/asv/erfc.js';
 
 /**
  * Student's t distribution: its CDF through the regularized incomplete beta function (continued

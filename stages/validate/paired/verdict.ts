@@ -1,4 +1,4 @@
-import type { ResultSet } from '../asv/result-set.js';
+import type { ResultSet } from '../../../pipeline/concepts/asv/result-set.js';
 import { calibrate, uncalibrated, type Calibration } from './calibration.js';
 import { DEFAULT_PAIRED_OPTIONS, type PairedOptions } from './options.js';
 import { pairTable, workloadLogs, type PairTable } from './pairs.js';

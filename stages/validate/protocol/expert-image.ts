@@ -1,8 +1,8 @@
-import { describeFailure, type Failure, type StepResult } from '../../synthesize/failure.js';
-import { PATCH_DOES_NOT_APPLY_EXIT } from '../../synthesize/verification.js';
+import { describeFailure, type Failure, type StepResult } from '../../../pipeline/services/environments/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../pipeline/services/environments/verification.js';
 
 /**
- * The expert image is built by synthesize's machinery (stages/synthesize/environment.ts,
+ * The expert image is built by synthesize's machinery (pipeline/services/environments/environment.ts,
  * `buildAndVerify` with the patch): from the repository tier, the base commit checked out, the
  * pull request's diff applied to the working tree and the index, the verified build script rerun
  * (so compiled code is rebuilt), and the image verified like any environment, the tamper check

@@ -2,7 +2,7 @@ import type { DockerService } from '../../../pipeline/services/docker.js';
 import type { HarnessWorkers, Side } from '../../../stages/validate/harness/interleave.js';
 import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';
 import type { CandidateEnvironment } from '../../../stages/validate/runner-port.js';
-import type { SynthesizeOutput } from '../../../stages/synthesize/output.js';
+import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
 import type { Logger } from '../../../pipeline/logging.js';
 
 /**

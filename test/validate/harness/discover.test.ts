@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseBenchmarksFile } from '../../../stages/validate/asv/index.js';
+import { parseBenchmarksFile } from '../../../pipeline/concepts/asv/index.js';
 import { harness, removeSuite, standInBenchmarks, writeSuite } from './harness-fixture.js';
 import { ASV_ONLY_SUITE, BROKEN_SUITE, CONFIG, PARITY_SUITE } from './suites.js';
-import { RICH_DIR } from '../asv/reference.js';
+import { RICH_DIR } from '../../concepts/asv/reference.js';
 
 type Entry = Record<string, unknown>;
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HARNESS_CONTAINER_PATH, HARNESS_SCRIPT, harnessTarEntries } from '../../../stages/validate/harness/harness-files.js';
+import { HARNESS_CONTAINER_PATH, HARNESS_SCRIPT, harnessTarEntries } from '../../../pipeline/services/environments/harness-files.js';
 import { unpackToMap, packEntries } from '../../../pipeline/services/tar.js';
 
 describe('harness files for a container', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { HARNESS_SCRIPT } from '../../../stages/validate/harness/harness-files.js';
+import { HARNESS_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
 
 /** Fixture suites in temporary directories, and the harness run on them with the host's python3. */
 

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseResultsFile, resultSetOf } from '../../../stages/validate/asv/index.js';
-import { HARNESS_SCRIPT } from '../../../stages/validate/harness/harness-files.js';
-import { REFERENCE_DIR } from '../asv/reference.js';
+import { parseResultsFile, resultSetOf } from '../../../pipeline/concepts/asv/index.js';
+import { HARNESS_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
+import { REFERENCE_DIR } from '../../concepts/asv/reference.js';
 import { removeSuite, runProgram, writeSuite } from './harness-fixture.js';
 
 /**

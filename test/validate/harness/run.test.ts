@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeStats, parseBenchmarksFile, parseResultsFile, parseTolerantJson, resultSetOf, type ResultsFile } from '../../../stages/validate/asv/index.js';
-import { NETWORKX_BASE, NETWORKX_DIR, RICH_DIR } from '../asv/reference.js';
+import { computeStats, parseBenchmarksFile, parseResultsFile, parseTolerantJson, resultSetOf, type ResultsFile } from '../../../pipeline/concepts/asv/index.js';
+import { NETWORKX_BASE, NETWORKX_DIR, RICH_DIR } from '../../concepts/asv/reference.js';
 import { harness, removeSuite, ROOT, runProgram, writeSuite, type Outcome } from './harness-fixture.js';
 import { RUN_SUITE } from './suites.js';
 

@@ -1,8 +1,8 @@
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computeStats, parseTolerantJson } from '../../../stages/validate/asv/index.js';
-import { HARNESS_SCRIPT } from '../../../stages/validate/harness/harness-files.js';
-import { REFERENCE_DIR } from '../asv/reference.js';
+import { computeStats, parseTolerantJson } from '../../../pipeline/concepts/asv/index.js';
+import { HARNESS_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
+import { REFERENCE_DIR } from '../../concepts/asv/reference.js';
 import { ROOT, runProgram } from './harness-fixture.js';
 
 /** The harness's compute_stats (a Python port of asv_runner's) on asv's 400 reference cases. */

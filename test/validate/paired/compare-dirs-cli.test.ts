@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 import { invocationFile } from '../invocation-files.js';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseResultsFile, resultSetOf } from '../../../stages/validate/asv/index.js';
+import { parseResultsFile, resultSetOf } from '../../../pipeline/concepts/asv/index.js';
 import { pairedOptionsSchema } from '../../../stages/validate/paired/index.js';
 import { twoVerdicts } from '../../../stages/validate/two-verdicts.js';
-import { NETWORKX_BASE, NETWORKX_HEAD, readReference } from '../asv/reference.js';
+import { NETWORKX_BASE, NETWORKX_HEAD, readReference } from '../../concepts/asv/reference.js';
 
 const load = (path: string) => resultSetOf(parseResultsFile(readReference(path), path));
 

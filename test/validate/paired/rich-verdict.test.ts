@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareResultSets, poolInvocations } from '../../../stages/validate/asv/index.js';
+import { compareResultSets, poolInvocations } from '../../../pipeline/concepts/asv/index.js';
 import { pairedVerdict } from '../../../stages/validate/paired/index.js';
 import { pairedOptionsSchema } from '../../../stages/validate/paired/options.js';
 import { twoVerdicts } from '../../../stages/validate/two-verdicts.js';

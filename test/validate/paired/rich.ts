@@ -1,6 +1,6 @@
-import { parseResultsFile, resultSetOf, splitAppendedSamples, type ResultSet } from '../../../stages/validate/asv/index.js';
+import { parseResultsFile, resultSetOf, splitAppendedSamples, type ResultSet } from '../../../pipeline/concepts/asv/index.js';
 import type { PairedInput } from '../../../stages/validate/paired/index.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 
 /**
  * The rich #3399 runs as perfmine would have kept them: one result set per invocation, split out

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResultSet } from '../../../stages/validate/asv/index.js';
+import type { ResultSet } from '../../../pipeline/concepts/asv/index.js';
 import { applyRule, calibrate, DEFAULT_PAIRED_OPTIONS, pairedOptionsSchema, pairedVerdict, pairTable, verdictOfTables } from '../../../stages/validate/paired/index.js';
 import { holmRejections } from '../../../stages/validate/paired/holm.js';
 import { digamma, medianStandardError, moderatedVariance, noisePrior, pooledVariance, trigamma, trigammaInverse } from '../../../stages/validate/paired/noise.js';

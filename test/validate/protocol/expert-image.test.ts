@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, type StepResult } from '../../../stages/synthesize/failure.js';
-import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../stages/synthesize/verification.js';
+import { classifyFailure, type StepResult } from '../../../pipeline/services/environments/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../pipeline/services/environments/verification.js';
 import { readExpertAttempt } from '../../../stages/validate/protocol/expert-image.js';
 
 const step = (s: StepResult['step'], ok: boolean, extra: Partial<StepResult> = {}): StepResult => ({ step: s, ok, exitCode: ok ? 0 : 1, timedOut: false, stdout: '', stderr: '', durationMs: 10, ...extra });

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseResultsFile } from '../../../stages/validate/asv/index.js';
+import { parseResultsFile } from '../../../pipeline/concepts/asv/index.js';
 import { asvInvocationScript, readInvocationOutput, SUITE_IMPORT_FAILURE } from '../../../stages/validate/protocol/asv-invocation.js';
 import { parseFramedOutput } from '../../../stages/validate/protocol/framed-output.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 import { invocationFile } from '../invocation-files.js';
 
 /**

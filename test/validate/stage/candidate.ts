@@ -1,9 +1,10 @@
 import { Ledger } from '../../../cache/ledger.js';
 import type { Db } from '../../../cache/store.js';
-import type { ClassifyOutput } from '../../../stages/classify/output.js';
-import { prKey, type PullRequest } from '../../../stages/collect/pull-request.js';
-import type { SynthesizeOutput } from '../../../stages/synthesize/output.js';
-import { baseCommitKey } from '../../../stages/validate/index.js';
+import type { ClassifyOutput } from '../../../pipeline/concepts/records/classify-output.js';
+import { prKey } from '../../../pipeline/concepts/keys.js';
+import type { PullRequest } from '../../../pipeline/concepts/records/pull-request.js';
+import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
+import { commitKey } from '../../../pipeline/concepts/keys.js';
 import { makePullRequest, storeCollected } from '../../helpers/pull-request.js';
 
 export const BUILD_SCRIPT = '#!/usr/bin/env bash\nset -euo pipefail\npip install --no-build-isolation -e .\n';
@@ -48,7 +49,7 @@ export function storeCandidate(db: Db, overrides: Partial<PullRequest> = {}, cla
     importName: 'fastlib',
     cloneSource: `https://github.com/${pr.repo}.git`,
   };
-  const sk = baseCommitKey(pr.repo, pr.baseSha);
+  const sk = commitKey(pr.repo, pr.baseSha);
   ledger.complete('synthesize', 1, { key: sk, repo: pr.repo, at: null, inputHash: `s-${sk}` }, { status: 'done', reason: null, detail: null, output: synth }, null);
   return { pr, key };
 }

@@ -1,7 +1,7 @@
-import { parseResultsFile, resultSetOf } from '../../../stages/validate/asv/index.js';
+import { parseResultsFile, resultSetOf } from '../../../pipeline/concepts/asv/index.js';
 import type { HarnessWorker, Side } from '../../../stages/validate/harness/interleave.js';
 import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, ReadyMessage } from '../../../stages/validate/harness/messages.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 import { mulberry32 } from '../../helpers/prng.js';
 
 function seedOf(text: string): number {

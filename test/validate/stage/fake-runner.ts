@@ -1,13 +1,13 @@
 import type { AsvLayout, AsvRunSettings } from '../../../stages/validate/protocol/asv-invocation.js';
 import { readInvocationOutput, SUITE_IMPORT_FAILURE } from '../../../stages/validate/protocol/asv-invocation.js';
 import { readExpertAttempt } from '../../../stages/validate/protocol/expert-image.js';
-import { classifyFailure, type StepResult } from '../../../stages/synthesize/failure.js';
-import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../stages/synthesize/verification.js';
+import { classifyFailure, type StepResult } from '../../../pipeline/services/environments/failure.js';
+import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../pipeline/services/environments/verification.js';
 import { FRAME } from '../../../stages/validate/protocol/framed-output.js';
 import type { PlannedInvocation } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest } from '../../../stages/validate/runner-port.js';
 import { FakeHarnessWorker, type FakeHarnessScript } from './fake-harness.js';
-import { readReference, RICH_DIR } from '../asv/reference.js';
+import { readReference, RICH_DIR } from '../../concepts/asv/reference.js';
 import { invocationFile } from '../invocation-files.js';
 
 /**

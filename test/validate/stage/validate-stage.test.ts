@@ -3,7 +3,7 @@ import { loadInvocations, loadValidation, loadWorkloadVerdicts } from '../../../
 import { openStore, type Db } from '../../../cache/store.js';
 import { runStage } from '../../../pipeline/runner.js';
 import { createValidateStage } from '../../../stages/validate/index.js';
-import { validateOutputSchema } from '../../../stages/validate/output.js';
+import { validateOutputSchema } from '../../../pipeline/concepts/records/validate-output.js';
 import { monthScope, testConfig, testContext } from '../../helpers/context.js';
 import { FAILING_JUNIT, FakeRunner, PASSING_JUNIT, RICH_BENCHMARKS, UNCOLLECTABLE_JUNIT, type FakeScript } from './fake-runner.js';
 import { BUILD_SCRIPT, storeCandidate } from './candidate.js';
@@ -370,7 +370,7 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py'] };
     const first = storeCandidate(db);
     const secondBase = 'f'.repeat(40);
-    const second = storeCandidate(db, { number: 102, baseSha: secondBase });
+    storeCandidate(db, { number: 102, baseSha: secondBase });
     // between the two base commits only fastlib/other.py changed
     const fake = new FakeRunner({ harness, changedSince: { [first.pr.baseSha]: ['fastlib/other.py'] } });
     const ctx = testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeStats, isDifferent, mannWhitneyU } from '../../../stages/validate/asv/index.js';
+import { computeStats, isDifferent, mannWhitneyU } from '../../../pipeline/concepts/asv/index.js';
 import { readReference, REFERENCE_DIR } from './reference.js';
 
 interface VectorStats {

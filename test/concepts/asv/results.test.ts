@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ItemError } from '../../../pipeline/errors.js';
-import { parseBenchmarksFile, parseResultsFile, RESULT_COLUMNS, unrollResults } from '../../../stages/validate/asv/index.js';
+import { parseBenchmarksFile, parseResultsFile, RESULT_COLUMNS, unrollResults } from '../../../pipeline/concepts/asv/index.js';
 import { NETWORKX_BASE, NETWORKX_DIR, readReference, RICH_DIR } from './reference.js';
 
 function jsonFiles(dir: string): string[] {

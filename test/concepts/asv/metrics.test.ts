@@ -11,7 +11,7 @@ import {
   variance,
   workloadHierarchy,
   workloadSpeedups,
-} from '../../../stages/validate/asv/index.js';
+} from '../../../pipeline/concepts/asv/index.js';
 
 describe('workload hierarchy', () => {
   it('splits module, class, function and parameters', () => {

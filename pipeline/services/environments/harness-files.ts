@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { TarEntry } from '../../../pipeline/services/tar.js';
+import type { TarEntry } from '../tar.js';
 
 /**
  * perfmine's measurement harness (perfmine_harness.py, Python 3.8+ standard library only) and

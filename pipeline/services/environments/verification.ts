@@ -1,5 +1,5 @@
-import type { TarEntry } from '../../pipeline/services/tar.js';
-import { HARNESS_CONTAINER_PATH, harnessTarEntries } from '../validate/harness/harness-files.js';
+import type { TarEntry } from '../tar.js';
+import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
 
 /**

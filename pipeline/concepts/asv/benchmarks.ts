@@ -24,7 +24,8 @@ export interface BenchmarkInfo {
   readonly version: string | null;
 }
 
-const entrySchema = z.looseObject({
+/** One benchmark as asv's benchmarks.json describes it (perfmine's harness speaks the same, plus a few fields). */
+export const benchmarkEntrySchema = z.looseObject({
   name: z.string(),
   type: z.string(),
   unit: z.string().nullable().optional(),
@@ -43,7 +44,7 @@ export function parseBenchmarksFile(text: string, source: string): ReadonlyMap<s
   const out = new Map<string, BenchmarkInfo>();
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
     if (key === 'version') continue;
-    const parsed = entrySchema.safeParse(value);
+    const parsed = benchmarkEntrySchema.safeParse(value);
     if (!parsed.success) throw asvSchemaError(source, [key], parsed.error);
     const e = parsed.data;
     out.set(key, {

@@ -1,8 +1,8 @@
-import type { LinkedIssue } from '../collect/pull-request.js';
-import { stripHtmlComments } from '../filter/message.js';
+import type { LinkedIssue } from './records/pull-request.js';
+import { stripHtmlComments } from './html-comments.js';
 import { splitCode } from './anonymize.js';
 import { codeOf, diffFiles, type DiffFile } from './diff-lines.js';
-import type { PatchVocabulary } from './output.js';
+import type { PatchVocabulary } from './records/classify-output.js';
 
 /**
  * Does a problem statement give the solution away? Pure.
@@ -344,4 +344,9 @@ export function issuesWithoutLeaks(issues: readonly LinkedIssue[], check: LeakCh
     };
   });
   return { issues: out, droppedParts, leaks };
+}
+
+/** The template's own text (placeholders left out): the same in every statement, so never a leak. */
+export function statementTemplateText(template: { readonly system: string; readonly user: string }): string {
+  return `${template.system}\n${template.user}`.replace(/\{\{\w+\}\}/g, ' ');
 }

@@ -106,12 +106,3 @@ export const collectOutputSchema = z.object({
   contentHash: z.string(),
 });
 export type CollectOutput = z.infer<typeof collectOutputSchema>;
-
-export function prKey(repo: string, number: number): string {
-  return `${repo}#${number}`;
-}
-
-export function parsePrKey(key: string): { repo: string; number: number } | null {
-  const m = /^([^/#@\s]+\/[^/#@\s]+)#(\d+)$/.exec(key);
-  return m ? { repo: m[1]!, number: Number(m[2]) } : null;
-}

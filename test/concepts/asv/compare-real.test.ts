@@ -8,7 +8,7 @@ import {
   resultSetOf,
   type CompareReport,
   type Mark,
-} from '../../../stages/validate/asv/index.js';
+} from '../../../pipeline/concepts/asv/index.js';
 import { NETWORKX_BASE, NETWORKX_DIR, NETWORKX_HEAD, readReference, RICH_DIR } from './reference.js';
 
 interface PrintedRow {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ItemError } from '../../../pipeline/errors.js';
+import { ItemError } from '../../errors.js';
 import { formatJsonPath, TolerantJsonError, type JsonPath } from './tolerant-json.js';
 
 /**

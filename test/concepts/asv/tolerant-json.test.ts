@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTolerantJson, TolerantJsonError } from '../../../stages/validate/asv/index.js';
+import { parseTolerantJson, TolerantJsonError } from '../../../pipeline/concepts/asv/index.js';
 
 describe('tolerant JSON reader', () => {
   it('reads any standard JSON exactly as JSON.parse does', () => {

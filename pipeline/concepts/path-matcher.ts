@@ -96,3 +96,68 @@ export function benchmarkDirGlob(configPath: string, benchmarkDir: string): stri
   if (parts.length === 0) return null;
   return `${parts.join('/')}/**`;
 }
+
+/**
+ * Paths whose changes do not change what the package does: tests, docs, examples, benchmarks,
+ * CI, build artifacts, packaging metadata, prose. Globs (`**` any depth, `*` within a path
+ * segment, `?` one character) matched against the whole path; a pattern without `/` matches the
+ * file name at any depth. A pull request that touches only such paths is dropped (`no-core-files`).
+ */
+export const DEFAULT_NON_FUNCTIONAL_PATHS: readonly string[] = [
+  // tests
+  '**/tests/**',
+  '**/test/**',
+  '**/testing/**',
+  'test_*.py',
+  '*_test.py',
+  'conftest.py',
+  // docs and examples
+  '**/doc/**',
+  '**/docs/**',
+  '**/examples/**',
+  '**/example/**',
+  '**/tutorials/**',
+  // benchmarks (the asv config's benchmark_dir is added per pull request)
+  '**/benchmarks/**',
+  '**/asv_bench/**',
+  '**/bench/**',
+  // CI and repository housekeeping
+  '.github/**',
+  '.circleci/**',
+  '.gitlab-ci.yml',
+  '.azure-pipelines/**',
+  'azure-pipelines.yml',
+  '.pre-commit-config.yaml',
+  '.gitignore',
+  '.gitattributes',
+  '.mailmap',
+  '.coveragerc',
+  'codecov.yml',
+  '.readthedocs.y*ml',
+  // build artifacts
+  '**/build/**',
+  '**/dist/**',
+  '**/*.egg-info/**',
+  '**/__pycache__/**',
+  '*.pyc',
+  // packaging metadata
+  'pyproject.toml',
+  'setup.cfg',
+  'MANIFEST.in',
+  'tox.ini',
+  'noxfile.py',
+  'requirements*.txt',
+  '**/requirements/**',
+  'environment*.yml',
+  'environment*.yaml',
+  'asv.conf.json',
+  'asv.conf.jsonc',
+  // prose
+  '*.md',
+  '*.rst',
+  'LICENSE*',
+  'AUTHORS*',
+  'CHANGELOG*',
+  'CHANGES*',
+  'NEWS*',
+];

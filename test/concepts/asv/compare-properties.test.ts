@@ -9,7 +9,7 @@ import {
   type Mark,
   type Measurement,
   type ResultSet,
-} from '../../../stages/validate/asv/index.js';
+} from '../../../pipeline/concepts/asv/index.js';
 
 const SWAPPED: Record<Mark, Mark> = { '-': '+', '+': '-', '!': '*', '*': '!', ' ': ' ', x: 'x' };
 

@@ -1,5 +1,5 @@
-import { parsePatch } from '../../pipeline/services/git-parse.js';
-import type { FileChange } from '../collect/pull-request.js';
+import { parsePatch } from './patch.js';
+import type { FileChange } from './records/pull-request.js';
 
 /**
  * The lines of a unified diff, file by file and hunk by hunk. Pure.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatGithubTable, humanValue } from '../../../stages/validate/asv/index.js';
-import { formatExponent, formatFixed, formatGeneral, pythonFloatRepr, pythonRoundToInteger } from '../../../stages/validate/asv/py-format.js';
+import { formatGithubTable, humanValue } from '../../../pipeline/concepts/asv/index.js';
+import { formatExponent, formatFixed, formatGeneral, pythonFloatRepr, pythonRoundToInteger } from '../../../pipeline/concepts/asv/py-format.js';
 
 describe("Python's float formatting", () => {
   // expected strings are what CPython 3.11 prints for the same calls

@@ -13,7 +13,7 @@ export type ExtractedProblem = z.infer<typeof extractedProblemSchema>;
 
 /**
  * What the expert patch brings that the base did not have, for the leak check of problem
- * statements (stages/classify/leak-check.ts defines it). The quotes of added code are not stored:
+ * statements (pipeline/concepts/leak-check.ts defines it). The quotes of added code are not stored:
  * they are computed again from the diff and `coreFiles`.
  */
 export const patchVocabularySchema = z.object({

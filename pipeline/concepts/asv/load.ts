@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ItemError } from '../../../pipeline/errors.js';
+import { ItemError } from '../../errors.js';
 import { parseBenchmarksFile, type BenchmarkInfo } from './benchmarks.js';
 import { resultSetOf, type ResultSet } from './result-set.js';
 import { parseResultsFile, type ResultsFile } from './results.js';

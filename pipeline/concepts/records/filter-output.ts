@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { collectOutputSchema } from '../collect/pull-request.js';
+import { collectOutputSchema } from './pull-request.js';
 
 const cueMatchSchema = z.object({
   cue: z.string(),
@@ -37,3 +37,11 @@ export const filterOutputSchema = collectOutputSchema.extend({
 });
 export type FilterOutput = z.infer<typeof filterOutputSchema>;
 export type CueMatchOutput = z.infer<typeof cueMatchSchema>;
+
+/** One performance cue filter found (stages/filter/message.ts). */
+export type RecordedCue = z.infer<typeof cueMatchSchema>;
+
+/** Positive cues found in the title, the body or the branch name (labels do not count): what `--llm none` relies on. */
+export function textCues(decision: { readonly positive: readonly RecordedCue[] }): readonly RecordedCue[] {
+  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body' || c.where === 'branch');
+}

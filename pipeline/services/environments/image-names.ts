@@ -1,4 +1,4 @@
-import { sha256 } from '../../pipeline/hash.js';
+import { sha256 } from '../../hash.js';
 
 /**
  * Image names of the tiers. Pure. Docker repository names are lower case `[a-z0-9._-]` parts;

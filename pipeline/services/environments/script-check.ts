@@ -1,4 +1,4 @@
-import { sha256 } from '../../pipeline/hash.js';
+import { sha256 } from '../../hash.js';
 
 /** The largest build script accepted (an answer larger than this is not a build script). */
 export const MAX_SCRIPT_CHARS = 32_000;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MARKS } from '../../../stages/validate/asv/index.js';
+import { MARKS } from '../../../pipeline/concepts/asv/index.js';
 import { NETWORKX_BASE, NETWORKX_DIR, NETWORKX_HEAD, readReference } from './reference.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { satisfiesSpecifier, seriesSatisfies, specifierAllowsAtLeast } from '../../pipeline/concepts/pep440.js';
+import { declaredRequiresPython, pythonMetadataOf } from '../../pipeline/concepts/python-project.js';
+
+describe('PEP 440 specifiers (one module for discover and synthesize)', () => {
+  it('compares a version with zero padding, exactly as PEP 440 says', () => {
+    expect(satisfiesSpecifier('3.11', '==3.11.0')).toBe(true);
+    expect(satisfiesSpecifier('3.11.5', '<=3.11')).toBe(false);
+    expect(satisfiesSpecifier('3.11.5', '!=3.11')).toBe(true);
+    expect(satisfiesSpecifier('3.11.5', '==3.11.*')).toBe(true);
+    expect(satisfiesSpecifier('3.12', '~=3.11')).toBe(true);
+    expect(satisfiesSpecifier('4.0', '~=3.11')).toBe(false);
+  });
+
+  it('reads no specifier that PEP 440 does not allow', () => {
+    expect(satisfiesSpecifier('3.11', '~=3')).toBeNull();
+    expect(satisfiesSpecifier('3.11', '>=3.*')).toBeNull();
+    expect(satisfiesSpecifier('3.11', 'python3')).toBeNull();
+    expect(satisfiesSpecifier('3.11', '')).toBeNull();
+    expect(seriesSatisfies('3.11', '~=3')).toBeNull();
+    expect(specifierAllowsAtLeast('>=3.8, ~=3', 8)).toBeNull();
+  });
+
+  it("synthesize's case: an offered X.Y fits when some release of the series does", () => {
+    expect(seriesSatisfies('3.11', '<=3.11')).toBe(true);
+    expect(seriesSatisfies('3.11', '==3.11')).toBe(true);
+    expect(seriesSatisfies('3.11', '<3.11')).toBe(false);
+    expect(seriesSatisfies('3.11', '>=3.11.4')).toBe(true);
+    expect(seriesSatisfies('3.11', '>=3.11.4,<3.11.6')).toBe(true);
+    expect(seriesSatisfies('3.11', '>3.11.4,<3.11.5')).toBe(false);
+    expect(seriesSatisfies('3.11', '!=3.11.*')).toBe(false);
+    expect(seriesSatisfies('3.11', '!=3.11')).toBe(true);
+    expect(seriesSatisfies('3.12', '>=3.8,<3.12')).toBe(false);
+  });
+
+  it("discover's case: some Python >= 3.N satisfies the project's specifier", () => {
+    expect(specifierAllowsAtLeast('>=2.7, !=3.0.*, !=3.1.*', 8)).toBe(true);
+    expect(specifierAllowsAtLeast('<3.8', 8)).toBe(false);
+    expect(specifierAllowsAtLeast('<=3.8', 8)).toBe(true);
+    expect(specifierAllowsAtLeast('>=3.5,<3.8.1', 8)).toBe(true);
+    expect(specifierAllowsAtLeast('~=3.6.1', 8)).toBe(false);
+    expect(specifierAllowsAtLeast('>=3.14', 8)).toBe(true);
+  });
+});
+
+describe('Python project metadata (one reader for discover and synthesize)', () => {
+  it('reads requires-python, python_requires and the classifiers from their own places only', () => {
+    expect(declaredRequiresPython({ setupCfg: '[options]\npython_requires = ">=3.9"\n' })).toEqual({ spec: '>=3.9', from: 'python_requires' });
+    expect(pythonMetadataOf({ pyproject: '[project]\nrequires-python = ">=3.10"\nclassifiers = [\n  "Programming Language :: Python :: 3.11",\n]\n' })).toEqual({
+      requiresPython: '>=3.10',
+      classifierVersions: ['3.11'],
+    });
+    // a classifier in a comment or in another table is not a declaration
+    expect(pythonMetadataOf({ pyproject: '# Programming Language :: Python :: 3.7\n[tool.x]\nclassifiers = ["Programming Language :: Python :: 3.6"]\n' })).toEqual({
+      requiresPython: null,
+      classifierVersions: [],
+    });
+  });
+});
