@@ -2,7 +2,7 @@
  * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
  * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
  * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide,
- * measure, selection (default: all; chronological-cache, measure and selection need the Docker
+ * measure, selection, startup (default: all; chronological-cache, measure and selection need the Docker
  * engine: about 15, 10 and 20 minutes).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { decideWorkloadsBenchmark } from './decide-workloads.js';
 import { gitCollectBenchmark } from './git-collect.js';
 import { measureEnginesBenchmark } from './measure-engines.js';
 import { selectionBenchmark } from './selection.js';
+import { startupBenchmark } from './startup.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 const OUT = `${OUT_DIR}results.json`;
@@ -102,6 +103,18 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
         { figure: '   wall time selected / all', value: `${(100 * r.ratio).toFixed(1)}%`, target: '<= 10%', ok: r.ratio <= 0.1 },
       ],
     };
+  },
+  startup: async () => {
+    const r = startupBenchmark();
+    const rows: Row[] = r.figures.map((f, i) => ({
+      figure: `${i === 0 ? `8. start-up, ${r.runs} runs each: ` : '   '}${f.name}`,
+      value: `min ${ms(f.minMs)}, median ${ms(f.medianMs)}`,
+      target: '',
+      ok: null,
+    }));
+    rows.push({ figure: '   perfmine --help / node opening SQLite (medians)', value: `${r.helpRatio.toFixed(2)}x`, target: '<= 2x', ok: r.helpRatio <= 2 });
+    rows.push({ figure: '   perfmine status / node opening SQLite (medians)', value: `${r.statusRatio.toFixed(2)}x`, target: '<= 2x', ok: r.statusRatio <= 2 });
+    return { result: r, rows };
   },
   decide: async () => {
     const r = decideWorkloadsBenchmark(5000, 20);

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import { Ledger } from '../../../cache/ledger.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
@@ -12,7 +11,7 @@ import { monthOf, monthsOf, type Window } from '../../window.js';
 import { resolveMonthFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
-interface TasksFlags {
+export interface TasksFlags {
   readonly month?: string;
 }
 
@@ -83,16 +82,6 @@ export function emittedTasks(ledger: Ledger, window: Window | null, out: string)
       .map((t) => listing(t, out))
       .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
   );
-}
-
-export function registerTasks(program: Command): void {
-  program
-    .command('tasks')
-    .description('list the emitted tasks: instance id, month, workloads improved, expert speedup, folder')
-    .option('--month <YYYY-MM>', 'only this month')
-    .action(async (flags: TasksFlags, command: Command) => {
-      process.exitCode = tasksCommand(flags, command.optsWithGlobals<GlobalFlags>());
-    });
 }
 
 export function tasksCommand(flags: TasksFlags, globals: GlobalFlags): number {
