@@ -35,7 +35,10 @@ export function staleSources(): string[] {
 
 export function ensureBuilt(): void {
   const stale = staleSources();
-  if (stale.length === 0) return;
+  if (stale.length === 0) {
+    chmodSync(BUILT_BIN, 0o755); // as `npm run build` leaves it (a bare `tsc -p` does not)
+    return;
+  }
   process.stderr.write(`[build] ${stale.length} source(s) newer than dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): compiling\n`);
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
