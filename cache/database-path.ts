@@ -1,6 +1,5 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { ConfigError } from '../pipeline/errors.js';
 import { checkCreatable, writableDirectory } from '../pipeline/paths.js';
 
@@ -85,7 +84,7 @@ export function checkDatabasePath(path: string, mode: 'read' | 'write'): Databas
  * null when it is none of those (then it is a bug and stays one).
  */
 export function databaseErrorOf(path: string, error: unknown): ConfigError | null {
-  if (!(error instanceof Database.SqliteError)) return null;
+  if (!isSqliteError(error)) return null;
   const code = error.code;
   const detail = error.message;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
@@ -107,4 +106,12 @@ export function databaseErrorOf(path: string, error: unknown): ConfigError | nul
     return fail(`input/output error on ${path} (${detail})`, 'database-io-error', 'check the disk and its file system (network file systems may not support the locks SQLite needs), or pass --db a local file');
   }
   return null;
+}
+
+/**
+ * better-sqlite3's SqliteError, known by its name and code rather than its class so that reporting
+ * an error (which every command can do, `--help` too) never loads the native driver.
+ */
+function isSqliteError(error: unknown): error is Error & { readonly code: string } {
+  return error instanceof Error && error.name === 'SqliteError' && typeof (error as { code?: unknown }).code === 'string';
 }

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../pipeline/errors.js';
+import { packagePath } from '../pipeline/package-root.js';
 import { checkDatabasePath, databaseErrorOf } from './database-path.js';
 
 export type Db = Database.Database;
@@ -13,7 +13,7 @@ export interface Migration {
   readonly sql: string;
 }
 
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+const MIGRATIONS_DIR = packagePath('cache', 'migrations');
 const FILE_RE = /^(\d{4})-([a-z0-9-]+)\.sql$/;
 
 let cached: readonly Migration[] | undefined;

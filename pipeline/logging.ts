@@ -1,7 +1,11 @@
-import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino';
+import type { Logger, LevelWithSilent, DestinationStream } from 'pino';
+import { lazyRequire } from './services/lazy-require.js';
 import type { StatusLine } from './terminal.js';
 
 export type { Logger } from 'pino';
+
+/** pino, loaded by the first logger made: commands that never log (`status`, `--help`) start without it. */
+const loadPino = lazyRequire<typeof import('pino')>('pino');
 
 export interface LogOptions {
   readonly level: LevelWithSilent;
@@ -45,6 +49,7 @@ export function createLogger(options: LogOptions): Logger {
       sink.write(options.format === 'pretty' ? prettyLine(clean) : clean);
     },
   };
+  const { pino } = loadPino();
   return pino(
     {
       level: options.level,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { InternalError } from './errors.js';
+import { packagePath } from './package-root.js';
 import { sha256 } from './hash.js';
 
 /**
@@ -20,7 +20,7 @@ import { sha256 } from './hash.js';
  * `## system` and `## user` sections become chat messages; `{{name}}` is replaced by the input
  * of that name (every declared input must be given, and every placeholder declared).
  */
-export const PROMPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'prompts');
+export const PROMPTS_DIR = packagePath('prompts');
 
 export interface Prompt {
   readonly name: string;

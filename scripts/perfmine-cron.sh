@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "${PERFMINE_WORKDIR:-$PWD}"
 db=${PERFMINE_DB:-perfmine.db}
 logdir=${PERFMINE_LOG_DIR:-logs}
-bin=${PERFMINE_BIN:-$(command -v perfmine || echo "$here/../pipeline/cli/bin.js")}
+bin=${PERFMINE_BIN:-$(command -v perfmine || echo "$here/../dist/pipeline/cli/entry.js")}
 mkdir -p "$logdir"
 
 exec 9>>"$db.lock"

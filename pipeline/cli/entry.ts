@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { main } from './main.js';
 
 const code = await main(process.argv.slice(2));

@@ -1,18 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
+import { perfmineVersion } from '../package-root.js';
+import { defineCommands } from './define-commands.js';
 import { reportError } from './report-error.js';
-import { registry as defaultRegistry, type Registry } from '../registry.js';
+import type { Registry } from '../registry.js';
 import type { ServiceOverrides } from '../services/index.js';
-import { registerCache } from './commands/cache.js';
-import { registerCompare } from './commands/compare.js';
-import { registerDemo } from './commands/demo.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerReport } from './commands/report.js';
-import { registerRun } from './commands/run.js';
-import { registerStatus } from './commands/status.js';
-import { registerTasks } from './commands/tasks.js';
 
 /** What the program is built from; tests pass their own stages, or adapters of their own (a Docker adapter with a test's label). */
 export interface ProgramDeps {
@@ -20,14 +12,9 @@ export interface ProgramDeps {
   readonly services?: ServiceOverrides;
 }
 
-/** This perfmine's version, from its package.json. */
-export function perfmineVersion(): string {
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version?: string };
-  return pkg.version ?? 'unknown';
-}
+export { perfmineVersion };
 
 export function buildProgram(deps: ProgramDeps = {}): Command {
-  const registry = deps.registry ?? defaultRegistry;
   const program = new Command('perfmine')
     .description('Mine performance-optimization benchmark tasks (asv workloads + expert patches) from GitHub pull requests.')
     .version(perfmineVersion(), '-V, --version', "print perfmine's version")
@@ -50,14 +37,7 @@ GOOGLE_APPLICATION_CREDENTIALS and BIGQUERY_PROJECT, DOCKER_HOST.
 Exit codes: 0 ok; 1 some items failed (recorded, see perfmine status); 2 usage, configuration,
 credentials or a busy database; 3 a bug; 130 interrupted.`,
     );
-  registerRun(program, registry, deps.services);
-  registerStatus(program, registry);
-  registerDemo(program, registry);
-  registerCompare(program);
-  registerDoctor(program);
-  registerCache(program);
-  registerTasks(program);
-  registerReport(program, registry);
+  defineCommands(program, { registry: deps.registry, services: deps.services });
   for (const command of program.commands) command.exitOverride();
   return program;
 }

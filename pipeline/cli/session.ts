@@ -45,13 +45,23 @@ export function openSession(flags: GlobalFlags, extraLayer: Record<string, unkno
   const tty = Boolean(process.stderr.isTTY);
   const format = config.logFormat === 'auto' ? (tty ? 'pretty' : 'json') : config.logFormat;
   const statusLine = tty && format === 'pretty' ? new StatusLine(2) : null;
-  const log = createLogger({
-    level: config.logLevel,
-    format,
-    secrets: secretValues(credentials),
-    ...(statusLine ? { statusLine } : {}),
-  });
-  return { config, configFile: file, credentials, log, statusLine, json: flags.json ?? false };
+  let log: Logger | undefined;
+  return {
+    config,
+    configFile: file,
+    credentials,
+    // Made on first use: a command that never logs (status) starts without the logger's library.
+    get log(): Logger {
+      return (log ??= createLogger({
+        level: config.logLevel,
+        format,
+        secrets: secretValues(credentials),
+        ...(statusLine ? { statusLine } : {}),
+      }));
+    },
+    statusLine,
+    json: flags.json ?? false,
+  };
 }
 
 /** Writes a command's result on stdout. */

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { loadValidation, loadWorkloadVerdicts, type StoredValidation, type StoredWorkloadVerdict } from '../../cache/measurements.js';
 import { improvedWorkloads, type ImprovedWorkload } from '../../cache/improved-workloads.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { nowIso } from '../../cache/store.js';
 import { ItemError } from '../../pipeline/errors.js';
+import { perfmineVersion } from '../../pipeline/package-root.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import type { Scope } from '../../pipeline/scope.js';
@@ -39,7 +39,7 @@ export interface EmitInput {
 /** Every reason emit drops a candidate for (`perfmine status --stage emit --items`). */
 export const EMIT_REASONS = ['statement-leaks-solution'] as const;
 
-const PRODUCER = `perfmine ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
+const PRODUCER = `perfmine ${perfmineVersion()}`;
 
 /** The kept tasks of one month as emit recorded them: done emit items whose candidate validate still keeps. */
 export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: string): MonthTask[] {

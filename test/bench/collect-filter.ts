@@ -25,7 +25,7 @@ export interface CollectFilterResult {
   readonly first: { readonly ms: number; readonly collectMs: number; readonly filterMs: number; readonly requests: number; readonly peakMiB: number };
   readonly second: { readonly ms: number; readonly requests: number; readonly conditional: number; readonly notModified: number; readonly rowsWritten: number; readonly ratio: number };
   /**
-   * In process (the stage itself), and as `perfmine stage filter --force` (with Node's and tsx's
+   * In process (the stage itself), and as `perfmine stage filter --force` (the compiled CLI, with Node's
    * start; `startupMs`: `perfmine --help`, the start alone); medians of `rounds` rounds, each
    * running both in turn.
    */

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { cleanEnv } from '../helpers/cli.js';
+import { BIN, cleanEnv } from '../helpers/cli.js';
 
-export const BIN = fileURLToPath(new URL('../../pipeline/cli/bin.js', import.meta.url));
+export { BIN };
 
 export interface Timed {
   readonly code: number | null;

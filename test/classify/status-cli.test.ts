@@ -1,15 +1,15 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../cache/store.js';
 import { reply, startLlmServer, type FakeLlmServer } from '../fakes/llm-server.js';
+import { BIN } from '../helpers/cli.js';
 import { file, makePullRequest, storeCollected } from '../helpers/pull-request.js';
 
 const run = promisify(execFile);
-const BIN = resolve(import.meta.dirname, '../../pipeline/cli/bin.js');
 const OBSERVATION = 'Summing 10 million values with fastlib.total takes 4.2 s because of a Python loop.';
 
 /**

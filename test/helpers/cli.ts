@@ -1,9 +1,11 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { BUILT_BIN } from './build.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const BIN = fileURLToPath(new URL('../../pipeline/cli/bin.js', import.meta.url));
+/** The compiled `perfmine` (dist/, built by `npm run build`, `npm ci` and vitest's global setup): what ships is what is tested. */
+export const BIN = BUILT_BIN;
 
 export interface CliResult {
   readonly code: number | null;

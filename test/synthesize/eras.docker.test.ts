@@ -14,6 +14,7 @@ import { rebuildEnvironment } from '../../stages/synthesize/rebuild.js';
 import { ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { serveRulesOverHttp, type RulesServer } from '../fakes/rules-over-http.js';
 import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
+import { BIN } from '../helpers/cli.js';
 import { ERA_RULES } from './era-agent.js';
 import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from './harness.js';
 
@@ -33,7 +34,7 @@ let db: Db;
 let first: StageReport;
 
 const cli = (...args: string[]) =>
-  execFileSync(process.execPath, ['pipeline/cli/bin.js', '--db', dbPath, '--log-level', 'silent', ...args], { encoding: 'utf8', env: { ...process.env, PERFMINE_LOG_FORMAT: 'json' } });
+  execFileSync(process.execPath, [BIN, '--db', dbPath, '--log-level', 'silent', ...args], { encoding: 'utf8', env: { ...process.env, PERFMINE_LOG_FORMAT: 'json' } });
 
 /** The commit each agent call was made for (its `commit` input). */
 const llmCallsFor = (sha: string) => llm.calls.filter((c) => c.inputs.commit === sha);

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats } from '../../../cache/build-scripts.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore, type Db } from '../../../cache/store.js';
@@ -122,113 +121,92 @@ export function parseLimit(limit: string): number {
   return Number(limit);
 }
 
-export function registerCache(program: Command): void {
-  const cache = program.command('cache').description('inspect the build-script cache (every build attempt of the synthesize stage)');
+export function cacheScriptsCommand(flags: { repo?: string; limit: string }, globals: GlobalFlags): void {
+  const repo = parseRepoFlag(flags.repo);
+  const limit = parseLimit(flags.limit);
+  const session = openSession(globals);
+  const db = openReadonly(session.config.db, session.json);
+  const list = db ? new BuildScripts(db).list({ ...(repo ? { repo } : {}), limit }).map(attemptSummary) : [];
+  db?.close();
+  if (session.json) return printJson({ attempts: list });
+  if (list.length === 0) return print('no build attempts');
+  for (const a of list) {
+    const what = a.outcome === 'verified' ? `verified -> ${a.imageTag}` : `${a.outcome} at ${a.failingStep}: ${a.failure}`;
+    print(`#${a.id} ${a.key.replace(/@(.{12}).*/, '@$1')} ${a.source}${a.sourceDetail ? ` (${a.sourceDetail})` : ''} ${what} [${(a.durationMs / 1000).toFixed(1)} s${a.llmCalls ? `, ${a.tokens} tokens` : ''}]`);
+  }
+}
 
-  cache
-    .command('scripts')
-    .description('list build-script attempts, newest first')
-    .option('--repo <owner/name>', 'only this repository')
-    .option('--limit <n>', 'at most this many attempts', '200')
-    .action((flags: { repo?: string; limit: string }, command: Command) => {
-      const repo = parseRepoFlag(flags.repo);
-      const limit = parseLimit(flags.limit);
-      const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db, session.json);
-      const list = db ? new BuildScripts(db).list({ ...(repo ? { repo } : {}), limit }).map(attemptSummary) : [];
-      db?.close();
-      if (session.json) return printJson({ attempts: list });
-      if (list.length === 0) return print('no build attempts');
-      for (const a of list) {
-        const what = a.outcome === 'verified' ? `verified -> ${a.imageTag}` : `${a.outcome} at ${a.failingStep}: ${a.failure}`;
-        print(`#${a.id} ${a.key.replace(/@(.{12}).*/, '@$1')} ${a.source}${a.sourceDetail ? ` (${a.sourceDetail})` : ''} ${what} [${(a.durationMs / 1000).toFixed(1)} s${a.llmCalls ? `, ${a.tokens} tokens` : ''}]`);
-      }
-    });
+export function cacheShowCommand(key: string, globals: GlobalFlags): void {
+  const { repo, sha } = parseKey('show', key);
+  const session = openSession(globals);
+  const db = openReadonly(session.config.db, session.json);
+  const attempts = db ? new BuildScripts(db).list({ repo, sha }).reverse() : [];
+  db?.close();
+  const shas = new Set(attempts.map((a) => a.sha));
+  if (shas.size > 1) throw new ConfigError(`cache show: ${sha} is ambiguous in ${repo} (${[...shas].join(', ')})`, { reason: 'ambiguous-sha' });
+  const report = commitReport(attempts);
+  if (session.json) {
+    printJson(report);
+    return;
+  }
+  if (!report.key) {
+    print(`${key}: never built`);
+    process.exitCode = EXIT.itemsFailed;
+    return;
+  }
+  const lines = [`${report.key} (committed ${report.commitDate}): ${report.status}${report.imageTag ? `, image ${report.imageTag}` : ''}`];
+  if (report.verified) lines.push('', `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`, report.verified.script.trimEnd());
+  if (report.lastFailure) {
+    const f = report.lastFailure;
+    lines.push('', `last failure (attempt #${f.attemptId}, ${f.source}${f.sourceDetail ? `: ${f.sourceDetail}` : ''}) at step ${f.failingStep}: ${f.failure}`, 'script:', f.script.trimEnd());
+    if (f.stderrTail.trim()) lines.push('stderr (tail):', f.stderrTail.trimEnd());
+    if (f.stdoutTail.trim()) lines.push('stdout (tail):', f.stdoutTail.trimEnd());
+  }
+  if (report.rebuild) {
+    const r = report.rebuild;
+    lines.push(
+      '',
+      'to rebuild:',
+      `  base image:      ${r.baseImage}${r.toolchainImage !== r.baseImage ? ` (toolchain ${r.toolchainImage})` : ''}`,
+      `  clone:           ${r.cloneSource} (repository image ${r.repoImage})`,
+      `  commit:          ${r.sha}`,
+      `  python:          ${r.pythonVersion ?? 'python3'}`,
+      `  asv config:      ${r.asvConfigPath ?? '(none)'}; import: ${r.importName ?? '(unknown)'}`,
+      `  command:         ${r.command}`,
+    );
+  }
+  print(lines.join('\n'));
+}
 
-  cache
-    .command('show')
-    .argument('<owner/name@sha>')
-    .description("print a commit's verified build script, its last failure, and what is needed to rebuild it")
-    .action((key: string, _flags: unknown, command: Command) => {
-      const { repo, sha } = parseKey('show', key);
-      const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db, session.json);
-      const attempts = db ? new BuildScripts(db).list({ repo, sha }).reverse() : [];
-      db?.close();
-      const shas = new Set(attempts.map((a) => a.sha));
-      if (shas.size > 1) throw new ConfigError(`cache show: ${sha} is ambiguous in ${repo} (${[...shas].join(', ')})`, { reason: 'ambiguous-sha' });
-      const report = commitReport(attempts);
-      if (session.json) {
-        printJson(report);
-        return;
-      }
-      if (!report.key) {
-        print(`${key}: never built`);
-        process.exitCode = EXIT.itemsFailed;
-        return;
-      }
-      const lines = [`${report.key} (committed ${report.commitDate}): ${report.status}${report.imageTag ? `, image ${report.imageTag}` : ''}`];
-      if (report.verified) lines.push('', `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`, report.verified.script.trimEnd());
-      if (report.lastFailure) {
-        const f = report.lastFailure;
-        lines.push('', `last failure (attempt #${f.attemptId}, ${f.source}${f.sourceDetail ? `: ${f.sourceDetail}` : ''}) at step ${f.failingStep}: ${f.failure}`, 'script:', f.script.trimEnd());
-        if (f.stderrTail.trim()) lines.push('stderr (tail):', f.stderrTail.trimEnd());
-        if (f.stdoutTail.trim()) lines.push('stdout (tail):', f.stdoutTail.trimEnd());
-      }
-      if (report.rebuild) {
-        const r = report.rebuild;
-        lines.push(
-          '',
-          'to rebuild:',
-          `  base image:      ${r.baseImage}${r.toolchainImage !== r.baseImage ? ` (toolchain ${r.toolchainImage})` : ''}`,
-          `  clone:           ${r.cloneSource} (repository image ${r.repoImage})`,
-          `  commit:          ${r.sha}`,
-          `  python:          ${r.pythonVersion ?? 'python3'}`,
-          `  asv config:      ${r.asvConfigPath ?? '(none)'}; import: ${r.importName ?? '(unknown)'}`,
-          `  command:         ${r.command}`,
-        );
-      }
-      print(lines.join('\n'));
-    });
+export function cacheStatsCommand(flags: { repo?: string }, globals: GlobalFlags): void {
+  const repo = parseRepoFlag(flags.repo);
+  const session = openSession(globals);
+  const db = openReadonly(session.config.db, session.json);
+  const stats = db ? new BuildScripts(db).stats(repo ? { repo } : {}) : [];
+  db?.close();
+  if (session.json) printJson({ repositories: stats });
+  else print(formatStats(stats));
+}
 
-  cache
-    .command('stats')
-    .description('per repository: success rate, reuse rate (cached or neighbouring scripts), LLM calls and tokens')
-    .option('--repo <owner/name>', 'only this repository')
-    .action((flags: { repo?: string }, command: Command) => {
-      const repo = parseRepoFlag(flags.repo);
-      const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      const db = openReadonly(session.config.db, session.json);
-      const stats = db ? new BuildScripts(db).stats(repo ? { repo } : {}) : [];
-      db?.close();
-      if (session.json) printJson({ repositories: stats });
-      else print(formatStats(stats));
-    });
-
-  cache
-    .command('rebuild')
-    .argument('<owner/name@sha>')
-    .description("rebuild a commit's environment from its stored verified script, verify it, and record the attempt")
-    .action(async (key: string, _flags: unknown, command: Command) => {
-      const { repo, sha } = parseKey('rebuild', key);
-      const session = openSession(command.optsWithGlobals<GlobalFlags>());
-      if (checkDatabasePath(session.config.db, 'write') === 'absent') {
-        throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, { reason: 'no-database', fix: 'pass --db the database of the runs that built it' });
-      }
-      const db = openStore(session.config.db);
-      if (!session.json) noteDb(session.config.db);
-      try {
-        const store = new BuildScripts(db);
-        const attempts = store.list({ repo, sha }).reverse();
-        const report = commitReport(attempts);
-        if (!report.rebuild || !report.verified) throw new ConfigError(`cache rebuild: ${key} has no verified script`, { reason: 'nothing-to-rebuild', fix: 'run perfmine stage synthesize first' });
-        const docker = new DockerService({ runLabel: 'rebuild' });
-        const result = await rebuildEnvironment(docker, session.config, report.rebuild, { log: session.log, store, commitDate: report.commitDate ?? new Date(0).toISOString() });
-        if (session.json) printJson(result);
-        else print(result.verified ? `${key}: verified again as ${result.imageTag} (attempt #${result.attemptId})` : `${key}: rebuild failed: ${result.failure}`);
-        process.exitCode = result.verified ? EXIT.ok : EXIT.itemsFailed;
-      } finally {
-        db.close();
-      }
-    });
+export async function cacheRebuildCommand(key: string, globals: GlobalFlags): Promise<void> {
+  const { repo, sha } = parseKey('rebuild', key);
+  const session = openSession(globals);
+  if (checkDatabasePath(session.config.db, 'write') === 'absent') {
+    throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, { reason: 'no-database', fix: 'pass --db the database of the runs that built it' });
+  }
+  const db = openStore(session.config.db);
+  if (!session.json) noteDb(session.config.db);
+  try {
+    const store = new BuildScripts(db);
+    const attempts = store.list({ repo, sha }).reverse();
+    const report = commitReport(attempts);
+    if (!report.rebuild || !report.verified) throw new ConfigError(`cache rebuild: ${key} has no verified script`, { reason: 'nothing-to-rebuild', fix: 'run perfmine stage synthesize first' });
+    const docker = new DockerService({ runLabel: 'rebuild' });
+    const result = await rebuildEnvironment(docker, session.config, report.rebuild, { log: session.log, store, commitDate: report.commitDate ?? new Date(0).toISOString() });
+    if (session.json) printJson(result);
+    else print(result.verified ? `${key}: verified again as ${result.imageTag} (attempt #${result.attemptId})` : `${key}: rebuild failed: ${result.failure}`);
+    process.exitCode = result.verified ? EXIT.ok : EXIT.itemsFailed;
+  } finally {
+    db.close();
+  }
 }

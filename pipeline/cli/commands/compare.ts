@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import {
   compareResultSets,
@@ -21,7 +20,7 @@ import { formatTwoVerdicts } from '../../../stages/validate/two-verdicts-format.
 import { ConfigError, ItemError } from '../../errors.js';
 import { print, printJson, type GlobalFlags } from '../session.js';
 
-interface CompareFlags {
+export interface CompareFlags {
   readonly benchmarks?: string;
   readonly factor: string;
   readonly onlyChanged?: boolean;
@@ -43,45 +42,6 @@ interface CompareFlags {
  * for sides of several invocations (directories of per-invocation results files), asv's verdict
  * on the pooled samples and perfmine's paired verdict beside it.
  */
-export function registerCompare(program: Command): void {
-  program
-    .command('compare')
-    .description('compare two asv results files as `asv compare` does (same marks, ratios and table); with directories of per-invocation files, also perfmine\'s paired verdict')
-    .argument('<base>', 'baseline results file (results/<machine>/<hash>-<env>.json), or a directory of per-invocation results files')
-    .argument('<head>', 'patched results file, or a directory of per-invocation results files')
-    .option('--benchmarks <benchmarks.json>', 'benchmark units and types (default: benchmarks.json beside the results files or one directory up)')
-    .option('--factor <F>', 'ratio that counts as a change', '1.1')
-    .option('--only-changed', 'only rows marked -, +, ! or * (no titles)')
-    .option('--split', 'one table per group: improved, unchanged, worse, not comparable')
-    .option('--no-stats', 'decide on the factor alone, without the significance test')
-    .option('--calibration <paths...>', 'two files or directories: base/base calibration invocations (first, second), paired in time order')
-    .option('--split-samples <N>', 'results files hold several invocations appended (--append-samples): N samples each')
-    .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 3, at least 2)')
-    .option('--alpha <P>', 'paired verdict: chance that any untouched workload is flagged, controlled over all of them (default 0.01)')
-    .option('--consistency <Q>', 'paired verdict: share of pairs that must point the verdict\'s way (default 0.75)')
-    .option('--safety-factor <F>', 'paired verdict: multiplier on the bias allowance from the calibration (default 1.5)')
-    .addHelpText(
-      'after',
-      `
-Marks: - improved, + worse, ! now fails, * now passes, x not comparable (benchmark changed),
-blank unchanged; ~ before the ratio: beyond the factor but not statistically significant.
-With --json: {"benchmarks": [{name, mark, change, before, after, ratio, tilde, ...}], ...}.
-
-Per-invocation sides: when <base> or <head> is a directory (each file one asv invocation, ordered
-by the started_at times inside the files, then by name), or with --calibration / --split-samples,
-asv's table is computed on the pooled samples of each side, and perfmine's paired verdict follows:
-pair i = (i-th base invocation, i-th head invocation), each pair normalized by its machine-speed
-factor; each workload is held to its own noise (its pairs and the base/base pairs of
---calibration, pooled with the others as far as it has few), Holm's procedure keeps the chance of
-flagging any untouched workload under --alpha, at least --consistency of its pairs must point the
-same way, and never under a 1.05 change. Each workload's minimum detectable speedup is printed.
---json then adds "paired" to the output and to each row.`,
-    )
-    .action(async (base: string, head: string, flags: CompareFlags, command: Command) => {
-      process.exitCode = await compareCommand(base, head, flags, command.optsWithGlobals<GlobalFlags>());
-    });
-}
-
 function parseFactor(text: string): number {
   const factor = Number(text);
   if (text.trim() === '' || !Number.isFinite(factor) || factor <= 0) {

@@ -1,11 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Command } from 'commander';
+import { join, resolve } from 'node:path';
 import { Ledger } from '../../../cache/ledger.js';
 import { openStore } from '../../../cache/store.js';
 import { lastStop } from '../../last-stop.js';
+import { packagePath } from '../../package-root.js';
 import { monthWindow } from '../../window.js';
 import { prepareDemoDir } from '../demo-dir.js';
 import { loadConfig } from '../../config/load.js';
@@ -18,25 +17,14 @@ import { statusCommand } from './status.js';
 import { emittedTasks } from '../../report/tasks.js';
 import { tasksCommand } from './tasks.js';
 
-interface DemoFlags {
+export interface DemoFlags {
   readonly dir: string;
   readonly fresh?: boolean;
 }
 
 export const DEMO_MONTH = '2025-04';
 export const DEMO_REPO = 'demo/fastmath';
-const SCRIPTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts');
-
-export function registerDemo(program: Command, registry: Registry): void {
-  program
-    .command('demo')
-    .description('run the main job on the embedded default: a generated sample repository, no credentials, local SQLite')
-    .option('--dir <dir>', 'where the sample repository, database and dataset go', 'perfmine-demo')
-    .option('--fresh', "remove what an earlier demo put in the directory and start over (never anything it did not create)")
-    .action(async (flags: DemoFlags, command: Command) => {
-      process.exitCode = await demoCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
-    });
-}
+const SCRIPTS = packagePath('scripts');
 
 /** Why a demo run stopped, when it is this machine's limit rather than a fault: what to say. */
 const MACHINE_LIMITS: Readonly<Record<string, string>> = {

@@ -1,18 +1,8 @@
-import type { Command } from 'commander';
 import { runDoctor, type Check } from '../../doctor.js';
 import { DockerService } from '../../services/docker.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
 const MARK: Record<Check['status'], string> = { ok: 'ok  ', missing: 'FAIL', warn: 'warn', skipped: 'skip' };
-
-export function registerDoctor(program: Command): void {
-  program
-    .command('doctor')
-    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema')
-    .action(async (_flags: unknown, command: Command) => {
-      process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
-    });
-}
 
 /** The closing line: counts of the lines as they are marked above (FAIL, warn, skip) among the required checks. Pure. */
 export function verdict(checks: readonly Check[]): string {

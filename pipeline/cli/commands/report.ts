@@ -1,6 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Command } from 'commander';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
 import { checkOutputFile } from '../../paths.js';
@@ -13,24 +12,8 @@ import { monthWindow, previousMonth } from '../../window.js';
 import { resolveMonthFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
-interface ReportFlags {
+export interface ReportFlags {
   readonly month?: string;
-}
-
-export function registerReport(program: Command, registry: Registry): void {
-  program
-    .command('report')
-    .description('write one static HTML page for a month: funnel per repository, expert speedups, workloads per task, cost and time per stage, emitted tasks')
-    .option('--month <YYYY-MM>', 'the month (default: the previous full calendar month)')
-    .addHelpText(
-      'after',
-      `
-  --out <report.html>  where to write the page (required). For this command --out names the page;
-                       the datasets directory it links to comes from the config (out, PERFMINE_OUT).`,
-    )
-    .action(async (flags: ReportFlags, command: Command) => {
-      process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
-    });
 }
 
 export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry: Registry): number {

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { finishRun, refuseIfBusy, startRun } from '../../../cache/runs.js';
 import { openStore, openStoreSnapshot } from '../../../cache/store.js';
@@ -25,38 +24,6 @@ export interface RunFlags extends ScopeFlags {
   readonly untilStage?: string;
   readonly dryRun?: boolean;
   readonly force?: boolean;
-}
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-export function addScopeOptions(command: Command): Command {
-  return command
-    .option('--month <YYYY-MM>', 'the calendar month of merged_at to process (default: the previous full month)')
-    .option('--since <date>', 'start of the window, inclusive (YYYY-MM-DD or ISO 8601, UTC)')
-    .option('--until <date>', 'end of the window, exclusive')
-    .option('--repo <owner/name>', 'only this repository (repeatable)', collect)
-    .option('--source <github|git:PATH>', 'pull requests from the GitHub API (default) or a local clone');
-}
-
-export function registerRun(program: Command, registry: Registry, services?: ServiceOverrides): void {
-  addScopeOptions(program.command('run'))
-    .description('run every stage in order for a window (default: the previous full calendar month)')
-    .option('--until-stage <stage>', 'stop after this stage')
-    .option('--dry-run', 'make every check the run would (paths, credentials, Docker engine and images) and count what each stage would do; no LLM call, no build, nothing written')
-    .option('--force', 'run items again even when already done with the same input')
-    .action(async (flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
-    });
-
-  addScopeOptions(program.command('stage'))
-    .description('run one stage for a window')
-    .argument('<name>', 'discover | collect | filter | classify | synthesize | validate | emit')
-    .option('--pr <N>', 'only this pull request (repeatable)', collect)
-    .option('--dry-run', 'check as the stage would, plan and count; run, build and write nothing')
-    .option('--force', 'run items again even when already done with the same input')
-    .action(async (name: string, flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), registry, services);
-    });
 }
 
 /** `perfmine run` and `perfmine stage <name>`: returns the exit code. */

@@ -1,19 +1,17 @@
-import type { Command } from 'commander';
 import { Ledger, type LedgerRow } from '../../../cache/ledger.js';
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
 import { openStore, schemaStatus } from '../../../cache/store.js';
 import { ConfigError } from '../../errors.js';
-import { registry as defaultRegistry, type Registry } from '../../registry.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { lastStop, type RunStop } from '../../last-stop.js';
 import { describeDb } from '../db-label.js';
-import { funnel, type StageFunnel } from '../../report/funnel.js';
+import { EVERY_STAGE, funnel, type ImplementedStages, type StageFunnel } from '../../report/funnel.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
-interface StatusFlags {
+export interface StatusFlags {
   readonly month?: string;
   readonly stage?: string;
   readonly items?: boolean;
@@ -82,20 +80,7 @@ function runJson(run: RunRow) {
   };
 }
 
-export function registerStatus(program: Command, registry: Registry): void {
-  program
-    .command('status')
-    .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
-    .option('--month <YYYY-MM>', 'only items of this month (repositories always count)')
-    .option('--stage <stage>', 'only this stage')
-    .option('--items', 'with --stage: list every item with its status and reason')
-    .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
-    .action(async (flags: StatusFlags, command: Command) => {
-      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>(), registry);
-    });
-}
-
-export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry: Registry = defaultRegistry): number {
+export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry: ImplementedStages = EVERY_STAGE): number {
   const isRegistered = (name: StageName) => registry.has(name);
   const session = openSession(globals);
   const window = resolveMonthFlag(flags.month);

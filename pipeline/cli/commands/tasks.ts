@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { Ledger } from '../../../cache/ledger.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
@@ -7,7 +6,7 @@ import { emittedTasks, type TaskListing } from '../../report/tasks.js';
 import { resolveMonthFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
-interface TasksFlags {
+export interface TasksFlags {
   readonly month?: string;
 }
 
@@ -22,16 +21,6 @@ export function formatTasks(tasks: readonly TaskListing[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
-}
-
-export function registerTasks(program: Command): void {
-  program
-    .command('tasks')
-    .description('list the emitted tasks: instance id, month, workloads improved, expert speedup, folder')
-    .option('--month <YYYY-MM>', 'only this month')
-    .action(async (flags: TasksFlags, command: Command) => {
-      process.exitCode = tasksCommand(flags, command.optsWithGlobals<GlobalFlags>());
-    });
 }
 
 export function tasksCommand(flags: TasksFlags, globals: GlobalFlags): number {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../package-root.js';
 import type { TarEntry } from '../tar.js';
 
 /**
@@ -8,7 +8,7 @@ import type { TarEntry } from '../tar.js';
  */
 
 /** The harness on this host. */
-export const HARNESS_SCRIPT = fileURLToPath(new URL('./perfmine_harness.py', import.meta.url));
+export const HARNESS_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_harness.py');
 
 /** Every file of the harness on this host (one today). */
 export const HARNESS_FILES: readonly string[] = [HARNESS_SCRIPT];

@@ -1,5 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { packagePath } from '../../../pipeline/package-root.js';
 
 /**
  * The snapshot helper (stages/validate/snapshot.py) and the reading of what it writes: the
@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 
 /** Where the helper lives; the stage copies it into containers. */
-export const SNAPSHOT_SCRIPT = fileURLToPath(new URL('../snapshot.py', import.meta.url));
+export const SNAPSHOT_SCRIPT = packagePath('stages', 'validate', 'snapshot.py');
 
 const importError = z.object({ module: z.string(), error: z.string() });
 

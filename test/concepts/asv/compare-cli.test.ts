@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MARKS } from '../../../pipeline/concepts/asv/index.js';
+import { BIN } from '../../helpers/cli.js';
 import { NETWORKX_BASE, NETWORKX_DIR, NETWORKX_HEAD, readReference } from './reference.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = join(ROOT, 'pipeline/cli/bin.js');
 
 function perfmine(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -6,6 +6,7 @@ import { computeStats, parseBenchmarksFile, parseResultsFile, parseTolerantJson,
 import { NETWORKX_BASE, NETWORKX_DIR, RICH_DIR } from '../../concepts/asv/reference.js';
 import { harness, removeSuite, ROOT, runProgram, writeSuite, type Outcome } from './harness-fixture.js';
 import { RUN_SUITE } from './suites.js';
+import { BIN } from '../../helpers/cli.js';
 
 /** `run`: an asv-compatible results file, checked against real asv files and the project's reader. */
 
@@ -131,7 +132,7 @@ describe('run: a results file as asv writes it', () => {
   });
 
   it('gives files that perfmine compare reads and compares, workload by workload', async () => {
-    const r = await runProgram(process.execPath, [join(ROOT, 'pipeline/cli/bin.js'), 'compare', resultsPath(shaA), resultsPath(shaB), '--json'], ROOT, {
+    const r = await runProgram(process.execPath, [BIN, 'compare', resultsPath(shaA), resultsPath(shaB), '--json'], ROOT, {
       ...process.env,
       NO_COLOR: '1',
     });

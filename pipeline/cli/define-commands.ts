@@ -1,0 +1,215 @@
+import type { Command } from 'commander';
+import type { Registry } from '../registry.js';
+import type { ServiceOverrides } from '../services/index.js';
+import type { CompareFlags } from './commands/compare.js';
+import type { DemoFlags } from './commands/demo.js';
+import type { ReportFlags } from './commands/report.js';
+import type { RunFlags } from './commands/run.js';
+import type { StatusFlags } from './commands/status.js';
+import type { TasksFlags } from './commands/tasks.js';
+import type { GlobalFlags } from './session.js';
+
+/**
+ * Every command's name, arguments, options and help, and nothing else: each action imports its
+ * command module (and through it the stages, clients and schemas it needs) only when it runs, so
+ * `perfmine --help`, `--version` and `status` start without loading the pipeline.
+ */
+export interface CommandDeps {
+  /** A test's own stages; without them, the default registry, loaded when a command needs the stages. */
+  readonly registry?: Registry | undefined;
+  readonly services?: ServiceOverrides | undefined;
+}
+
+async function stagesOf(deps: CommandDeps): Promise<Registry> {
+  return deps.registry ?? (await import('../registry.js')).registry;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function addScopeOptions(command: Command): Command {
+  return command
+    .option('--month <YYYY-MM>', 'the calendar month of merged_at to process (default: the previous full month)')
+    .option('--since <date>', 'start of the window, inclusive (YYYY-MM-DD or ISO 8601, UTC)')
+    .option('--until <date>', 'end of the window, exclusive')
+    .option('--repo <owner/name>', 'only this repository (repeatable)', collect)
+    .option('--source <github|git:PATH>', 'pull requests from the GitHub API (default) or a local clone');
+}
+
+export function defineCommands(program: Command, deps: CommandDeps): void {
+  defineRun(program, deps);
+  defineStatus(program, deps);
+  defineDemo(program, deps);
+  defineCompare(program);
+  defineDoctor(program);
+  defineCache(program);
+  defineTasks(program);
+  defineReport(program, deps);
+}
+
+function defineRun(program: Command, deps: CommandDeps): void {
+  addScopeOptions(program.command('run'))
+    .description('run every stage in order for a window (default: the previous full calendar month)')
+    .option('--until-stage <stage>', 'stop after this stage')
+    .option('--dry-run', 'make every check the run would (paths, credentials, Docker engine and images) and count what each stage would do; no LLM call, no build, nothing written')
+    .option('--force', 'run items again even when already done with the same input')
+    .action(async (flags: RunFlags, command: Command) => {
+      const { runCommand } = await import('./commands/run.js');
+      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps), deps.services);
+    });
+
+  addScopeOptions(program.command('stage'))
+    .description('run one stage for a window')
+    .argument('<name>', 'discover | collect | filter | classify | synthesize | validate | emit')
+    .option('--pr <N>', 'only this pull request (repeatable)', collect)
+    .option('--dry-run', 'check as the stage would, plan and count; run, build and write nothing')
+    .option('--force', 'run items again even when already done with the same input')
+    .action(async (name: string, flags: RunFlags, command: Command) => {
+      const { runCommand } = await import('./commands/run.js');
+      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps), deps.services);
+    });
+}
+
+function defineStatus(program: Command, deps: CommandDeps): void {
+  program
+    .command('status')
+    .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
+    .option('--month <YYYY-MM>', 'only items of this month (repositories always count)')
+    .option('--stage <stage>', 'only this stage')
+    .option('--items', 'with --stage: list every item with its status and reason')
+    .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
+    .action(async (flags: StatusFlags, command: Command) => {
+      const { statusCommand } = await import('./commands/status.js');
+      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>(), deps.registry);
+    });
+}
+
+function defineDemo(program: Command, deps: CommandDeps): void {
+  program
+    .command('demo')
+    .description('run the main job on the embedded default: a generated sample repository, no credentials, local SQLite')
+    .option('--dir <dir>', 'where the sample repository, database and dataset go', 'perfmine-demo')
+    .option('--fresh', "remove what an earlier demo put in the directory and start over (never anything it did not create)")
+    .action(async (flags: DemoFlags, command: Command) => {
+      const { demoCommand } = await import('./commands/demo.js');
+      process.exitCode = await demoCommand(flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps));
+    });
+}
+
+function defineCompare(program: Command): void {
+  program
+    .command('compare')
+    .description('compare two asv results files as `asv compare` does (same marks, ratios and table); with directories of per-invocation files, also perfmine\'s paired verdict')
+    .argument('<base>', 'baseline results file (results/<machine>/<hash>-<env>.json), or a directory of per-invocation results files')
+    .argument('<head>', 'patched results file, or a directory of per-invocation results files')
+    .option('--benchmarks <benchmarks.json>', 'benchmark units and types (default: benchmarks.json beside the results files or one directory up)')
+    .option('--factor <F>', 'ratio that counts as a change', '1.1')
+    .option('--only-changed', 'only rows marked -, +, ! or * (no titles)')
+    .option('--split', 'one table per group: improved, unchanged, worse, not comparable')
+    .option('--no-stats', 'decide on the factor alone, without the significance test')
+    .option('--calibration <paths...>', 'two files or directories: base/base calibration invocations (first, second), paired in time order')
+    .option('--split-samples <N>', 'results files hold several invocations appended (--append-samples): N samples each')
+    .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 3, at least 2)')
+    .option('--alpha <P>', 'paired verdict: chance that any untouched workload is flagged, controlled over all of them (default 0.01)')
+    .option('--consistency <Q>', 'paired verdict: share of pairs that must point the verdict\'s way (default 0.75)')
+    .option('--safety-factor <F>', 'paired verdict: multiplier on the bias allowance from the calibration (default 1.5)')
+    .addHelpText(
+      'after',
+      `
+Marks: - improved, + worse, ! now fails, * now passes, x not comparable (benchmark changed),
+blank unchanged; ~ before the ratio: beyond the factor but not statistically significant.
+With --json: {"benchmarks": [{name, mark, change, before, after, ratio, tilde, ...}], ...}.
+
+Per-invocation sides: when <base> or <head> is a directory (each file one asv invocation, ordered
+by the started_at times inside the files, then by name), or with --calibration / --split-samples,
+asv's table is computed on the pooled samples of each side, and perfmine's paired verdict follows:
+pair i = (i-th base invocation, i-th head invocation), each pair normalized by its machine-speed
+factor; each workload is held to its own noise (its pairs and the base/base pairs of
+--calibration, pooled with the others as far as it has few), Holm's procedure keeps the chance of
+flagging any untouched workload under --alpha, at least --consistency of its pairs must point the
+same way, and never under a 1.05 change. Each workload's minimum detectable speedup is printed.
+--json then adds "paired" to the output and to each row.`,
+    )
+    .action(async (base: string, head: string, flags: CompareFlags, command: Command) => {
+      const { compareCommand } = await import('./commands/compare.js');
+      process.exitCode = await compareCommand(base, head, flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema')
+    .action(async (_flags: unknown, command: Command) => {
+      const { doctorCommand } = await import('./commands/doctor.js');
+      process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineCache(program: Command): void {
+  const cache = program.command('cache').description('inspect the build-script cache (every build attempt of the synthesize stage)');
+
+  cache
+    .command('scripts')
+    .description('list build-script attempts, newest first')
+    .option('--repo <owner/name>', 'only this repository')
+    .option('--limit <n>', 'at most this many attempts', '200')
+    .action(async (flags: { repo?: string; limit: string }, command: Command) => {
+      const { cacheScriptsCommand } = await import('./commands/cache.js');
+      cacheScriptsCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+
+  cache
+    .command('show')
+    .argument('<owner/name@sha>')
+    .description("print a commit's verified build script, its last failure, and what is needed to rebuild it")
+    .action(async (key: string, _flags: unknown, command: Command) => {
+      const { cacheShowCommand } = await import('./commands/cache.js');
+      cacheShowCommand(key, command.optsWithGlobals<GlobalFlags>());
+    });
+
+  cache
+    .command('stats')
+    .description('per repository: success rate, reuse rate (cached or neighbouring scripts), LLM calls and tokens')
+    .option('--repo <owner/name>', 'only this repository')
+    .action(async (flags: { repo?: string }, command: Command) => {
+      const { cacheStatsCommand } = await import('./commands/cache.js');
+      cacheStatsCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+
+  cache
+    .command('rebuild')
+    .argument('<owner/name@sha>')
+    .description("rebuild a commit's environment from its stored verified script, verify it, and record the attempt")
+    .action(async (key: string, _flags: unknown, command: Command) => {
+      const { cacheRebuildCommand } = await import('./commands/cache.js');
+      await cacheRebuildCommand(key, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineTasks(program: Command): void {
+  program
+    .command('tasks')
+    .description('list the emitted tasks: instance id, month, workloads improved, expert speedup, folder')
+    .option('--month <YYYY-MM>', 'only this month')
+    .action(async (flags: TasksFlags, command: Command) => {
+      const { tasksCommand } = await import('./commands/tasks.js');
+      process.exitCode = tasksCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineReport(program: Command, deps: CommandDeps): void {
+  program
+    .command('report')
+    .description('write one static HTML page for a month: funnel per repository, expert speedups, workloads per task, cost and time per stage, emitted tasks')
+    .option('--month <YYYY-MM>', 'the month (default: the previous full calendar month)')
+    .addHelpText(
+      'after',
+      `
+  --out <report.html>  where to write the page (required). For this command --out names the page;
+                       the datasets directory it links to comes from the config (out, PERFMINE_OUT).`,
+    )
+    .action(async (flags: ReportFlags, command: Command) => {
+      const { reportCommand } = await import('./commands/report.js');
+      process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps));
+    });
+}
