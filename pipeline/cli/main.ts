@@ -11,6 +11,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
+import { registerScore } from './commands/score.js';
 import { registerStatus } from './commands/status.js';
 import { registerTasks } from './commands/tasks.js';
 
@@ -58,6 +59,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerCache(program);
   registerTasks(program);
   registerReport(program, registry);
+  registerScore(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
