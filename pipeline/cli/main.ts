@@ -10,6 +10,7 @@ import { registerCompare } from './commands/compare.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerReport } from './commands/report.js';
+import { registerPublish } from './commands/publish.js';
 import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import { registerStatus } from './commands/status.js';
@@ -60,6 +61,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerTasks(program);
   registerReport(program, registry);
   registerScore(program);
+  registerPublish(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
