@@ -6,7 +6,7 @@ import { FingerprintCache } from '../../../cache/fingerprints.js';
 import { Ledger } from '../../../cache/ledger.js';
 import { ScoreStore } from '../../../cache/scores.js';
 import { openStore } from '../../../cache/store.js';
-import { aggregateByModel, scorePredictions, type PredictionResult } from '../../../stages/score/index.js';
+import { aggregateByModel, rejectedResult, scorePredictions, type PredictionResult } from '../../../stages/score/index.js';
 import { formatAggregate, formatScoreRows } from '../../../stages/score/format.js';
 import { DEFAULT_MAX_PATCH_BYTES, parsePredictions, PredictionsFileError, type ParsedPredictions } from '../../../stages/score/predictions.js';
 import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/score/task-source.js';
@@ -85,11 +85,23 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
     // scoring measures every workload of the suite on each side (validate's coverage selection is about the expert's patch)
     const validate = { ...config.validate, selection: 'all' as const, keepExpertImages: false };
     const tasks = new Map<string, ScoreTask>();
-    for (const id of new Set(parsed.predictions.map((p) => p.instanceId))) tasks.set(id, loadScoreTask(db, ledger, emitted.get(id)!, validate));
+    const broken = new Map<string, ConfigError>();
+    for (const id of new Set(parsed.predictions.map((p) => p.instanceId))) {
+      try {
+        tasks.set(id, loadScoreTask(db, ledger, emitted.get(id)!, validate));
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        broken.set(id, error);
+      }
+    }
     const metrics = new Metrics();
     const engine = docker ?? new DockerService({ runLabel: 'score', metrics });
     const runner = new DockerMeasurementRunner({ docker: engine, limits: containerLimits(config.docker), build: buildSettings(config), wheelhouse: wheelhouseOf(config), log, metrics });
-    const rows = await scorePredictions(tasks, parsed.predictions, parsed.rejected, {
+    // a task whose environment the store lacks: its rows are errors, the other tasks' rows are scored
+    const unscorable = parsed.predictions
+      .filter((p) => broken.has(p.instanceId))
+      .map((p): PredictionResult => ({ ...rejectedResult({ row: p.row, instanceId: p.instanceId, model: p.model, reason: 'unknown-instance', message: '' }), status: 'error', failure: broken.get(p.instanceId)!.reason, detail: broken.get(p.instanceId)!.message }));
+    const scored = await scorePredictions(tasks, parsed.predictions.filter((p) => !broken.has(p.instanceId)), parsed.rejected, {
       runner,
       store: new ScoreStore(db),
       config: validate,
@@ -98,6 +110,7 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
       fingerprints: new FingerprintCache(db),
       ...(flags.force ? { force: true } : {}),
     });
+    const rows = [...scored, ...unscorable].sort((a, b) => a.row - b.row);
     const models = aggregateByModel(rows.filter((r) => r.status !== 'rejected' && r.model_name_or_path !== null).map((r) => ({ model: r.model_name_or_path!, instanceId: r.instance_id ?? '', failure: r.failure, score: r.score })));
     const results = resolve(flags.results ?? join(config.out, 'scores', `${name}.jsonl`));
     const summaryPath = results.replace(/\.jsonl$/, '') + '.summary.txt';

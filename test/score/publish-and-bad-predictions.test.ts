@@ -119,3 +119,29 @@ describe('perfmine publish', () => {
     expect(readFileSync(join(dataset, 'data/2025-04.parquet'))).toEqual(before.get('data/2025-04.parquet')!.bytes);
   });
 });
+
+describe('perfmine score on bad predictions (the same store; nothing to measure)', () => {
+  it('names each bad row, writes the results, and exits 1', async () => {
+    const file = join(scratch, 'bad.jsonl');
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ instance_id: 'acme__fastlib-101', model_name_or_path: 'm', patch: 'x' }),
+        JSON.stringify({ instance_id: 'nobody__nothing-1', model_name_or_path: 'm', model_patch: 'x' }),
+        JSON.stringify({ instance_id: 'acme__fastlib-102', model_name_or_path: 'm', model_patch: 'y'.repeat(50 * 1024 * 1024) }),
+        '{"instance_id": ',
+      ].join('\n'),
+    );
+    const r = await runCli(['score', '--db', dbPath, '--out', out, '--predictions', file, '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const run = JSON.parse(r.stdout) as { results: string; rows: { row: number; status: string; failure: string }[] };
+    expect(run.rows.map((x) => [x.row, x.status, x.failure])).toEqual([
+      [1, 'rejected', 'invalid-prediction'],
+      [2, 'rejected', 'unknown-instance'],
+      [3, 'rejected', 'patch-too-large'],
+      [4, 'rejected', 'invalid-json'],
+    ]);
+    expect(run.results).toBe(join(out, 'scores', 'bad.jsonl'));
+    expect(readFileSync(run.results, 'utf8').trim().split('\n')).toHaveLength(4);
+  });
+});
