@@ -14,6 +14,7 @@ import { DockerService } from '../../pipeline/services/docker.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { runScore, type ScoreRun } from '../../pipeline/cli/commands/score.js';
 import type { PredictionResult } from '../../stages/score/index.js';
+import { BIN, cleanEnv } from '../helpers/cli.js';
 import { memoryLogger, tempDir, testLabel } from '../synthesize/harness.js';
 
 /**
@@ -168,6 +169,15 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(again.rows.every((r) => !r.measured)).toBe(true);
     expect(metrics.get('docker.builds')).toBe(builds);
     expect(again.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage])).toEqual(first.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage]));
+    // the task folder's entry point: instruction.md beside it, score.sh runs `perfmine score` on the folder
+    const folder = join(out, '2025-04', ID);
+    expect(readFileSync(join(folder, 'instruction.md'), 'utf8')).toContain(readFileSync(join(folder, 'problem_statement.md'), 'utf8'));
+    const viaScript = execFileSync('bash', [join(folder, 'score.sh'), join(dir, 'expert-as-agent.patch'), 'expert-copy', '--config', configPath, '--json'], {
+      encoding: 'utf8',
+      env: cleanEnv({ PERFMINE: BIN }),
+    });
+    const parsed = JSON.parse(viaScript) as { rows: { model_name_or_path: string; status: string; measured: boolean; advantage: number }[] };
+    expect(parsed.rows).toEqual([expect.objectContaining({ model_name_or_path: 'expert-copy', status: 'scored', measured: false, advantage: single.rows[0]!.advantage })]);
     const db3 = openStore(dbPath, { readonly: true });
     expect(new ScoreStore(db3).count()).toBe(before);
     db3.close();
