@@ -6,6 +6,8 @@ import type { DemoFlags } from './commands/demo.js';
 import type { ReportFlags } from './commands/report.js';
 import type { RunFlags } from './commands/run.js';
 import type { StatusFlags } from './commands/status.js';
+import type { PublishFlags } from './commands/publish.js';
+import type { ScoreFlags } from './commands/score.js';
 import type { TasksFlags } from './commands/tasks.js';
 import type { GlobalFlags } from './session.js';
 
@@ -44,6 +46,8 @@ export function defineCommands(program: Command, deps: CommandDeps): void {
   defineCache(program);
   defineTasks(program);
   defineReport(program, deps);
+  defineScore(program);
+  definePublish(program);
 }
 
 function defineRun(program: Command, deps: CommandDeps): void {
@@ -211,5 +215,37 @@ function defineReport(program: Command, deps: CommandDeps): void {
     .action(async (flags: ReportFlags, command: Command) => {
       const { reportCommand } = await import('./commands/report.js');
       process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps));
+    });
+}
+
+/** The default `--max-patch-bytes` (stages/score/predictions.ts checks it; kept here so that help loads no stage). */
+const MAX_PATCH_BYTES = 10 * 1024 * 1024;
+
+function defineScore(program: Command): void {
+  program
+    .command('score')
+    .description("score agents' patches on emitted tasks: built, checked (tests, benchmark return values) and measured against the base like the expert's; speedups, advantage (stratified, normalized) per prediction and by model")
+    .option('--task <ID|DIR>', 'the emitted task (instance id, or its folder)')
+    .option('--patch <FILE>', "the agent's patch (with --task)")
+    .option('--model <NAME>', 'the model name for --patch', 'patch')
+    .option('--predictions <FILE>', 'SWE-bench predictions: JSON Lines or a JSON array of {instance_id, model_name_or_path, model_patch}')
+    .option('--results <FILE>', 'where the JSONL results go (default: <out>/scores/<name>.jsonl, the summary table beside it)')
+    .option('--max-patch-bytes <N>', 'reject a patch larger than this', String(MAX_PATCH_BYTES))
+    .option('--force', 'measure again what is already scored')
+    .action(async (flags: ScoreFlags, command: Command) => {
+      const { scoreCommand } = await import('./commands/score.js');
+      process.exitCode = await scoreCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function definePublish(program: Command): void {
+  program
+    .command('publish')
+    .description('write the emitted months as a Hugging Face dataset folder: data/YYYY-MM.parquet, the task folders, README.md with a config per month and the dataset card')
+    .requiredOption('--to <DIR>', 'the dataset folder')
+    .option('--months <YYYY-MM...>', 'only these months (default: every emitted month); the folder then holds exactly these')
+    .action(async (flags: PublishFlags, command: Command) => {
+      const { publishCommand } = await import('./commands/publish.js');
+      process.exitCode = publishCommand(flags, command.optsWithGlobals<GlobalFlags>());
     });
 }

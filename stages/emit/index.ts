@@ -74,7 +74,8 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
   name: 'emit',
   // 2: the task Dockerfile has synthesize's layout (/repo, PERFMINE_PYTHON) and base image
   // 3: rules-only statements from the measured workloads; every statement leak-checked (issue 18)
-  version: 3,
+  // 4: the task folder gains instruction.md and score.sh
+  version: 4,
   description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
   system: 'local',
 

@@ -6,7 +6,8 @@ import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/veri
  * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,
  * expert.patch, docker_build.sh, a Dockerfile that rebuilds the environment from the base image
  * (the layout validate measured in: the checkout at /repo),
- * workloads.json and metadata.json. Pure; no production time anywhere, so the same task gives the
+ * workloads.json and metadata.json; for an agent harness, instruction.md (the task as given to an
+ * agent: the environment, what to change, the problem statement) and score.sh (`perfmine score`). Pure; no production time anywhere, so the same task gives the
  * same bytes.
  */
 
@@ -35,7 +36,7 @@ export interface TaskProvenance {
   readonly leakCheckBasis: string;
 }
 
-export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json'] as const;
+export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json'] as const;
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -146,13 +147,51 @@ export function metadataJson(input: TaskFileInput): string {
   });
 }
 
+/** The task as an agent harness gives it: where the code is, what to change, how it is judged, the statement. */
+export function instructionMarkdown(row: TaskRow): string {
+  return [
+    `# ${row.instance_id}`,
+    '',
+    `The repository ${row.repo} is checked out at ${REPO_DIR} (commit ${row.base_commit}) in the environment this folder's Dockerfile builds`,
+    `(\`docker build -t ${row.image_name} .\`; the package installed from source by docker_build.sh).`,
+    '',
+    'Make the code described below faster. Your change is judged by the speedup of the repository\'s asv benchmarks against the',
+    'unchanged repository, compared with the expert\'s change; it fails when a test that passes now stops passing or a benchmark',
+    'function returns a different value. Do not edit the benchmarks or the tests. Hand in your change as a unified diff',
+    `against ${row.base_commit}; \`bash score.sh your.patch\` scores it.`,
+    '',
+    '## Problem statement',
+    '',
+    withNewline(row.problem_statement),
+  ].join('\n');
+}
+
+/** The scoring entry point: `perfmine score` on this task folder. */
+export function scoreScript(row: TaskRow): string {
+  return [
+    '#!/usr/bin/env bash',
+    `# Scores a patch on ${row.instance_id}: built on the task's environment, checked (tests, benchmark return values)`,
+    "# and measured against the base like the expert's patch, with perfmine's engine and protocol.",
+    '#   bash score.sh agent.patch [model-name] [perfmine options, e.g. --db perfmine.db --json]',
+    'set -euo pipefail',
+    'if [ $# -lt 1 ]; then echo "usage: $0 PATCH [MODEL] [perfmine options]" >&2; exit 2; fi',
+    'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+    'patch="$1"; shift',
+    'model="${1:-patch}"; [ $# -gt 0 ] && shift',
+    'exec "${PERFMINE:-perfmine}" score --task "$here" --patch "$patch" --model "$model" "$@"',
+    '',
+  ].join('\n');
+}
+
 export function taskFiles(input: TaskFileInput): Record<(typeof TASK_FILES)[number], string> {
   return {
     Dockerfile: taskDockerfile(input),
     'docker_build.sh': withNewline(input.row.build_script),
     'expert.patch': input.row.patch,
+    'instruction.md': instructionMarkdown(input.row),
     'metadata.json': metadataJson(input),
     'problem_statement.md': withNewline(input.row.problem_statement),
+    'score.sh': scoreScript(input.row),
     'workloads.json': workloadsJson(input.workloads),
   };
 }

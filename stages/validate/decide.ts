@@ -59,19 +59,27 @@ function list(items: readonly string[], n = 5): string {
   return items.length <= n ? items.join(', ') : `${items.slice(0, n).join(', ')} and ${items.length - n} more`;
 }
 
+/**
+ * How the decision is made: validate requires an improved workload; scoring an agent's patch
+ * (`perfmine score`) runs every check whatever the measurement found.
+ */
+export interface DecideOptions {
+  readonly requireImprovement: boolean;
+}
+
 /** The decision, or null when the evidence so far passes and the next check must run. */
-export function decideSoFar(e: Evidence): Decision | null {
+export function decideSoFar(e: Evidence, options: DecideOptions = { requireImprovement: true }): Decision | null {
   if (!e.expertBuild.ok) return drop(e.expertBuild.reason, e.expertBuild.detail);
   const m = e.measurement;
   if (!m) return null;
   if (m.suiteNotImportable !== null) return drop('suite-not-importable', m.suiteNotImportable);
-  if (m.nothingSelected) return drop('no-improvement', m.nothingSelected);
+  if (m.nothingSelected && options.requireImprovement) return drop('no-improvement', m.nothingSelected);
   if (m.baseMeasured === 0) return drop('benchmarks-fail-on-base', `no benchmark produced a timing on the base${m.problems.length ? ` (${list(m.problems)})` : ''}`);
   if (m.expertMeasured === 0) return drop('benchmarks-fail-on-expert', `no benchmark produced a timing on the expert${m.problems.length ? ` (${list(m.problems)})` : ''}`);
   if (m.pairs < m.minPairs || !m.calibrated) {
     return drop('measurement-incomplete', `${m.pairs} complete base/expert pairs (at least ${m.minPairs} needed), ${m.calibrated ? 'calibrated' : 'not calibrated'}${m.problems.length ? `: ${list(m.problems)}` : ''}`);
   }
-  if (m.improved.length === 0) return drop('no-improvement', 'no workload is improved by the paired verdict');
+  if (m.improved.length === 0 && options.requireImprovement) return drop('no-improvement', 'no workload is improved by the paired verdict');
   const t = e.tests;
   if (!t) return null;
   if (!t.base.collected) return drop('tests-not-collected', t.base.why);

@@ -1,7 +1,7 @@
 import { ItemError } from '../../pipeline/errors.js';
 import { parseSnapshotComparison, parseSnapshotRecord, SnapshotFormatError, summarizeSnapshot, type SnapshotSummary } from './correctness/snapshot.js';
 import { compareTests, readPytestRun, type PytestReading, type TestComparison } from './correctness/tests.js';
-import { decideSoFar, type Decision, type Evidence } from './decide.js';
+import { decideSoFar, type Decision, type DecideOptions, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
 import type { Selection } from './selection.js';
 import type { MeasuredCandidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
@@ -45,7 +45,8 @@ export interface CandidateValidation {
 export type ValidateDeps = MeasureDeps;
 export type { MeasuredCandidate, InvocationRecord, InvocationStatus };
 
-export async function validateCandidate(candidate: MeasuredCandidate, deps: ValidateDeps): Promise<CandidateValidation> {
+/** `requireImprovement: false` (scoring an agent's patch): the tests and the snapshot run whatever the measurement found. */
+export async function validateCandidate(candidate: MeasuredCandidate, deps: ValidateDeps, options: DecideOptions = { requireImprovement: true }): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const invocations: InvocationRecord[] = [];
@@ -68,12 +69,12 @@ export async function validateCandidate(candidate: MeasuredCandidate, deps: Vali
   const built = await runner.buildExpert(env, candidate.patch, config.buildTimeoutSeconds * 1000, signal);
   log.info({ ok: built.reading.ok, durationMs: built.durationMs }, 'expert image');
   const evidence: { -readonly [K in keyof Evidence]: Evidence[K] } = { expertBuild: built.reading };
-  const early = decideSoFar(evidence);
+  const early = decideSoFar(evidence, options);
   if (early || built.image === null) return done(early ?? { kept: false, reason: 'expert-build-failed', detail: 'no expert image' });
   const expertImage = built.image;
   let result: CandidateValidation;
   try {
-    result = await measureAndCheck(candidate, deps, evidence, expertImage, invocations, done);
+    result = await measureAndCheck(candidate, deps, evidence, expertImage, invocations, done, options);
   } catch (error) {
     await runner.release([expertImage]);
     throw error;
@@ -94,6 +95,7 @@ async function measureAndCheck(
   expertImage: string,
   invocations: InvocationRecord[],
   done: Done,
+  options: DecideOptions,
 ): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
@@ -108,7 +110,7 @@ async function measureAndCheck(
   const measurement = measured.evidence;
   evidence.measurement = measurement;
   const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection };
-  const afterMeasurement = decideSoFar(evidence);
+  const afterMeasurement = decideSoFar(evidence, options);
   log.info({ engine: config.engine, pairs: measurement.pairs, improved: measurement.improved.length, calibrated: measurement.calibrated, budgetExhausted }, 'verdicts');
   if (afterMeasurement) return done(afterMeasurement, rest);
 
@@ -117,7 +119,7 @@ async function measureAndCheck(
   const baseReading = readPytestRun(await runner.runTests(env, env.baseImage, testOptions, signal));
   evidence.tests = { base: baseReading };
   let tests: TestsSummary = { baseCollected: baseReading.collected, why: baseReading.collected ? null : baseReading.why, comparison: null };
-  const notCollected = decideSoFar(evidence);
+  const notCollected = decideSoFar(evidence, options);
   if (notCollected || !baseReading.collected) return done(notCollected ?? { kept: false, reason: 'tests-not-collected', detail: 'no report' }, { ...rest, tests });
   const expertReading: PytestReading = readPytestRun(await runner.runTests(env, expertImage, testOptions, signal));
   const comparison = compareTests(baseReading.report, expertReading.collected ? expertReading.report : { tests: new Map(), collectionErrors: [] }, {
@@ -127,7 +129,7 @@ async function measureAndCheck(
   evidence.tests = { base: baseReading, comparison };
   tests = { ...tests, comparison };
   log.info({ basePassed: comparison.basePassed, expertPassed: comparison.expertPassed, regressions: comparison.regressions.length }, 'tests');
-  const regressed = decideSoFar(evidence);
+  const regressed = decideSoFar(evidence, options);
   if (regressed) return done(regressed, { ...rest, tests });
 
   // 4. snapshot: the benchmarks' return values on the expert match the base's
@@ -158,7 +160,7 @@ async function measureAndCheck(
   }
   evidence.snapshot = snapshot;
   log.info({ equal: snapshot.equal, skipped: snapshot.skipped, mismatches: snapshot.mismatches.length }, 'snapshot');
-  const final = decideSoFar(evidence);
+  const final = decideSoFar(evidence, options);
   if (!final) throw new ItemError('decision-incomplete', `${candidate.key}: every check ran but no decision was made`);
   return done(final, { ...rest, tests, snapshot });
 }

@@ -271,7 +271,7 @@ describe('a month of the sample repository through every stage (real Docker engi
       expect(row.workloads.count).toBe(6);
       // --llm none: the measured workloads, never the pull request's title, body or branch
       expect(row.problem_statement).not.toContain(pr.title);
-      expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
+      expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json']);
     }
     const [fib, odd, isqrt] = rows as [TaskRow, TaskRow, TaskRow];
     expect(fib.expert_speedup.improved!).toBeGreaterThan(20);

@@ -69,7 +69,7 @@ describe('emit: the month on disk', () => {
       expect(r.month).toBe('2025-04');
       expect(r.workloads.count).toBe(32);
       expect(r.expert_speedup.improved!).toBeGreaterThan(1.5);
-      expect(readdirSync(join(month, r.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'metadata.json', 'problem_statement.md', 'workloads.json']);
+      expect(readdirSync(join(month, r.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json']);
       expect(readFileSync(join(month, r.instance_id, 'expert.patch'), 'utf8')).toBe(r.patch);
     }
     const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as { measurement: { false_positive_rate: number; pairs: number; minimum_detectable_speedup: { median: number } }; workloads: { improved: string[] } };

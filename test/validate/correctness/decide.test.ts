@@ -36,6 +36,17 @@ describe('the keep / drop decision', () => {
     expect(reason({ expertBuild: ok, measurement: measured, tests: cleanTests, snapshot: { ...cleanSnapshot, expertImportErrors: [{ module: 'b.x', error: 'E' }] } })).toBe('snapshot-mismatch');
   });
 
+  it('scoring (no improvement required) runs the tests and the snapshot whatever the measurement found', () => {
+    const none = { ...measured, improved: [], nothingSelected: 'no workload runs the changed code' };
+    const scoring = { requireImprovement: false };
+    expect(decideSoFar({ expertBuild: ok, measurement: none }, scoring)).toBeNull();
+    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: cleanTests }, scoring)).toBeNull();
+    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: cleanTests, snapshot: cleanSnapshot }, scoring)).toMatchObject({ kept: true });
+    const regressed = { ...cleanTests, comparison: { ...cleanTests.comparison, regressions: [{ test: 't::a', expert: 'failed' as const }] } };
+    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: regressed }, scoring)).toMatchObject({ kept: false, reason: 'tests-regressed' });
+    expect(decideSoFar({ expertBuild: ok, measurement: { ...none, calibrated: false } }, scoring)).toMatchObject({ kept: false, reason: 'measurement-incomplete' });
+  });
+
   it('has the closed set of drop reasons of the issue, and three more it needs', () => {
     expect(DROP_REASONS).toEqual(
       expect.arrayContaining(['patch-does-not-apply', 'tests-not-collected', 'benchmarks-fail-on-base', 'suite-not-importable', 'tests-regressed', 'snapshot-mismatch', 'no-improvement']),

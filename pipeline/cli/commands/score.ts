@@ -1,0 +1,132 @@
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { checkDatabasePath } from '../../../cache/database-path.js';
+import { FingerprintCache } from '../../../cache/fingerprints.js';
+import { Ledger } from '../../../cache/ledger.js';
+import { ScoreStore } from '../../../cache/scores.js';
+import { openStore } from '../../../cache/store.js';
+import { aggregateByModel, rejectedResult, scorePredictions, type PredictionResult } from '../../../stages/score/index.js';
+import { formatAggregate, formatScoreRows } from '../../../stages/score/format.js';
+import { DEFAULT_MAX_PATCH_BYTES, parsePredictions, PredictionsFileError, type ParsedPredictions } from '../../../stages/score/predictions.js';
+import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/score/task-source.js';
+import { buildSettings, wheelhouseOf } from '../../../stages/synthesize/environment.js';
+import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';
+import { ConfigError, EXIT } from '../../errors.js';
+import { Metrics } from '../../metrics.js';
+import { containerLimits, DockerService } from '../../services/docker.js';
+import { noteDb } from '../db-label.js';
+import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+
+export interface ScoreFlags {
+  readonly task?: string;
+  readonly patch?: string;
+  readonly model?: string;
+  readonly predictions?: string;
+  readonly results?: string;
+  readonly force?: boolean;
+  readonly maxPatchBytes?: string;
+}
+
+export interface ScoreRun {
+  readonly rows: readonly PredictionResult[];
+  readonly models: ReturnType<typeof aggregateByModel>;
+  readonly results: string;
+  readonly summary: string;
+}
+
+/** The rows to score: one `--task`/`--patch` pair, or a predictions file. */
+function readInput(flags: ScoreFlags, known: ReadonlySet<string>): { parsed: ParsedPredictions; name: string } {
+  const max = flags.maxPatchBytes === undefined ? DEFAULT_MAX_PATCH_BYTES : Number(flags.maxPatchBytes);
+  if (!Number.isInteger(max) || max <= 0) throw new ConfigError(`--max-patch-bytes ${flags.maxPatchBytes}: not a positive integer`, { reason: 'usage' });
+  if (flags.predictions !== undefined) {
+    if (flags.task !== undefined || flags.patch !== undefined) throw new ConfigError('score: --predictions goes alone, without --task or --patch', { reason: 'usage' });
+    let text: string;
+    try {
+      text = readFileSync(flags.predictions, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`--predictions ${flags.predictions}: ${(error as Error).message}`, { reason: 'usage' });
+    }
+    try {
+      return { parsed: parsePredictions(text, known, { maxPatchBytes: max }), name: basename(flags.predictions).replace(/\.(jsonl|json)$/, '') };
+    } catch (error) {
+      if (error instanceof PredictionsFileError) throw new ConfigError(`--predictions ${flags.predictions}: ${error.message}`, { reason: 'invalid-predictions' });
+      throw error;
+    }
+  }
+  if (flags.task === undefined || flags.patch === undefined) {
+    throw new ConfigError('score: pass --task ID|DIR with --patch FILE, or --predictions FILE', { reason: 'usage', fix: 'perfmine score --task owner__name-N --patch agent.patch' });
+  }
+  const instanceId = resolveTaskArgument(flags.task);
+  let size: number;
+  try {
+    size = statSync(flags.patch).size;
+  } catch (error) {
+    throw new ConfigError(`--patch ${flags.patch}: ${(error as Error).message}`, { reason: 'usage' });
+  }
+  const model = flags.model ?? 'patch';
+  const row = { instance_id: instanceId, model_name_or_path: model, model_patch: size > max ? 'x'.repeat(max + 1) : readFileSync(flags.patch, 'utf8') };
+  return { parsed: parsePredictions(JSON.stringify(row), known, { maxPatchBytes: max }), name: `${instanceId}.${model.replace(/[^A-Za-z0-9._-]+/g, '_')}` };
+}
+
+/** `perfmine score`: the work, with the container engine given (tests pass theirs). */
+export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?: DockerService): Promise<ScoreRun> {
+  const session = openSession(globals);
+  const { config, log } = session;
+  if (checkDatabasePath(config.db, 'write') !== 'sqlite') {
+    throw new ConfigError(`db: no database at ${config.db}: nothing was emitted to score against`, { reason: 'no-database', fix: 'pass --db the database of the runs that emitted the tasks' });
+  }
+  const db = openStore(config.db);
+  if (!session.json) noteDb(config.db);
+  try {
+    const ledger = new Ledger(db);
+    const emitted = emittedRows(ledger);
+    const { parsed, name } = readInput(flags, new Set(emitted.keys()));
+    // scoring measures every workload of the suite on each side (validate's coverage selection is about the expert's patch)
+    const validate = { ...config.validate, selection: 'all' as const, keepExpertImages: false };
+    const tasks = new Map<string, ScoreTask>();
+    const broken = new Map<string, ConfigError>();
+    for (const id of new Set(parsed.predictions.map((p) => p.instanceId))) {
+      try {
+        tasks.set(id, loadScoreTask(db, ledger, emitted.get(id)!, validate));
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        broken.set(id, error);
+      }
+    }
+    const metrics = new Metrics();
+    const engine = docker ?? new DockerService({ runLabel: 'score', metrics });
+    const runner = new DockerMeasurementRunner({ docker: engine, limits: containerLimits(config.docker), build: buildSettings(config), wheelhouse: wheelhouseOf(config), log, metrics });
+    // a task whose environment the store lacks: its rows are errors, the other tasks' rows are scored
+    const unscorable = parsed.predictions
+      .filter((p) => broken.has(p.instanceId))
+      .map((p): PredictionResult => ({ ...rejectedResult({ row: p.row, instanceId: p.instanceId, model: p.model, reason: 'unknown-instance', message: '' }), status: 'error', failure: broken.get(p.instanceId)!.reason, detail: broken.get(p.instanceId)!.message }));
+    const scored = await scorePredictions(tasks, parsed.predictions.filter((p) => !broken.has(p.instanceId)), parsed.rejected, {
+      runner,
+      store: new ScoreStore(db),
+      config: validate,
+      log,
+      metrics,
+      fingerprints: new FingerprintCache(db),
+      ...(flags.force ? { force: true } : {}),
+    });
+    const rows = [...scored, ...unscorable].sort((a, b) => a.row - b.row);
+    const models = aggregateByModel(rows.filter((r) => r.status !== 'rejected' && r.model_name_or_path !== null).map((r) => ({ model: r.model_name_or_path!, instanceId: r.instance_id ?? '', failure: r.failure, score: r.score })));
+    const results = resolve(flags.results ?? join(config.out, 'scores', `${name}.jsonl`));
+    const summaryPath = results.replace(/\.jsonl$/, '') + '.summary.txt';
+    const summary = `${formatScoreRows(rows)}\n\n${formatAggregate(models)}\n`;
+    mkdirSync(dirname(results), { recursive: true });
+    writeFileSync(results, rows.map((r) => JSON.stringify({ ...r, score: undefined })).join('\n') + (rows.length > 0 ? '\n' : ''));
+    writeFileSync(summaryPath, summary);
+    return { rows, models, results, summary };
+  } finally {
+    db.close();
+  }
+}
+
+/** `perfmine score`'s action: score, print (or JSON), and set the exit code (1 when a row was rejected or broke). */
+export async function scoreCommand(flags: ScoreFlags, globals: GlobalFlags): Promise<number> {
+  const run = await runScore(flags, globals);
+  if (globals.json) printJson({ results: run.results, rows: run.rows.map((r) => ({ ...r, score: undefined })), models: run.models });
+  else print(`${run.summary}\nresults: ${run.results}`);
+  return run.rows.some((r) => r.status === 'error' || r.status === 'rejected') ? EXIT.itemsFailed : EXIT.ok;
+}

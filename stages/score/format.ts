@@ -1,0 +1,52 @@
+import type { PredictionResult } from './index.js';
+import type { ModelAggregate } from './task-score.js';
+
+/** The text output of `perfmine score`: one line per prediction, then the aggregate table by model. Pure. */
+
+function num(x: number | null, digits = 3): string {
+  return x === null ? '-' : x.toFixed(digits);
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+export function formatScoreRows(rows: readonly PredictionResult[]): string {
+  return table(
+    ['row', 'instance_id', 'model', 'status', 'agent', 'expert', 'advantage', 'normalized', 'measured', 'failure / detail'],
+    rows.map((r) => [
+      String(r.row),
+      r.instance_id ?? '-',
+      r.model_name_or_path ?? '-',
+      r.status,
+      num(r.agent_speedup),
+      num(r.expert_speedup),
+      num(r.advantage),
+      num(r.normalized_advantage),
+      r.measured ? 'yes' : 'no',
+      r.failure === null ? '' : `${r.failure}: ${(r.regressed_tests.length > 0 ? r.regressed_tests.join(', ') : r.detail).split('\n')[0]!.slice(0, 120)}`,
+    ]),
+  ).join('\n');
+}
+
+export function formatAggregate(models: readonly ModelAggregate[]): string {
+  return table(
+    ['model', 'tasks', 'passed', 'failed', 'speedup', 'expert', 'advantage', 'adv (module)', 'adv (class)', 'adv (function)', 'normalized', 'beat expert'],
+    models.map((m) => [
+      m.model,
+      String(m.tasks),
+      String(m.passed),
+      String(m.failed),
+      num(m.meanAgentSpeedup),
+      num(m.meanExpertSpeedup),
+      num(m.meanAdvantage),
+      num(m.meanModuleAdvantage),
+      num(m.meanClassAdvantage),
+      num(m.meanFunctionAdvantage),
+      num(m.meanNormalizedAdvantage),
+      String(m.beatExpert),
+    ]),
+  ).join('\n');
+}
