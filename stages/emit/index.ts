@@ -15,7 +15,7 @@ import { commitKey } from '../../pipeline/concepts/keys.js';
 import { validateOutputSchema, type ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import type { EmitConfig } from './config.js';
 import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
-import { emitOutputSchema, type EmitOutput } from './output.js';
+import { emitOutputSchema, type EmitOutput } from '../../pipeline/concepts/records/emit-output.js';
 import { emitResultSettings } from './result-settings.js';
 import { assembleRow, imageNameOf } from './row.js';
 import { emittedStatement } from './statement.js';

@@ -13,7 +13,7 @@ import { runPipeline } from '../../pipeline/orchestrate.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { runScore, type ScoreRun } from '../../pipeline/cli/commands/score.js';
-import type { PredictionResult } from '../../stages/score/index.js';
+import type { PredictionResult } from '../../stages/validate/score/index.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { memoryLogger, tempDir, testLabel } from '../synthesize/harness.js';
 

@@ -1,17 +1,18 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Ledger } from '../../cache/ledger.js';
-import { loadPullRequest } from '../../cache/pull-requests.js';
-import type { Db } from '../../cache/store.js';
-import { ConfigError } from '../../pipeline/errors.js';
-import { parseAsvConfig } from '../filter/asv-config.js';
-import { emitOutputSchema, type EmitOutput } from '../emit/output.js';
-import { synthesizeOutputSchema } from '../synthesize/output.js';
-import { benchmarkDirOf, REPO_DIR } from '../synthesize/verification.js';
-import type { ValidateConfig } from '../validate/config.js';
-import { baseCommitKey, pythonOf } from '../validate/index.js';
-import type { Candidate } from '../validate/measured.js';
-import { resolveResultsDir } from '../validate/protocol/asv-invocation.js';
+import type { Ledger } from '../../../cache/ledger.js';
+import { loadPullRequest } from '../../../cache/pull-requests.js';
+import type { Db } from '../../../cache/store.js';
+import { ConfigError } from '../../../pipeline/errors.js';
+import { parseAsvConfig } from '../../../pipeline/concepts/asv-config.js';
+import { emitOutputSchema, type EmitOutput } from '../../../pipeline/concepts/records/emit-output.js';
+import { synthesizeOutputSchema } from '../../../pipeline/concepts/records/synthesize-output.js';
+import { benchmarkDirOf, REPO_DIR } from '../../../pipeline/services/environments/verification.js';
+import type { ValidateConfig } from '../config.js';
+import { pythonOf } from '../index.js';
+import { commitKey } from '../../../pipeline/concepts/keys.js';
+import type { MeasuredCandidate } from '../measured.js';
+import { resolveResultsDir } from '../protocol/asv-invocation.js';
 
 /**
  * The emitted tasks scoring can run, read from the store: each one's row (the expert patch) and
@@ -23,7 +24,7 @@ export interface ScoreTask {
   readonly instanceId: string;
   readonly expertPatch: string;
   /** validate's candidate without its patch: the scored side's patch goes in. */
-  readonly candidate: Omit<Candidate, 'patch'>;
+  readonly candidate: Omit<MeasuredCandidate, 'patch'>;
 }
 
 /** Every emitted task in the store by instance id (done emit items whose candidate validate still keeps). */
@@ -55,7 +56,7 @@ export function loadScoreTask(db: Db, ledger: Ledger, emitted: EmitOutput, confi
   const key = `${row.repo}#${row.pull_number}`;
   const missing = (what: string) =>
     new ConfigError(`${row.instance_id}: ${what} is not in the store`, { reason: 'task-incomplete', fix: `run \`perfmine stage validate --pr ${row.pull_number} --repo ${row.repo}\` first` });
-  const synth = ledger.get('synthesize', baseCommitKey(row.repo, row.base_commit));
+  const synth = ledger.get('synthesize', commitKey(row.repo, row.base_commit));
   const synthesize = synthesizeOutputSchema.safeParse(synth?.output);
   if (synth?.status !== 'done' || !synthesize.success) throw missing('its verified environment');
   const pr = loadPullRequest(db, row.repo, row.pull_number);

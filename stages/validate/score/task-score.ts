@@ -1,4 +1,4 @@
-import { advantage, commonWorkloads, normalizedAdvantage, overallSpeedup, stratifiedAdvantage, type Speedups, type StratifiedAdvantage } from '../validate/asv/metrics.js';
+import { advantage, commonWorkloads, normalizedAdvantage, overallSpeedup, stratifiedAdvantage, type Speedups, type StratifiedAdvantage } from '../../../pipeline/concepts/asv/metrics.js';
 
 /**
  * One prediction's score on one task, with FormulaCode's metrics (stages/validate/asv/metrics.ts):

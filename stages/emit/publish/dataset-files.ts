@@ -1,6 +1,6 @@
-import { tasksParquet } from '../emit/parquet.js';
-import { sortRows } from '../emit/row.js';
-import type { MonthTask } from '../emit/month-files.js';
+import { tasksParquet } from '../parquet.js';
+import { sortRows } from '../row.js';
+import type { MonthTask } from '../month-files.js';
 
 /**
  * The emitted months as a Hugging Face dataset folder (`perfmine publish`): `data/YYYY-MM.parquet`

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { taskRowSchema } from './row.js';
+import { taskRowSchema } from './task-row.js';
 
 /** What emit records per task (`owner/name#N`): its dataset row and the files of its folder. */
 export const emitOutputSchema = z.object({

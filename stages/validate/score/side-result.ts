@@ -1,4 +1,4 @@
-import type { CandidateValidation } from '../validate/validate-candidate.js';
+import type { CandidateValidation } from '../validate-candidate.js';
 
 /**
  * What scoring keeps of one side's run through validate's machinery (the patch applied and built,
