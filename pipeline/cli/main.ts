@@ -13,6 +13,7 @@ import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { registerTasks } from './commands/tasks.js';
+import { registerWorker } from './commands/worker.js';
 
 /** What the program is built from; tests pass their own stages, or adapters of their own (a Docker adapter with a test's label). */
 export interface ProgramDeps {
@@ -38,6 +39,7 @@ export function buildProgram(deps: ProgramDeps = {}): Command {
     .addOption(new Option('--llm <mode>', '"none": rules only, no LLM call (env PERFMINE_LLM)').choices(['none', 'openai']))
     .option('--base-image <image>', 'image every environment starts from (env PERFMINE_BASE_IMAGE; default perfmine/base:bookworm)')
     .option('--out <dir>', 'where datasets are written (default ./out)')
+    .addOption(new Option('--executor <kind>', '"slurm": heavy items (synthesize, validate) as Slurm jobs (config executor.slurm); default local').choices(['local', 'slurm']))
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(
@@ -58,6 +60,7 @@ credentials or a busy database; 3 a bug; 130 interrupted.`,
   registerCache(program);
   registerTasks(program);
   registerReport(program, registry);
+  registerWorker(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
