@@ -46,11 +46,6 @@ if [ "${#need[@]}" -gt 0 ]; then
     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
 fi
 
-if [ -f "$conf_dir/slurm.conf" ] && grep -q '^ClusterName=perfmine' "$conf_dir/slurm.conf" && cluster_up; then
-  log "Slurm cluster already up: $(sinfo -h -o '%D nodes %t' | tr '\n' ' ')"
-  exit 0
-fi
-
 mkdir -p "$conf_dir" "$state_dir" "$log_dir" /var/spool/slurmd /run/munge /var/log/munge /var/lib/munge
 chown munge:munge /run/munge /var/log/munge /var/lib/munge
 chmod 0755 /run/munge
@@ -104,7 +99,8 @@ for i in $(seq 1 "$nodes"); do
   node_lines+="NodeName=pm$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((17000 + i)) CPUs=2 RealMemory=4000 State=UNKNOWN"$'\n'
 done
 node_list=$(seq -s, -f 'pm%g' 1 "$nodes")
-cat >"$conf_dir/slurm.conf" <<EOF
+new_conf=$(mktemp)
+cat >"$new_conf" <<EOF
 # Written by perfmine scripts/setup-slurm.sh: a cluster of this host alone, loopback only.
 ClusterName=perfmine
 SlurmctldHost=localhost(127.0.0.1)
@@ -125,6 +121,8 @@ TaskPlugin=task/none
 SlurmdParameters=config_overrides
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
+# a job without --mem gets this much per CPU (not the whole node), so that small jobs share a node
+DefMemPerCPU=1000
 SchedulerType=sched/backfill
 # Accounting through slurmdbd, so that sacct answers for finished jobs.
 AccountingStorageType=accounting_storage/slurmdbd
@@ -147,6 +145,12 @@ MpiDefault=none
 $node_lines
 PartitionName=debug Nodes=$node_list Default=YES MaxTime=INFINITE State=UP
 EOF
+conf_changed=0
+if ! cmp -s "$new_conf" "$conf_dir/slurm.conf"; then conf_changed=1; mv "$new_conf" "$conf_dir/slurm.conf"; chmod 0644 "$conf_dir/slurm.conf"; else rm -f "$new_conf"; fi
+if [ "$conf_changed" = 0 ] && cluster_up; then
+  log "Slurm cluster already up: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+  exit 0
+fi
 
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -160,7 +164,7 @@ if ! sacctmgr -n -P list cluster format=cluster 2>/dev/null | grep -qx perfmine;
 fi
 
 if pid_alive /run/slurmctld.pid; then
-  scontrol reconfigure >/dev/null 2>&1 || true
+  if [ "$conf_changed" = 1 ]; then log "slurm.conf changed: scontrol reconfigure"; scontrol reconfigure >/dev/null 2>&1 || true; fi
 else
   log "starting slurmctld"
   slurmctld

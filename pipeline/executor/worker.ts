@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { kindOf, PerfmineError } from '../errors.js';
@@ -15,13 +15,15 @@ export type WorkerHandler = (input: JobInput, env: { readonly dir: string }) => 
 
 /**
  * `prepared`: a job whose result comes in its input (the coordinator's tests and benchmark).
- * `sleepSeconds` keeps it running (to be cancelled, or killed by its time limit); `rawResult`
+ * `sleepSeconds` and `waitForFile` keep it running (to be cancelled, or killed by its time limit); `rawResult`
  * writes that text as the result file as it is (a truncated file); `exitCode` exits without a result.
  */
 export const preparedPayloadSchema = z
   .object({
     output: z.unknown(),
     sleepSeconds: z.number().nonnegative().optional(),
+    /** Runs until this file exists (a test releases it, or lets the time limit kill the job). */
+    waitForFile: z.string().optional(),
     rawResult: z.string().optional(),
     exitCode: z.number().int().optional(),
   })
@@ -31,6 +33,7 @@ export type PreparedPayload = z.infer<typeof preparedPayloadSchema>;
 const prepared: WorkerHandler = async (input, env) => {
   const p = preparedPayloadSchema.parse(input.payload);
   if (p.sleepSeconds) await new Promise((r) => setTimeout(r, p.sleepSeconds! * 1000));
+  while (p.waitForFile !== undefined && !existsSync(p.waitForFile)) await new Promise((r) => setTimeout(r, 200));
   if (p.rawResult !== undefined) {
     writeFileSync(join(env.dir, 'result.json'), p.rawResult);
     process.exit(0);
