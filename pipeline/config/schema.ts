@@ -124,6 +124,8 @@ const slurmSection = z
     pollIntervalMs: positiveInt.default(10_000),
     /** Jobs of this coordinator queued or running at once. */
     maxJobs: positiveInt.default(500),
+    /** sbatch calls in flight at once. */
+    submitConcurrency: positiveInt.default(8),
     /**
      * The command a job runs, before `--spool DIR --job ID` (default: this node binary and this
      * perfmine's bin.js, `worker`); the installation must be at the same path on the nodes.

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import type { Db } from '../../cache/store.js';
 import type { SlurmConfig } from '../config/schema.js';
-import { ItemError, type PerfmineError } from '../errors.js';
+import { ConfigError, ItemError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import type { Logger } from '../logging.js';
 import type { JobState, SlurmAdapter } from '../services/slurm.js';
@@ -25,7 +25,7 @@ export interface RemoteHooks {
   /** Records the item's result; runs inside the transaction that marks its job ingested. A throw fails the item. */
   ingest(key: string, result: JobResult): void;
   /** Records the item as failed (its last attempt was lost, or its result was unusable). */
-  fail(key: string, error: PerfmineError): void;
+  fail(key: string, error: unknown): void;
 }
 
 export interface SlurmExecutorOptions {
@@ -49,6 +49,14 @@ export interface RemoteReport {
   readonly resubmitted: number;
   readonly notStarted: number;
   readonly cancelled: number;
+  /** Wall time spent in sbatch, in squeue/sacct polls (with the spool reads), and in ingest transactions. */
+  readonly submitMs: number;
+  /** Wall time of the submission rounds (sbatch calls run submitConcurrency at a time). */
+  readonly submitWallMs: number;
+  readonly pollMs: number;
+  readonly ingestMs: number;
+  /** Wall time spent waiting between polls (the rest of the run is the coordinator's own work). */
+  readonly idleMs: number;
 }
 
 interface Tracked {
@@ -89,6 +97,7 @@ export function jobNameOf(stage: string, key: string, inputHash: string, attempt
 export class SlurmExecutor {
   private readonly jobs: ExecutorJobs;
   private readonly live = new Map<string, Tracked>();
+  private timing = { submitMs: 0, pollMs: 0, ingestMs: 0 };
 
   constructor(private readonly options: SlurmExecutorOptions) {
     this.jobs = new ExecutorJobs(options.db);
@@ -112,7 +121,8 @@ export class SlurmExecutor {
     const { config, log, slurm } = this.options;
     // Before anything is submitted: a spool that cannot be written is a configuration error.
     checkSpoolWritable(config.spool);
-    const report = { submitted: 0, adopted: 0, ingested: 0, failed: 0, resubmitted: 0, notStarted: 0, cancelled: 0 };
+    const report = { submitted: 0, adopted: 0, ingested: 0, failed: 0, resubmitted: 0, notStarted: 0, cancelled: 0, submitMs: 0, submitWallMs: 0, pollMs: 0, ingestMs: 0, idleMs: 0 };
+    this.timing = report;
 
     const prior = this.jobs.byItem(this.options.stage);
     const toSubmit: Tracked[] = [];
@@ -133,23 +143,43 @@ export class SlurmExecutor {
     if (report.adopted > 0) log.info({ stage: this.options.stage, adopted: report.adopted }, 'following the Slurm jobs of an earlier run instead of submitting them again');
 
     let next = 0;
-    const submitMore = async () => {
+    // sbatch calls in flight at once: each costs a process and a controller round trip
+    const lane = async () => {
       while (next < toSubmit.length && this.live.size < config.maxJobs) {
         if (this.options.drain?.aborted || this.options.hard?.aborted) return;
         const t = toSubmit[next++]!;
-        await this.submit(t);
-        report.submitted += 1;
+        try {
+          await this.submit(t);
+          report.submitted += 1;
+        } catch (error) {
+          if (error instanceof ConfigError) throw error; // no sbatch at all: nothing can be submitted
+          // sbatch refused or did not answer: the item fails (a rerun finds the job by name if it was queued after all)
+          this.live.delete(t.jobName);
+          this.jobs.settle(t.jobName, 'failed', 'sbatch-failed');
+          hooks.fail(t.job.key, error);
+          report.failed += 1;
+        }
       }
+    };
+    const submitMore = async () => {
+      const w0 = performance.now();
+      const before = report.submitted;
+      await Promise.all(Array.from({ length: config.submitConcurrency }, lane));
+      if (report.submitted > before) report.submitWallMs += performance.now() - w0;
     };
 
     try {
       await submitMore();
       while (this.live.size > 0) {
         if (this.options.hard?.aborted) break;
+        const p0 = performance.now();
         await this.poll(hooks, report);
+        report.pollMs += performance.now() - p0;
         await submitMore();
         if (this.live.size === 0) break;
+        const w0 = performance.now();
         await pause(config.pollIntervalMs, this.options.hard);
+        report.idleMs += performance.now() - w0;
       }
     } finally {
       if (this.options.hard?.aborted && this.live.size > 0) {
@@ -197,6 +227,7 @@ export class SlurmExecutor {
     const dir = writeJobInput(config.spool, t.jobName, { version: 1, stage, key: t.job.key, kind: t.job.kind, payload: t.job.payload });
     this.jobs.recordSubmitting({ stage, key: t.job.key, inputHash: t.job.inputHash, attempt: t.attempt, jobName: t.jobName, runId });
     this.live.set(t.jobName, t);
+    const s0 = performance.now();
     const jobId = await this.options.slurm.submit({
       jobName: t.jobName,
       script: batchScript(config.workerCommand ?? defaultWorkerCommand(), config.spool, t.jobName),
@@ -210,6 +241,7 @@ export class SlurmExecutor {
       exclusive: config.exclusive,
       extraArgs: config.extraArgs,
     });
+    this.timing.submitMs += performance.now() - s0;
     t.jobId = jobId;
     this.jobs.setJobId(t.jobName, jobId);
     this.options.log.debug({ stage, item: t.job.key, jobId, attempt: t.attempt }, 'submitted');
@@ -249,12 +281,14 @@ export class SlurmExecutor {
             report.failed += 1;
             break;
           }
+          const i0 = performance.now();
           try {
             this.options.db.transaction(() => {
               hooks.ingest(t.job.key, result);
               this.jobs.settle(t.jobName, 'ingested', null, s?.state ?? null);
             })();
             report.ingested += 1;
+            this.timing.ingestMs += performance.now() - i0;
           } catch (error) {
             this.jobs.settle(t.jobName, 'failed', 'ingest failed', s?.state ?? null);
             hooks.fail(t.job.key, new ItemError('slurm-result-rejected', `${t.job.key}: job ${t.jobId}'s result could not be recorded: ${(error as Error).message}`, { cause: error }));

@@ -2,7 +2,8 @@
  * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
  * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
  * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide,
- * measure, selection (default: all; chronological-cache, measure and selection need the Docker
+ * measure, selection, slurm-coordinator (default: all; slurm-coordinator needs the cluster of
+ * scripts/setup-slurm.sh; chronological-cache, measure and selection need the Docker
  * engine: about 15, 10 and 20 minutes).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { decideWorkloadsBenchmark } from './decide-workloads.js';
 import { gitCollectBenchmark } from './git-collect.js';
 import { measureEnginesBenchmark } from './measure-engines.js';
 import { selectionBenchmark } from './selection.js';
+import { slurmCoordinatorBenchmark } from './slurm-coordinator.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 const OUT = `${OUT_DIR}results.json`;
@@ -100,6 +102,17 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
         },
         { figure: '   every workload', value: `${r.all.seconds.toFixed(0)} s, ${r.all.measured} measured, found ${r.all.found.join(' ') || 'none'}`, target: '', ok: null },
         { figure: '   wall time selected / all', value: `${(100 * r.ratio).toFixed(1)}%`, target: '<= 10%', ok: r.ratio <= 0.1 },
+      ],
+    };
+  },
+  'slurm-coordinator': async () => {
+    const r = await slurmCoordinatorBenchmark(Number(process.env['PERFMINE_BENCH_SLURM_ITEMS'] ?? 1000));
+    return {
+      result: r,
+      rows: [
+        { figure: `8. Slurm coordinator, ${r.items.toLocaleString('en-US')} jobs returning prepared results: submissions`, value: `${r.submissionsPerSecond.toFixed(1)}/s (${ms(r.submitWallMs)} submitting; ${ms(r.submitMs)} summed over the sbatch calls)`, target: '', ok: null },
+        { figure: '   coordinator overhead per item (busy wall time; own CPU)', value: `${r.overheadMsPerItem.toFixed(1)} ms; ${r.cpuMsPerItem.toFixed(2)} ms CPU (polls ${ms(r.pollMs)}, ingest ${ms(r.ingestMs)})`, target: '', ok: null },
+        { figure: '   all ingested / wall time', value: `${r.done}/${r.items} in ${ms(r.wallMs)}`, target: 'all', ok: r.done === r.items },
       ],
     };
   },
