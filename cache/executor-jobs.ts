@@ -117,7 +117,7 @@ export class ExecutorJobs {
       if (r.jobId !== null) g.jobIds.push(r.jobId);
       groups.set(id, g);
     }
-    return [...groups.values()];
+    return [...groups.values()].sort((a, b) => a.stage.localeCompare(b.stage) || a.slurmState.localeCompare(b.slurmState));
   }
 }
 
