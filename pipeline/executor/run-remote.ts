@@ -22,9 +22,12 @@ export interface RemoteIo {
   readonly slurm?: SlurmAdapter;
 }
 
-/** Whether this stage's items go to Slurm in this context. */
+/** Whether this stage's items go to Slurm in this context; says so when a container stage cannot yet. */
 export function runsRemotely(ctx: PipelineContext, stage: AnyStage): boolean {
-  return ctx.config.executor.kind === 'slurm' && stage.remote !== undefined;
+  if (ctx.config.executor.kind !== 'slurm') return false;
+  if (stage.remote !== undefined) return true;
+  if (stage.system === 'docker') ctx.log.warn({ stage: stage.name }, `executor slurm: stage ${stage.name} has no Slurm worker in this version; its items run on this machine's Docker engine`);
+  return false;
 }
 
 /**

@@ -178,6 +178,35 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     }
   }, 600_000);
 
+  it('on a hard stop (second Ctrl-C) cancels its jobs and records them cancelled; a rerun submits them afresh', async () => {
+    const dir = tempDir('perfmine-slurm-');
+    const spool = join(dir, 'spool');
+    const db = openStore(join(dir, 'perfmine.db'));
+    const list = [1, 2].map((n) => ({ key: `stopped-${n}`, payload: { output: { n }, waitForFile: join(dir, 'never') } }));
+    const hard = new AbortController();
+    const running = runStage(context(db, spool, {}, hard.signal), preparedStage(list), scope);
+    const ids = await until('both jobs to be submitted', () => {
+      const rows = list.map((i) => attemptsOf(db, i.key, i.payload)[0]?.jobId);
+      return rows.every(Boolean) ? (rows as string[]) : false;
+    });
+    hard.abort();
+    const report = await running;
+    expect(report.notStarted).toBe(2);
+    for (const i of list) expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state, r.reason])).toEqual([[1, 'cancelled', 'coordinator stopped']]);
+    const states = await until('sacct to show both jobs cancelled', async () => {
+      const s = await slurm.accounting(ids);
+      return s.length === 2 && s.every((j) => j.state === 'CANCELLED') ? s : false;
+    });
+    expect(states.map((j) => j.jobId).sort()).toEqual([...ids].sort());
+    expect(new ExecutorJobs(db).open()).toEqual([]);
+
+    writeFileSync(join(dir, 'never'), 'go');
+    const rerun = await runStage(context(db, spool), preparedStage(list), scope);
+    expect(rerun.done).toBe(2);
+    for (const i of list) expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state])).toEqual([[1, 'cancelled'], [2, 'ingested']]);
+    db.close();
+  }, 300_000);
+
   it('finds a job submitted just before a crash (its id never recorded) by its name, instead of submitting it again', async () => {
     const dir = tempDir('perfmine-slurm-');
     const spool = join(dir, 'spool');
