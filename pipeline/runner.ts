@@ -5,6 +5,7 @@ import type { Emitter } from './events.js';
 import { hashOf } from './hash.js';
 import { availableParallelism } from 'node:os';
 import { GroupCommit } from './group-commit.js';
+import { runRemote, runsRemotely } from './executor/run-remote.js';
 import { queueSizes } from './queues.js';
 import { checkOnlyServices, WouldChange } from './services/check-only.js';
 import type { Scope } from './scope.js';
@@ -293,6 +294,21 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
         // Let signals, timers and progress output run between chunks.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
+    } else if (runsRemotely(ctx, stage)) {
+      // executor: slurm — the items run as Slurm jobs; each result is committed as it is ingested
+      const t0 = Date.now();
+      const counts = await runRemote(ctx, stage, toRun, {
+        drain: options.drain,
+        itemContext: (key) => itemContext(ctx, stage.name, key),
+        commit: (p, outcome) => {
+          stage.persist?.(ctx.db, p.item, outcome);
+          ctx.ledger.completeMany(stage.name, stage.version, [{ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) }], ctx.runId);
+          recorded(p, outcome, t0);
+        },
+        fail: (p, error) => recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, error, t0),
+      });
+      ran += counts.ran;
+      notStarted += counts.notStarted;
     } else {
       await Promise.all(toRun.map((p) => pool.add(() => runOne(p))));
     }

@@ -90,10 +90,25 @@ export interface Stage<I = unknown, O = unknown, R = unknown> {
   runBatch?(ctx: PipelineContext, items: readonly WorkItem<I>[]): Promise<readonly BatchResult<I, O, R>[]>;
   /** Whether the runner uses `runBatch` for this scope (default: whenever the stage has it). */
   batched?(scope: Scope): boolean;
+  /**
+   * How an item runs as a Slurm job (`executor: slurm`); a stage without it runs locally under
+   * either executor. See pipeline/executor/.
+   */
+  remote?: RemoteStage<I, O, R>;
   /** Writes the item's rows (`outcome.rows`) into the stage's own tables; runs in the ledger's transaction. */
   persist?(db: Db, item: WorkItem<I>, outcome: Outcome<O, R>): void;
   /** Runs once after the items (e.g. emit writes the month's files). */
   finish?(ctx: PipelineContext, scope: Scope): Promise<void>;
+}
+
+/** A stage's items as jobs on other machines: what the worker gets, and its result back as an outcome. */
+export interface RemoteStage<I, O, R = unknown> {
+  /** The worker handler that runs the items on a node (pipeline/executor/worker.ts). */
+  readonly kind: string;
+  /** Everything the worker needs (JSON): the store is read here, on the coordinator. */
+  payload(ctx: ItemContext, item: WorkItem<I>): unknown;
+  /** The worker's result as the item's outcome (validate it with zod); runs in the ingest transaction, before persist. */
+  outcome(result: unknown, item: WorkItem<I>): Outcome<O, R>;
 }
 
 /** Erases a stage's item types so that stages of different types fit in one registry. */

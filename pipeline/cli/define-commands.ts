@@ -48,6 +48,7 @@ export function defineCommands(program: Command, deps: CommandDeps): void {
   defineReport(program, deps);
   defineScore(program);
   definePublish(program);
+  defineWorker(program);
 }
 
 function defineRun(program: Command, deps: CommandDeps): void {
@@ -142,7 +143,7 @@ same way, and never under a 1.05 change. Each workload's minimum detectable spee
 function defineDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema')
+    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema; with --executor slurm also sbatch/squeue/sacct, the spool from a compute node (a probe job) and the registry')
     .action(async (_flags: unknown, command: Command) => {
       const { doctorCommand } = await import('./commands/doctor.js');
       process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
@@ -247,5 +248,17 @@ function definePublish(program: Command): void {
     .action(async (flags: PublishFlags, command: Command) => {
       const { publishCommand } = await import('./commands/publish.js');
       process.exitCode = publishCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineWorker(program: Command): void {
+  program
+    .command('worker')
+    .description("run one Slurm job of the slurm executor: read its input from the spool, run the item against this node's Docker engine, write its result (internal: sbatch scripts call it)")
+    .requiredOption('--spool <dir>', 'the shared spool directory (executor.slurm.spool)')
+    .requiredOption('--job <name>', "the job's name (its directory under <spool>/jobs)")
+    .action(async (flags: { spool: string; job: string }) => {
+      const { workerCommand } = await import('./commands/worker.js');
+      process.exitCode = await workerCommand(flags);
     });
 }

@@ -25,6 +25,7 @@ export function buildProgram(deps: ProgramDeps = {}): Command {
     .addOption(new Option('--llm <mode>', '"none": rules only, no LLM call (env PERFMINE_LLM)').choices(['none', 'openai']))
     .option('--base-image <image>', 'image every environment starts from (env PERFMINE_BASE_IMAGE; default perfmine/base:bookworm)')
     .option('--out <dir>', 'where datasets are written (default ./out)')
+    .addOption(new Option('--executor <kind>', '"slurm": heavy items (synthesize, validate) as Slurm jobs (config executor.slurm); default local').choices(['local', 'slurm']))
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(

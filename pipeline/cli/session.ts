@@ -13,6 +13,7 @@ export interface GlobalFlags {
   readonly llm?: string;
   readonly baseImage?: string;
   readonly out?: string;
+  readonly executor?: string;
 }
 
 export interface Session {
@@ -34,6 +35,7 @@ export function flagLayer(flags: GlobalFlags): Record<string, unknown> {
   if (flags.logLevel !== undefined) setPath(layer, ['logLevel'], flags.logLevel);
   if (flags.llm !== undefined) setPath(layer, ['llm', 'mode'], flags.llm);
   if (flags.baseImage !== undefined) setPath(layer, ['docker', 'baseImage'], flags.baseImage);
+  if (flags.executor !== undefined) setPath(layer, ['executor', 'kind'], flags.executor);
   return layer;
 }
 

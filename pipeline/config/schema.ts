@@ -102,6 +102,48 @@ const dockerSection = z
   })
   .strict();
 
+const slurmSection = z
+  .object({
+    /** A directory every compute node sees at the same path (a shared filesystem): job inputs, results and logs. */
+    spool: z.string().min(1).default('perfmine-spool'),
+    partition: z.string().min(1).optional(),
+    account: z.string().min(1).optional(),
+    /** sbatch --time (minutes, or [D-]HH:MM:SS). */
+    timeLimit: z.string().min(1).default('04:00:00'),
+    /** sbatch --cpus-per-task. */
+    cpus: positiveInt.default(2),
+    /** sbatch --mem in MiB; unset: the partition's default. */
+    memoryMb: positiveInt.optional(),
+    /** Measurement jobs hold their node alone (sbatch --exclusive). */
+    exclusive: z.boolean().default(true),
+    /** More sbatch arguments, as given (e.g. ["--qos=long", "--constraint=docker"]). */
+    extraArgs: z.array(z.string()).default([]),
+    /** Submissions of one item (the first included) before it fails as lost (time limit, node failure, preemption, cancel). */
+    maxAttempts: positiveInt.default(3),
+    /** Milliseconds between polls of squeue/sacct. */
+    pollIntervalMs: positiveInt.default(10_000),
+    /** Jobs of this coordinator queued or running at once. */
+    maxJobs: positiveInt.default(500),
+    /** sbatch calls in flight at once. */
+    submitConcurrency: positiveInt.default(8),
+    /**
+     * The command a job runs, before `--spool DIR --job ID` (default: this node binary and this
+     * perfmine's bin.js, `worker`); the installation must be at the same path on the nodes.
+     */
+    workerCommand: z.array(z.string()).min(1).optional(),
+  })
+  .strict();
+
+const executorSection = z
+  .object({
+    /** `local`: every container on this machine's Docker engine; `slurm`: heavy items as Slurm jobs (`--executor`). */
+    kind: z.enum(['local', 'slurm']).default('local'),
+    /** A Docker distribution registry (`host:port`) that carries verified images between nodes; unset: rebuilt from the cached script. */
+    registry: z.string().min(1).optional(),
+    slurm: slurmSection.prefault({}),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     /** SQLite store. */
@@ -127,9 +169,12 @@ export const configSchema = z
     synthesize: synthesizeConfig.prefault({}),
     validate: validateConfig.prefault({}),
     emit: emitConfig.prefault({}),
+    executor: executorSection.prefault({}),
   })
   .strict();
 
 export type Config = z.infer<typeof configSchema>;
 export type LlmConfig = Config['llm'];
+export type ExecutorConfig = Config['executor'];
+export type SlurmConfig = Config['executor']['slurm'];
 export type ConfigInput = z.input<typeof configSchema>;

@@ -2,7 +2,8 @@
  * `npm run bench [-- NAME...]`: perfmine's performance benchmarks (not tests). Each figure is a
  * ratio or a count measured in one run, so that it holds on a noisy machine. Prints a table and
  * writes bench/results.json. NAMES: collect-filter, chronological-cache, git-collect, decide,
- * measure, selection, startup (default: all; chronological-cache, measure and selection need the Docker
+ * measure, selection, startup, slurm-coordinator (default: all; slurm-coordinator needs the cluster of
+ * scripts/setup-slurm.sh; chronological-cache, measure and selection need the Docker
  * engine: about 15, 10 and 20 minutes).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { measureEnginesBenchmark } from './measure-engines.js';
 import { selectionBenchmark } from './selection.js';
 import { startupBenchmark } from './startup.js';
 import { ensureBuilt } from '../helpers/build.js';
+import { slurmCoordinatorBenchmark } from './slurm-coordinator.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 const OUT = `${OUT_DIR}results.json`;
@@ -116,6 +118,17 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
     rows.push({ figure: '   perfmine --help / node opening SQLite (medians)', value: `${r.helpRatio.toFixed(2)}x`, target: '<= 2x', ok: r.helpRatio <= 2 });
     rows.push({ figure: '   perfmine status / node opening SQLite (medians)', value: `${r.statusRatio.toFixed(2)}x`, target: '<= 2x', ok: r.statusRatio <= 2 });
     return { result: r, rows };
+  },
+  'slurm-coordinator': async () => {
+    const r = await slurmCoordinatorBenchmark(Number(process.env['PERFMINE_BENCH_SLURM_ITEMS'] ?? 1000));
+    return {
+      result: r,
+      rows: [
+        { figure: `9. Slurm coordinator, ${r.items.toLocaleString('en-US')} jobs returning prepared results: submissions`, value: `${r.submissionsPerSecond.toFixed(1)}/s (${ms(r.submitWallMs)} submitting; ${ms(r.submitMs)} summed over the sbatch calls)`, target: '', ok: null },
+        { figure: '   coordinator overhead per item (busy wall time; own CPU)', value: `${r.overheadMsPerItem.toFixed(1)} ms; ${r.cpuMsPerItem.toFixed(2)} ms CPU (polls ${ms(r.pollMs)}, ingest ${ms(r.ingestMs)})`, target: '', ok: null },
+        { figure: '   all ingested / wall time', value: `${r.done}/${r.items} in ${ms(r.wallMs)}`, target: 'all', ok: r.done === r.items },
+      ],
+    };
   },
   decide: async () => {
     const r = decideWorkloadsBenchmark(5000, 20);

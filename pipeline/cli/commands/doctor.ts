@@ -1,5 +1,6 @@
 import { runDoctor, type Check } from '../../doctor.js';
 import { DockerService } from '../../services/docker.js';
+import { slurmChecks } from '../../executor/doctor.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
 const MARK: Record<Check['status'], string> = { ok: 'ok  ', missing: 'FAIL', warn: 'warn', skipped: 'skip' };
@@ -21,6 +22,8 @@ export function verdict(checks: readonly Check[]): string {
 export async function doctorCommand(globals: GlobalFlags): Promise<number> {
   const session = openSession(globals);
   const checks = await runDoctor({ config: session.config, credentials: session.credentials, docker: new DockerService(), log: session.log });
+  // --executor slurm: the Slurm commands, the spool from a compute node (a probe job), the registry
+  if (session.config.executor.kind === 'slurm') checks.push(...(await slurmChecks(session.config)));
   const failing = checks.filter((c) => c.required && c.status !== 'ok' && c.status !== 'skipped');
   const blocked = checks.filter((c) => c.required && c.status === 'skipped');
   if (session.json) printJson({ ok: failing.length === 0 && blocked.length === 0, checks });

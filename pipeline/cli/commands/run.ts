@@ -15,6 +15,7 @@ import type { ServiceOverrides } from '../../services/index.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
 import { installShutdown } from '../../shutdown.js';
+import { cancelRemoteJobsSync } from '../../executor/run-remote.js';
 import { formatMetrics, formatReports } from '../../summary.js';
 import { resolveScope, resolveStageFlag, type ScopeFlags } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
@@ -62,6 +63,7 @@ export async function runCommand(
     throw error;
   }
   const shutdown = installShutdown(log, () => {
+    cancelRemoteJobsSync();
     if (runId !== null) finishRun(db, runId, 'interrupted', EXIT.interrupted, { interrupted: 'hard stop' });
   });
   const ctx = createContext({ config, credentials: session.credentials, db, log, runId, signal: shutdown.hard, ...(services ? { services } : {}) });

@@ -1,6 +1,7 @@
 import { Ledger, type LedgerRow } from '../../../cache/ledger.js';
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
 import { openStore, schemaStatus } from '../../../cache/store.js';
+import { ExecutorJobs } from '../../../cache/executor-jobs.js';
 import { ConfigError } from '../../errors.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
@@ -127,8 +128,9 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
     const stop = lastStop(db, window?.label ?? null);
+    const jobs = new ExecutorJobs(db).inFlight().filter((j) => stages.includes(j.stage as StageName));
     if (session.json) {
-      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, lastStop: stop, runs: runs.map(runJson) });
+      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, lastStop: stop, runs: runs.map(runJson), slurmJobs: jobs });
       return 0;
     }
     const lines = [
@@ -136,6 +138,10 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
       `window: ${window?.label ?? 'all items'}`,
       formatFunnel(rows, stop),
     ];
+    if (jobs.length > 0) {
+      lines.push('Slurm jobs in flight (executor: slurm):');
+      for (const j of jobs) lines.push(`  ${j.stage} ${j.slurmState.toLowerCase()}: ${j.jobIds.length === 0 ? 'being submitted' : j.jobIds.join(' ')}`);
+    }
     if (runs.length > 0) {
       lines.push('recent runs:');
       for (const r of runs) lines.push(`  #${r.id} ${r.command} ${r.window_label ?? ''} ${r.status}${r.exit_code === null ? '' : ` (exit ${r.exit_code})`} ${r.started_at}`);

@@ -1,0 +1,68 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { kindOf, PerfmineError } from '../errors.js';
+import { readJobInput, writeJobResult, type JobInput } from './spool.js';
+
+/**
+ * The worker: runs one job's item on a compute node and writes its result into the spool
+ * (`perfmine worker --spool DIR --job NAME`). It never opens the SQLite store: what the item
+ * needs comes in its input file, what it produced goes out in its result file.
+ */
+
+/** Runs one kind of item on the node; returns the result (JSON) the coordinator ingests. */
+export type WorkerHandler = (input: JobInput, env: { readonly dir: string }) => Promise<unknown>;
+
+/**
+ * `prepared`: a job whose result comes in its input (the coordinator's tests and benchmark).
+ * `sleepSeconds` and `waitForFile` keep it running (to be cancelled, or killed by its time limit); `rawResult`
+ * writes that text as the result file as it is (a truncated file); `exitCode` exits without a result.
+ */
+export const preparedPayloadSchema = z
+  .object({
+    output: z.unknown(),
+    sleepSeconds: z.number().nonnegative().optional(),
+    /** Runs until this file exists (a test releases it, or lets the time limit kill the job). */
+    waitForFile: z.string().optional(),
+    rawResult: z.string().optional(),
+    exitCode: z.number().int().optional(),
+  })
+  .strict();
+export type PreparedPayload = z.infer<typeof preparedPayloadSchema>;
+
+const prepared: WorkerHandler = async (input, env) => {
+  const p = preparedPayloadSchema.parse(input.payload);
+  if (p.sleepSeconds) await new Promise((r) => setTimeout(r, p.sleepSeconds! * 1000));
+  while (p.waitForFile !== undefined && !existsSync(p.waitForFile)) await new Promise((r) => setTimeout(r, 200));
+  if (p.rawResult !== undefined) {
+    writeFileSync(join(env.dir, 'result.json'), p.rawResult);
+    process.exit(0);
+  }
+  if (p.exitCode !== undefined) process.exit(p.exitCode);
+  return p.output;
+};
+
+/**
+ * The handlers by kind. Extension point: synthesize, validate and score register theirs here
+ * (their payload carries everything the item needs, their result everything the coordinator
+ * records); a stage without one runs locally.
+ */
+export const WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { prepared };
+
+/** Runs the job in `dir`; returns the process exit code (0 once a result, success or item failure, is written). */
+export async function runWorker(dir: string, jobName: string, handlers: Readonly<Record<string, WorkerHandler>> = WORKER_HANDLERS): Promise<number> {
+  const input = readJobInput(dir);
+  const handler = handlers[input.kind];
+  if (!handler) {
+    writeJobResult(dir, { version: 1, jobName, ok: false, error: { kind: 'config', reason: 'unknown-worker-kind', message: `this perfmine has no worker for ${input.kind}` } });
+    return 0;
+  }
+  try {
+    const output = await handler(input, { dir });
+    writeJobResult(dir, { version: 1, jobName, ok: true, output });
+  } catch (error) {
+    const reason = error instanceof PerfmineError ? error.reason : 'worker-crashed';
+    writeJobResult(dir, { version: 1, jobName, ok: false, error: { kind: kindOf(error), reason, message: error instanceof Error ? error.message : String(error) } });
+  }
+  return 0;
+}
