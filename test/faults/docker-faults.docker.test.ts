@@ -115,7 +115,8 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     const logged = memoryLogger('info');
     lines = logged.lines;
     report = await runStage(testContext({ db, config, docker, log: logged.log }), synthesizeStage, gitScope(fixture.path));
-  }, 600_000);
+    // Five items of two builds each: 10 minutes ran out on a 2-core machine at load 25.
+  }, 1_800_000);
 
   afterAll(async () => {
     db?.close();
