@@ -8,18 +8,17 @@ import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { filterOutputSchema, type FilterOutput } from '../filter/output.js';
 import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
-import type { ClassifyConfig } from './config.js';
 import type { ClassifyOutput } from './output.js';
 import { addedIdentifierCandidates, patchVocabulary } from './leak-check.js';
 import { describeRepository } from './problem-statement.js';
+import { classifyResultSettings, type ClassifySettings } from './result-settings.js';
 
 /** The prompt files classify uses; their hashes are part of every item's input. */
 export const CLASSIFY_PROMPTS = ['perf-intent', 'problem-extract', 'optimization-category', 'problem-statement'] as const;
 
-export interface ClassifyInput {
+/** A filtered pull request, with the settings its result depends on (`llm`, and with an LLM `config`: result-settings.ts). */
+export type ClassifyInput = ClassifySettings & {
   readonly filter: FilterOutput;
-  readonly config: ClassifyConfig;
-  readonly llm: { readonly mode: 'none' } | { readonly mode: 'openai'; readonly model: string; readonly fallbackModel: string | null };
   /** sha256 of each prompt file: editing a prompt classifies again (answers to unchanged prompts come from the cache). */
   readonly prompts: Readonly<Record<string, string>>;
   /** The repository's description, when discover recorded one. */
@@ -29,7 +28,7 @@ export interface ClassifyInput {
    * commit's tree; null: it judges from the diff alone (see leak-check.ts).
    */
   readonly baseTree: string | null;
-}
+};
 
 const discoverDescription = z.object({ description: z.string().nullable().optional() }).loose();
 
@@ -56,8 +55,7 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
   async plan(ctx, scope) {
     const rows = ctx.ledger.list('filter', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
     const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
-    const { llm } = ctx.config;
-    const llmInput: ClassifyInput['llm'] = llm.mode === 'none' ? { mode: 'none' } : { mode: 'openai', model: llm.model, fallbackModel: llm.fallbackModel ?? null };
+    const settings = classifyResultSettings(ctx.config);
     const clone = scope.source.kind === 'git' && rows.length > 0 ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name } : null;
     const items: WorkItem<ClassifyInput>[] = [];
     for (const row of rows) {
@@ -74,9 +72,8 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
         repo: filter.repo,
         at: filter.mergedAt,
         input: {
+          ...settings,
           filter,
-          config: ctx.config.classify,
-          llm: llmInput,
           prompts,
           repoDescription: discovered.success ? (discovered.data.description ?? null) : null,
           baseTree: clone?.repo === filter.repo ? clone.path : null,
@@ -95,7 +92,9 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
     const atBase = baseTree ? await identifiersAtBase(ctx.services.git, baseTree, pr.baseSha, addedIdentifierCandidates(pr.diff, filter.coreFiles), ctx.signal) : null;
     if (baseTree && !atBase) ctx.log.warn({ path: baseTree, baseSha: pr.baseSha }, 'the clone does not have the base commit: the leak check judges from the diff alone');
     const vocabulary = patchVocabulary(pr.diff, filter.coreFiles, atBase);
-    const deps = { config: item.input.config, statementTemplate: loadPrompt('problem-statement'), vocabulary, item: item.key, signal: ctx.signal, log: ctx.log };
+    // the rules of --llm none read no classify setting; with an LLM they are in the item's input
+    const config = 'config' in item.input ? item.input.config : ctx.config.classify;
+    const deps = { config, statementTemplate: loadPrompt('problem-statement'), vocabulary, item: item.key, signal: ctx.signal, log: ctx.log };
     const outcome = item.input.llm.mode === 'none' ? classifyHeuristically(candidate, deps) : await classifyWithLlm(candidate, ctx.services.llm, deps);
     ctx.log.debug({ status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null }, 'classified');
     return outcome;

@@ -22,6 +22,7 @@ import {
 import { completeBinaryDiff } from './github-binary.js';
 import type { CollectInput, GitHubItemInput, ProblemItemInput } from './input.js';
 import { findIssueRefs } from './linked-issues.js';
+import { collectResultSettings } from './result-settings.js';
 import { prKey, pullRequestSchema, type Comment, type LinkedIssue, type PullRequest } from './pull-request.js';
 
 export type Collected = { readonly record: PullRequest } | { readonly dropped: string; readonly detail: string };
@@ -101,6 +102,7 @@ async function planRepository(ctx: PipelineContext, scope: Scope, name: string):
     if (repo.toLowerCase() !== name.toLowerCase()) ctx.log.info({ stage: 'collect', from: name, to: repo }, 'repository renamed; following it');
   }
   const wanted = new Set(scope.prs);
+  const settings = collectResultSettings(ctx.config);
   const items: WorkItem<CollectInput>[] = [];
   let pages = 0;
   for await (const page of gh.closedPullsByUpdated(repo, defaultBranch, ctx.config.collect.listPerPage)) {
@@ -117,6 +119,7 @@ async function planRepository(ctx: PipelineContext, scope: Scope, name: string):
         headSha: p.head.sha,
         mergeSha: p.merge_commit_sha!,
         mergedAt: normalizeInstant(p.merged_at!),
+        settings,
       };
       items.push({ key: prKey(repo, p.number), repo, at: input.mergedAt, input });
     }
@@ -177,12 +180,12 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
   if (!completed.complete) missing.push('diff.binary');
 
   const comments: Comment[] = [];
-  if (ctx.config.collect.comments) {
+  if (input.settings.comments) {
     if (pull.comments > 0) comments.push(...(await gh.listIssueComments(repo, number)).map((c) => toComment(c, 'issue')));
     if (pull.review_comments > 0) comments.push(...(await gh.listReviewComments(repo, number)).map((c) => toComment(c, 'review')));
   } else missing.push('comments');
 
-  const linkedIssues = await fetchLinkedIssues(ctx, gh, repo, number, `${pull.title}\n${pull.body ?? ''}`, pull.created_at);
+  const linkedIssues = await fetchLinkedIssues(gh, repo, number, `${pull.title}\n${pull.body ?? ''}`, pull.created_at, input.settings.maxLinkedIssues);
   const asvConfig = await asvConfigAt(ctx, gh, repo, baseSha);
 
   const record = buildGitHubPullRequest({
@@ -201,8 +204,7 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
   return { record: pullRequestSchema.parse(record) };
 }
 
-async function fetchLinkedIssues(ctx: ItemContext, gh: GitHubService, repo: string, number: number, text: string, prCreatedAt: string): Promise<LinkedIssue[]> {
-  const max = ctx.config.collect.maxLinkedIssues;
+async function fetchLinkedIssues(gh: GitHubService, repo: string, number: number, text: string, prCreatedAt: string, max: number): Promise<LinkedIssue[]> {
   if (max === 0) return [];
   const refs = findIssueRefs(text, repo, number).slice(0, max * 2);
   const out: LinkedIssue[] = [];

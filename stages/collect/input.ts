@@ -14,6 +14,8 @@ export const githubItemInputSchema = z.object({
   headSha: z.string(),
   mergeSha: z.string(),
   mergedAt: z.string(),
+  /** What of the configuration changes the record (result-settings.ts). */
+  settings: z.object({ comments: z.boolean(), maxLinkedIssues: z.number().int().nonnegative() }),
 });
 
 export const gitItemInputSchema = z.object({

@@ -84,7 +84,7 @@ export async function describeClone(ctx: ItemContext, input: GitDiscoverInput): 
   const asv = await git.findAsvConfig(input.path, input.tip);
   if (asv === null) ctx.log.warn({ path: input.path }, 'no asv.conf.json(c) in the clone\'s default branch');
   const text = async (name: string) => (await git.show(input.path, input.tip, name))?.toString('utf8') ?? null;
-  const support = readPythonSupport({ pyproject: await text('pyproject.toml'), setupCfg: await text('setup.cfg'), setupPy: await text('setup.py') }, ctx.config.discover.minPython);
+  const support = readPythonSupport({ pyproject: await text('pyproject.toml'), setupCfg: await text('setup.cfg'), setupPy: await text('setup.py') }, input.settings.minPython);
   const dates = await git.commitDates(input.path, input.tip);
   return {
     status: 'done',

@@ -4,6 +4,7 @@ import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { openLocalRepository } from '../../pipeline/services/git.js';
 import { describeClone, enrichFromGitHub } from './enrich.js';
 import type { DiscoverInput } from './input.js';
+import { cloneResultSettings, discoverResultSettings } from './result-settings.js';
 import { listCandidates } from './sources.js';
 
 /**
@@ -35,9 +36,9 @@ export const discoverStage = defineStage<DiscoverInput, RepositoryRecord>({
       const git = ctx.services.git;
       const path = scope.source.path;
       const { name, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
-      return [{ key: name, repo: name, at: null, input: { via: 'git', name, path, defaultBranch, tip } }];
+      return [{ key: name, repo: name, at: null, input: { via: 'git', name, path, defaultBranch, tip, settings: cloneResultSettings(ctx.config) } }];
     }
-    const rules = ctx.config.discover;
+    const rules = discoverResultSettings(ctx.config);
     const candidates = await listCandidates(ctx, scope);
     return candidates.map(
       (c): WorkItem<DiscoverInput> => ({
@@ -49,7 +50,7 @@ export const discoverStage = defineStage<DiscoverInput, RepositoryRecord>({
           name: c.name,
           asvConfigPath: c.asvConfigPath,
           asOf: scope.window.end,
-          rules: { minStars: rules.minStars, maxInactiveYears: rules.maxInactiveYears, minPython: rules.minPython, requireAsvConfig: rules.requireAsvConfig },
+          rules,
         },
       }),
     );

@@ -7,6 +7,7 @@ export const githubDiscoverInputSchema = z.object({
   asvConfigPath: z.string().nullable(),
   /** The window's end: activity is judged against it, and each month looks again. */
   asOf: z.string(),
+  /** The configuration's repository filters (result-settings.ts). */
   rules: z.object({
     minStars: z.number(),
     maxInactiveYears: z.number(),
@@ -22,6 +23,8 @@ export const gitDiscoverInputSchema = z.object({
   defaultBranch: z.string(),
   /** The branch tip: a new commit makes the clone's record be read again. */
   tip: z.string(),
+  /** What of the configuration changes the record (result-settings.ts). */
+  settings: z.object({ minPython: z.string() }),
 });
 
 export const discoverInputSchema = z.union([githubDiscoverInputSchema, gitDiscoverInputSchema]);

@@ -16,6 +16,7 @@ import { validateOutputSchema, type ValidateOutput } from '../validate/output.js
 import type { EmitConfig } from './config.js';
 import { writeMonth, type MonthManifest, type MonthTask } from './month-files.js';
 import { emitOutputSchema, type EmitOutput } from './output.js';
+import { emitResultSettings } from './result-settings.js';
 import { assembleRow, imageNameOf } from './row.js';
 import { emittedStatement } from './statement.js';
 import { taskFiles } from './task-files.js';
@@ -31,6 +32,7 @@ export interface EmitInput {
   readonly improved: readonly ImprovedWorkload[];
   /** sha256 of prompts/problem-statement.md: its words are never leaks. */
   readonly statementTemplate: string;
+  /** The settings a task depends on (result-settings.ts). */
   readonly config: EmitConfig;
 }
 
@@ -107,7 +109,7 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
           validation,
           improved: improvedWorkloads(ctx.db, row.key),
           statementTemplate: loadPrompt('problem-statement').hash,
-          config: ctx.config.emit,
+          config: emitResultSettings(ctx.config),
         },
       });
     }

@@ -9,13 +9,14 @@ import { readableDiff } from '../collect/readable-diff.js';
 import type { FilterConfig } from './config.js';
 import { decideFilter } from './decide.js';
 import type { FilterOutput } from './output.js';
+import { filterResultSettings } from './result-settings.js';
 
 export interface FilterInput {
   readonly repo: string;
   readonly number: number;
   /** The hash of the collected record: a new record is decided again. */
   readonly contentHash: string;
-  /** Hash of the filter configuration: a change of the rules decides every item again. */
+  /** Hash of the filter's rules (result-settings.ts): a change of the rules decides every item again. */
   readonly rules: string;
 }
 
@@ -40,7 +41,7 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
     // Only the fields the items need are read from collect's outputs (by SQLite), not each output whole.
     const rows = ctx.ledger.outputFields('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] }, ['number', 'contentHash']);
     const items: WorkItem<FilterInput>[] = [];
-    const rules = hashOf(ctx.config.filter);
+    const rules = hashOf(filterResultSettings(ctx.config));
     for (const row of rows) {
       const parsed = plannedFields.safeParse({ repo: row.repo, number: row.fields[0], contentHash: row.fields[1] });
       if (!parsed.success) {

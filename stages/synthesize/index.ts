@@ -8,12 +8,16 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../classify/output.js';
 import type { BuildPort } from './build-port.js';
 import { DockerBuildPort } from './docker-build-port.js';
-import { cloneSourceOf, discoveryOf, formatCloneSource, wheelhouseOf } from './environment.js';
+import { cloneSourceOf, formatCloneSource } from './environment.js';
 import type { SynthesizeOutput } from './output.js';
 import { commitKey, groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
+import { synthesizeResultSettings } from './result-settings.js';
 
-/** What a commit's environment depends on (its hash decides whether a done item runs again). */
+/**
+ * What a commit's environment depends on (its hash decides whether a done item runs again): the
+ * commit, where it is cloned from, its asv config, and the settings of result-settings.ts.
+ */
 export const synthesizeInputSchema = z.object({
   repo: z.string(),
   sha: z.string(),
@@ -34,11 +38,6 @@ export const synthesizeInputSchema = z.object({
   reuse: z.boolean(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
-
-function agentSpec(ctx: PipelineContext): string | null {
-  if (ctx.config.llm.mode === 'none') return null;
-  return [ctx.config.llm.model, ctx.config.synthesize.agent.fallback ? ctx.config.llm.fallbackModel : undefined].filter(Boolean).join(',');
-}
 
 /** The LLM port, or null (with a warning) when this version has no adapter for it. */
 function llmOf(ctx: ItemContext): LlmService | null {
@@ -78,8 +77,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         .filter((r) => r.success)
         .map((r) => r.data)
         .filter((c) => scope.prs.length === 0 || scope.prs.includes(c.number));
-      const agent = agentSpec(ctx);
-      const cfg = ctx.config.synthesize;
+      const settings = synthesizeResultSettings(ctx.config);
       return groupCandidates(candidates).map((g) => {
         const asvConfigPath = g.prs.map((n) => loadPullRequest(ctx.db, g.repo, n)?.asvConfig?.path).find((p): p is string => typeof p === 'string') ?? null;
         const input: SynthesizeInput = {
@@ -87,14 +85,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           sha: g.sha,
           cloneSource: formatCloneSource(cloneSourceOf(scope.source, g.repo)),
           asvConfigPath,
-          baseImage: ctx.config.docker.baseImage,
-          wheelhouse: wheelhouseOf(ctx.config),
-          discovery: discoveryOf(ctx.config),
-          offline: cfg.offline,
-          buildNetwork: cfg.buildNetwork,
-          pythonVersions: cfg.pythonVersions,
-          agent,
-          reuse: cfg.reuse,
+          ...settings,
         };
         return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
       });

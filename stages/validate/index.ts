@@ -13,6 +13,7 @@ import type { ValidateConfig } from './config.js';
 import { DockerMeasurementRunner } from './docker-runner.js';
 import type { ValidateOutput } from './output.js';
 import { resolveResultsDir } from './protocol/asv-invocation.js';
+import { validateResultSettings, type ValidateSettings } from './result-settings.js';
 import type { MeasurementRunner } from './runner-port.js';
 import type { Selection } from './selection.js';
 import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
@@ -22,9 +23,8 @@ export interface ValidateInput {
   readonly synthesize: SynthesizeOutput;
   /** Hash of the collected record (the expert patch is its diff). */
   readonly prContentHash: string;
-  readonly config: ValidateConfig;
-  readonly network: boolean;
-  readonly limits: { readonly cpus: number; readonly memoryMb: number; readonly pidsLimit: number };
+  /** What of the configuration the candidate's validation depends on, and only that (result-settings.ts). */
+  readonly settings: ValidateSettings;
 }
 
 /** Builds the container seam from the context; tests pass their own. */
@@ -100,7 +100,6 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
         }
         const prContentHash = pullRequestContentHash(ctx.db, classify.repo, classify.number);
         if (prContentHash === undefined) continue;
-        const config = ctx.config.validate;
         items.push({
           key: row.key,
           repo: classify.repo,
@@ -109,9 +108,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             classify,
             synthesize: synthesize.data,
             prContentHash,
-            config,
-            network: config.networkRepos.includes(classify.repo),
-            limits: containerLimits(ctx.config.docker),
+            settings: validateResultSettings(ctx.config, classify.repo),
           },
         });
       }
@@ -119,7 +116,9 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
     },
 
     async run(ctx: ItemContext, item) {
-      const { classify, synthesize, config } = item.input;
+      const { classify, synthesize, settings } = item.input;
+      // every setting read below is in the item's input (validateResultSettings) or cannot change its result
+      const config = ctx.config.validate;
       const pr = loadPullRequest(ctx.db, classify.repo, classify.number);
       if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
       if (!pr.asvConfig) throw new ItemError('asv-config-missing', `${item.key}: no asv config at the base commit in the collected record`);
@@ -143,7 +142,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             repoDir: REPO_DIR,
             python: pythonOf(config, synthesize),
             env: config.env,
-            network: item.input.network,
+            network: settings.network,
           },
           layout: {
             repoDir: REPO_DIR,

@@ -191,6 +191,21 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
       expect(again.ran).toBe(1);
       expect(loadPullRequest(t.db, REPO, 101)!.title).toBe('Speed up parse() (edited)');
     });
+
+    it('fetches a pull request again when a setting that changes its record changes (comments, linked issues), not when the list is paged otherwise', async () => {
+      const t = setup(gh);
+      const scope = testScope({ repos: [REPO], prs: [101] });
+      await runStage(t.ctx, collectStage, scope);
+      const rerun = (collect: Record<string, unknown>) =>
+        runStage(testContext({ tokens: [TOKEN], db: t.db, config: { github: { baseUrl: gh.url, retryUnitMs: 1, concurrency: 2 }, collect } }).ctx, collectStage, scope);
+
+      expect(await rerun({ listPerPage: 5, gitBatchSize: 7, gitWindowSlackDays: 3 })).toMatchObject({ planned: 1, ran: 0, reused: 1 });
+      expect(await rerun({ listPerPage: 10, comments: false, maxLinkedIssues: 1 })).toMatchObject({ planned: 1, ran: 1, reused: 0 });
+      const pr = loadPullRequest(t.db, REPO, 101)!;
+      expect(pr.comments).toEqual([]);
+      expect(pr.missing).toContain('comments');
+      expect(pr.linkedIssues.map((i) => i.number)).toEqual([50]);
+    });
   });
 
   it('follows a 301 for a renamed repository and records the items under the new name', async () => {

@@ -174,6 +174,7 @@ describe('validate stage, engine asv (container seam faked with real asv results
       { validate: { bench: 'TextSuite', rounds: 3, attributes: { repeat: 5 }, cpuAffinity: '1', networkRepos: ['acme/fastlib'] } },
     );
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: 'TextSuite', rounds: 3, attributes: { repeat: 5 }, cpuAffinity: '1' });
+    expect(fake.environments[0]).toMatchObject({ key: 'acme/fastlib#101', network: true });
   });
 
   it('plans only candidates whose base commit has a done synthesize item, and reuses a decided one', async () => {
