@@ -153,8 +153,11 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
       expect(attempt!.failure).toMatch(/^build\/out-of-disk: .*File size limit exceeded/);
       expect(build).toMatchObject({ ok: false, timedOut: false });
     } else {
+      // The watchdog may also see the layer over the limit after dd has already died of SIGXFSZ
+      // (exit 153): the watchdog's reason is recorded either way, the exit code is whichever came.
       expect(attempt!.failure).toBe('build/out-of-disk: build step killed: the container wrote more than its disk limit (docker.diskMb)');
-      expect(build).toMatchObject({ ok: false, exitCode: null, timedOut: false });
+      expect(build).toMatchObject({ ok: false, timedOut: false });
+      expect([null, 153]).toContain(build!.exitCode);
     }
     expect(attempt!.stdoutTail).not.toContain('unreachable: the file never stopped');
   });
