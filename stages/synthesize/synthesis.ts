@@ -2,38 +2,21 @@ import type { Attempt, BuildScripts, ScriptSource } from '../../cache/build-scri
 import { PerfmineError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
-import type { LlmService, LlmUsage, TokenBudget } from '../../pipeline/services/llm-port.js';
-import { agentInputs, buildAgentAnswerSchema, type AttemptNote } from './agent-inputs.js';
-import { buildAgentTools } from './agent-tools.js';
+import type { AgentTool, LlmService, LlmUsage, TokenBudget } from '../../pipeline/services/llm-port.js';
+import { agentInputs, buildAgentAnswerSchema } from './agent-inputs.js';
+import type { BuildPort, CommitTarget } from './build-port.js';
 import type { SynthesizeConfig } from './config.js';
-import { attemptRecordOf, formatCloneSource, type AttemptRun, type CloneSource, type Environments } from '../../pipeline/services/environments/environment.js';
-import { classifyFailure, describeFailure, type Failure, type StepResult } from '../../pipeline/services/environments/failure.js';
-import type { GitTree } from './git-tree.js';
-import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
+import { attemptRecordOf, formatCloneSource, type AttemptRun } from '../../pipeline/services/environments/environment.js';
+import { classifyFailure, describeFailure, type StepResult } from '../../pipeline/services/environments/failure.js';
 import { orderNeighbours } from './neighbours.js';
-import type { PythonChoice } from './python-version.js';
-import type { RepoFacts } from './repo-facts.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { agentView, alreadyTried, nextStep, type AttemptMade, type StrategyInputs, type StrategyState } from './strategy.js';
 import { chooseTemplate } from './templates.js';
 
-/** Everything known about the commit before any script is tried. */
-export interface CommitTarget {
-  readonly repo: string;
-  readonly sha: string;
-  readonly commitDate: string;
-  readonly clone: CloneSource;
-  readonly baseImage: string;
-  readonly toolchainImage: string;
-  readonly repoImage: string;
-  readonly facts: RepoFacts;
-  readonly asvConfigPath: string;
-  readonly benchmarkDir: string | null;
-  readonly python: PythonChoice;
-  readonly tree: GitTree;
-}
+export type { CommitTarget } from './build-port.js';
 
 export interface SynthesisDeps {
-  readonly envs: Environments;
+  readonly port: BuildPort;
   readonly store: BuildScripts;
   /** Null: no agent (`--llm none`, or no LLM adapter). */
   readonly llm: LlmService | null;
@@ -56,13 +39,6 @@ interface Candidate {
   readonly script: string;
 }
 
-interface LastAttempt {
-  readonly script: string;
-  readonly failure: Failure | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** An agent answer identical to a script already tried for the commit is not built again. */
 function repeatedRun(): AttemptRun {
   const detail = 'the same script was already tried for this commit, and failed';
@@ -72,57 +48,48 @@ function repeatedRun(): AttemptRun {
 
 const NO_USAGE: LlmUsage = { promptTokens: 0, completionTokens: 0, costUsd: 0, requests: 0, cacheHits: 0 };
 
+/** What the strategy starts from: the store's scripts for the commit and its repository, the template, the agent's plan. */
+export function strategyInputs(target: CommitTarget, deps: Pick<SynthesisDeps, 'store' | 'llm' | 'hasFallback' | 'config'>): StrategyInputs {
+  const { config, store } = deps;
+  const cached = config.reuse ? store.latestVerified(target.repo, target.sha) : undefined;
+  return {
+    cached: cached ? { attemptId: cached.id, script: cached.script } : null,
+    neighbours: config.reuse ? orderNeighbours(target, store.verifiedScripts(target.repo), config.neighbours) : [],
+    template: chooseTemplate(target.facts, { offline: config.offline }),
+    agent: deps.llm
+      ? { phases: config.agent.fallback && deps.hasFallback ? ['primary', 'fallback'] : ['primary'], roundsPerModel: config.agent.roundsPerModel, tokenBudget: config.agent.tokenBudget }
+      : { unavailable: 'no LLM (--llm none or no adapter)' },
+  };
+}
+
 /**
- * Finds a verified build script for one commit, in order, stopping at the first that verifies:
- * the commit's cached script; the repository's verified scripts nearest in commit date; the
- * default template; then the LLM agent, shown each failure (reflexion), for a number of rounds
- * with the primary model and then the fallback, within a token budget. Every attempt is stored.
+ * Finds a verified build script for one commit: the strategy (strategy.ts) says which script to
+ * try next; each is built and verified through the build port, or asked of the LLM agent (shown
+ * each failure: reflexion) and then built. Every attempt is stored.
  */
 export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps): Promise<SynthesisResult> {
-  const { store, envs, log } = deps;
-  const tried = new Set<string>();
-  const notes: AttemptNote[] = [];
-  let attempts = 0;
-  let last: LastAttempt | null = null;
+  const { store, port, log } = deps;
+  const inputs = strategyInputs(target, deps);
+  const attempts: AttemptMade[] = [];
+  const budget: TokenBudget = { limit: deps.config.agent.tokenBudget, used: 0 };
+  let agentStopped: string | null = null;
+  let verifiedAttempt: Attempt | null = null;
   let lastImage: string | null = null;
-  let sequence = 0;
+  let tools: AgentTool[] | null = null;
+  const state = (): StrategyState => ({ attempts, tokensUsed: budget.used, agentStopped });
 
   const dropLastImage = async () => {
-    if (lastImage) await envs.discard(lastImage);
+    if (lastImage) await port.release(lastImage);
     lastImage = null;
   };
 
-  const attempt = async (candidate: Candidate, llm?: { usage: LlmUsage; model: string }): Promise<Attempt | null> => {
-    attempts += 1;
-    sequence += 1;
+  const attempt = async (candidate: Candidate, llm?: { usage: LlmUsage; model: string }): Promise<void> => {
     const hash = scriptHash(candidate.script);
-    const repeated = tried.has(hash);
-    tried.add(hash);
-    const tag = attemptImageTag(target.repo, target.sha, `${Date.now()}${sequence}`);
-    let run: AttemptRun;
-    try {
-      run = repeated ? repeatedRun() : await envs.buildAndVerify(
-        {
-          repo: target.repo,
-          sha: target.sha,
-          script: candidate.script,
-          repoImage: target.repoImage,
-          importName: target.facts.importName,
-          asvConfigPath: target.asvConfigPath,
-          pythonVersion: target.python.version,
-          layout: { benchmarkDir: target.benchmarkDir, testDirs: target.facts.testDirs },
-        },
-        tag,
-        deps.signal,
-      );
-    } catch (error) {
-      await envs.discard(tag).catch(() => undefined);
-      throw error;
-    }
+    const run = alreadyTried(state(), hash) ? repeatedRun() : await port.buildAndVerify(target, candidate.script, deps.signal);
     const verified = run.failure === null && run.image !== null;
-    const finalTag = verified ? envImageTag(target.repo, target.sha) : null;
-    if (verified && finalTag) {
-      await envs.promote(tag, finalTag);
+    let finalTag: string | null = null;
+    if (verified && run.image) {
+      finalTag = await port.keep(target, run.image);
       await dropLastImage();
     } else if (run.image) {
       // Kept for the agent's try_import until the next attempt builds.
@@ -136,7 +103,7 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
       sha: target.sha,
       commitDate: target.commitDate,
       script: candidate.script,
-      scriptHash: scriptHash(candidate.script),
+      scriptHash: hash,
       source: candidate.source,
       sourceDetail: candidate.detail,
       ...attemptRecordOf(run),
@@ -162,106 +129,81 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
     );
     if (verified) {
       deps.metrics.add('synthesize.verified');
-      return store.get(id)!;
+      verifiedAttempt = store.get(id)!;
     }
-    last = { script: candidate.script, failure: run.failure, stdout: failing?.stdout ?? '', stderr: failing?.stderr ?? '' };
-    notes.push({ source: candidate.source, detail: candidate.detail, failure: run.failure });
-    return null;
+    attempts.push({
+      source: candidate.source,
+      detail: candidate.detail,
+      script: candidate.script,
+      scriptHash: hash,
+      verified,
+      failure: run.failure,
+      stdout: failing?.stdout ?? '',
+      stderr: failing?.stderr ?? '',
+    });
+  };
+
+  /** One agent round: the agent's script, built; or why the agent stopped. */
+  const askAgent = async (phase: 'primary' | 'fallback', round: number): Promise<void> => {
+    const llm = deps.llm!;
+    const cfg = deps.config.agent;
+    tools ??= port.agentTools(target, () => lastImage);
+    const inputs = agentInputs(
+      {
+        repo: target.repo,
+        sha: target.sha,
+        pythonVersion: target.python.version,
+        offline: deps.config.offline,
+        buildNetwork: deps.config.buildNetwork,
+        facts: target.facts,
+        ...agentView(state()),
+      },
+      deps.config.tailChars,
+    );
+    let answer;
+    try {
+      answer = await llm.agent({
+        prompt: 'build-agent',
+        inputs,
+        schema: buildAgentAnswerSchema,
+        schemaName: 'build_script',
+        models: phase,
+        budget,
+        signal: deps.signal,
+        tools,
+        maxTurns: cfg.maxTurns,
+      });
+    } catch (error) {
+      // An answer that cannot be used, or a spent budget, ends the agent for this commit;
+      // an unreachable server fails the item (it runs again next time).
+      if (error instanceof PerfmineError && error.kind === 'item') {
+        log.warn({ phase, round, reason: error.reason, err: error.message }, 'build agent stopped');
+        agentStopped = `agent stopped: ${error.reason}`;
+        return;
+      }
+      throw error;
+    }
+    deps.metrics.add('synthesize.agentCalls');
+    await attempt({ source: 'agent', detail: `${answer.model} round ${round}`, script: answer.value.script }, { usage: answer.usage, model: answer.model });
   };
 
   try {
-    // 1. The cached script of this commit.
-    const cached = deps.config.reuse ? store.latestVerified(target.repo, target.sha) : undefined;
-    if (cached) {
-      const ok = await attempt({ source: 'cache', detail: `attempt ${cached.id}`, script: cached.script });
-      if (ok) return { status: 'verified', attempt: ok, attempts };
-    }
-    // 2. Verified scripts of the repository, nearest in commit date first.
-    const neighbours = deps.config.reuse ? orderNeighbours(target, store.verifiedScripts(target.repo), deps.config.neighbours) : [];
-    for (const n of neighbours) {
-      if (tried.has(n.scriptHash)) continue;
-      const days = (n.distanceMs / 86_400_000).toFixed(1);
-      const ok = await attempt({ source: 'neighbour', detail: `${n.sha.slice(0, 12)} (${days} days away)`, script: n.script });
-      if (ok) return { status: 'verified', attempt: ok, attempts };
-    }
-    // 3. The default template.
-    const template = chooseTemplate(target.facts, { offline: deps.config.offline });
-    if (!tried.has(scriptHash(template.script))) {
-      const ok = await attempt({ source: 'template', detail: template.name, script: template.script });
-      if (ok) return { status: 'verified', attempt: ok, attempts };
-    }
-    // 4. The agent.
-    const stopped = deps.llm ? await agentRounds() : 'no LLM (--llm none or no adapter)';
-    if (typeof stopped !== 'string') return { status: 'verified', attempt: stopped, attempts };
-    const lastFailure = (last as LastAttempt | null)?.failure;
-    return { status: 'failed', attempts, lastFailure: lastFailure ? describeFailure(lastFailure) : null, agentStopped: stopped };
-  } finally {
-    await dropLastImage().catch(() => undefined);
-  }
-
-  /** The reflexion rounds; resolves with the verified attempt, or why the agent stopped. */
-  async function agentRounds(): Promise<Attempt | string> {
-    const llm = deps.llm!;
-    const cfg = deps.config.agent;
-    const budget: TokenBudget = { limit: cfg.tokenBudget, used: 0 };
-    const tools = buildAgentTools({
-      tree: target.tree,
-      sha: target.sha,
-      docker: envs.docker,
-      repoImage: target.repoImage,
-      lastImage: () => lastImage,
-      pythonVersion: target.python.version,
-      limits: envs.settings.limits,
-      timeoutMs: envs.settings.timeoutsMs.tool,
-    });
-    const phases: ('primary' | 'fallback')[] = cfg.fallback && deps.hasFallback ? ['primary', 'fallback'] : ['primary'];
-    for (const phase of phases) {
-      for (let round = 1; round <= cfg.roundsPerModel; round += 1) {
-        if (budget.used >= budget.limit) return `token budget of ${budget.limit} spent`;
-        const l = last as LastAttempt | null;
-        const inputs = agentInputs(
-          {
-            repo: target.repo,
-            sha: target.sha,
-            pythonVersion: target.python.version,
-            offline: deps.config.offline,
-            buildNetwork: envs.settings.buildNetwork,
-            facts: target.facts,
-            lastScript: l?.script ?? null,
-            lastFailure: l?.failure ?? null,
-            stdoutTail: l?.stdout ?? '',
-            stderrTail: l?.stderr ?? '',
-            history: notes,
-          },
-          deps.config.tailChars,
-        );
-        let answer;
-        try {
-          answer = await llm.agent({
-            prompt: 'build-agent',
-            inputs,
-            schema: buildAgentAnswerSchema,
-            schemaName: 'build_script',
-            models: phase,
-            budget,
-            signal: deps.signal,
-            tools,
-            maxTurns: cfg.maxTurns,
-          });
-        } catch (error) {
-          // An answer that cannot be used, or a spent budget, ends the agent for this commit;
-          // an unreachable server fails the item (it runs again next time).
-          if (error instanceof PerfmineError && error.kind === 'item') {
-            log.warn({ phase, round, reason: error.reason, err: error.message }, 'build agent stopped');
-            return `agent stopped: ${error.reason}`;
-          }
-          throw error;
-        }
-        deps.metrics.add('synthesize.agentCalls');
-        const ok = await attempt({ source: 'agent', detail: `${answer.model} round ${round}`, script: answer.value.script }, { usage: answer.usage, model: answer.model });
-        if (ok) return ok;
+    for (;;) {
+      const step = nextStep(inputs, state());
+      switch (step.kind) {
+        case 'verified':
+          return { status: 'verified', attempt: verifiedAttempt!, attempts: attempts.length };
+        case 'failed':
+          return { status: 'failed', attempts: attempts.length, lastFailure: step.lastFailure, agentStopped: step.agentStopped };
+        case 'build':
+          await attempt({ source: step.script.source, detail: step.script.detail, script: step.script.script });
+          break;
+        case 'ask-agent':
+          await askAgent(step.phase, step.round);
+          break;
       }
     }
-    return `no verified script after ${phases.length * cfg.roundsPerModel} agent round(s)`;
+  } finally {
+    await dropLastImage().catch(() => undefined);
   }
 }

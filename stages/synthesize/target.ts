@@ -5,7 +5,7 @@ import { parseCloneSource } from '../../pipeline/services/environments/environme
 import { ImageGitTree, LocalGitTree, type GitTree } from './git-tree.js';
 import { choosePython } from './python-version.js';
 import { extractFacts, FACT_FILES } from './repo-facts.js';
-import type { CommitTarget } from './synthesis.js';
+import type { CommitTarget } from './build-port.js';
 import { benchmarkDirOf } from '../../pipeline/services/environments/verification.js';
 
 export interface TargetRequest {

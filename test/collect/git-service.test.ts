@@ -128,7 +128,7 @@ describe('git adapter', () => {
     const slow = join(dir, 'git');
     await writeFile(slow, '#!/bin/sh\nexec sleep 10\n');
     await chmod(slow, 0o755);
-    const stuck = new GitService({ queue: new PQueue({ concurrency: 1 }), timeoutMs: 200, binary: slow });
+    const stuck = new GitService({ queue: new PQueue({ concurrency: 1 }), timeoutMs: 1_000, binary: slow });
     const error = await stuck.text(repo.path, ['log']).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutsideServiceError);
     expect((error as OutsideServiceError).reason).toBe('git-timeout');

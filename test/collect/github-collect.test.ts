@@ -330,7 +330,7 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
   it('a request that never answers fails the item with github-timeout after the configured timeout', async () => {
     gh = await FakeGitHub.start({ repos: [repository([linkedPull])] });
     gh.inject({ path: `/repos/${REPO}/pulls/101`, fault: { kind: 'hang' } });
-    const t = setup(gh, { github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 300, retries: 0 } });
+    const t = setup(gh, { github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 3_000, retries: 0 } });
     const report = await runStage(t.ctx, collectStage, testScope({ repos: [REPO], prs: [101] }));
     expect(report.failed).toEqual({ 'github-timeout': 1 });
   });

@@ -81,7 +81,7 @@ describe('GitHub faults through perfmine stage collect', () => {
     const config = join(dir, 'perfmine.config.json');
     writeFileSync(
       config,
-      JSON.stringify({ github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 400, retries: 2, secondaryRateLimitRetries: 2, maxRateLimitWaitSeconds: 60, concurrency: 2 } }),
+      JSON.stringify({ github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 3_000, retries: 2, secondaryRateLimitRetries: 2, maxRateLimitWaitSeconds: 60, concurrency: 2 } }),
     );
     db = join(dir, 'perfmine.db');
     const env = { GITHUB_TOKEN: TOKEN, PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'info' };

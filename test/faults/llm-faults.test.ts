@@ -89,7 +89,7 @@ describe('LLM faults through perfmine stage classify', () => {
     });
     store.close();
     const config = join(dir, 'perfmine.config.json');
-    writeFileSync(config, JSON.stringify({ llm: { timeoutMs: 500, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 5 } }));
+    writeFileSync(config, JSON.stringify({ llm: { timeoutMs: 3_000, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 5 } }));
     const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, PERFMINE_MODEL: PRIMARY, PERFMINE_FALLBACK_MODEL: FALLBACK, PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'info' };
     const filter = await runToEnd(['--db', db, '--config', config, 'stage', 'filter', '--month', '2025-04'], { env });
     expect(filter.code, filter.stderr).toBe(0);
