@@ -59,11 +59,11 @@ const layers = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'test/fixtures/**', '**/*.py'] },
+  { ignores: ['node_modules/**', 'dist/**', 'bench/**', 'perfmine-demo/**', '.scratch/**', 'test/fixtures/**', '**/*.py'] },
   tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'pipeline/cli/bin.js'] }, tsconfigRootDir: ROOT },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: ROOT },
       globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
     },
     plugins: { layers },

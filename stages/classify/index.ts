@@ -9,7 +9,6 @@ import { defineStage, type WorkItem } from '../../pipeline/stage.js';
 import { filterOutputSchema, type FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 import { identifiersAtBase } from './base-tree.js';
 import { classifyHeuristically, classifyWithLlm } from './classify.js';
-import type { ClassifyConfig } from './config.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { addedIdentifierCandidates, patchVocabulary } from '../../pipeline/concepts/leak-check.js';
 import { describeRepository } from './problem-statement.js';
