@@ -26,19 +26,26 @@ function wrongWay(file, target) {
     return 'the shared concepts (pipeline/concepts) import nothing but themselves and pipeline/errors, pipeline/hash';
   }
   if (under(file, 'cache') || under(file, 'pipeline/services')) {
-    if (under(target, 'stages')) return `${file.split('/')[0] === 'cache' ? 'cache/' : 'pipeline/services'} imports no stage (move what both need to pipeline/concepts)`;
+    if (under(target, 'stages'))
+      return `${file.split('/')[0] === 'cache' ? 'cache/' : 'pipeline/services'} imports no stage (move what both need to pipeline/concepts)`;
     return null;
   }
   const from = stageOf(file);
   const to = stageOf(target);
-  if (from !== null && to !== null && from !== to) return `a stage uses another stage only through the store (stages/${from} imports stages/${to}: move what both need to pipeline/concepts or pipeline/services)`;
+  if (from !== null && to !== null && from !== to)
+    return `a stage uses another stage only through the store (stages/${from} imports stages/${to}: move what both need to pipeline/concepts or pipeline/services)`;
   return null;
 }
 
 const layers = {
   rules: {
     'import-direction': {
-      meta: { type: 'problem', docs: { description: 'imports go down the layers only' }, schema: [], messages: { wrong: 'wrong-way import of {{target}}: {{why}}.' } },
+      meta: {
+        type: 'problem',
+        docs: { description: 'imports go down the layers only' },
+        schema: [],
+        messages: { wrong: 'wrong-way import of {{target}}: {{why}}.' },
+      },
       create(context) {
         const file = relative(ROOT, context.filename);
         const check = (source) => {
@@ -64,7 +71,14 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: ROOT },
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
     },
     plugins: { layers },
     rules: {

@@ -193,13 +193,18 @@ export class BuildScripts {
 
   /** Every attempt for a commit, oldest first. */
   forCommit(repo: string, sha: string): Attempt[] {
-    return this.#db.prepare<[string, string], Row>('SELECT * FROM build_attempts WHERE repo = ? AND sha = ? ORDER BY id').all(repo, sha).map(fromRow);
+    return this.#db
+      .prepare<[string, string], Row>('SELECT * FROM build_attempts WHERE repo = ? AND sha = ? ORDER BY id')
+      .all(repo, sha)
+      .map(fromRow);
   }
 
   /** The latest verified attempt of a commit (its cached script). */
   latestVerified(repo: string, sha: string): Attempt | undefined {
     const row = this.#db
-      .prepare<[string, string], Row>("SELECT * FROM build_attempts WHERE repo = ? AND sha = ? AND outcome = 'verified' ORDER BY id DESC LIMIT 1")
+      .prepare<[string, string], Row>(
+        "SELECT * FROM build_attempts WHERE repo = ? AND sha = ? AND outcome = 'verified' ORDER BY id DESC LIMIT 1",
+      )
       .get(repo, sha);
     return row ? fromRow(row) : undefined;
   }
@@ -228,12 +233,21 @@ export class BuildScripts {
       params.push(`${filter.sha}%`);
     }
     const sql = `SELECT * FROM build_attempts${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC${filter.limit ? ` LIMIT ${Math.floor(filter.limit)}` : ''}`;
-    return this.#db.prepare<unknown[], Row>(sql).all(...params).map(fromRow);
+    return this.#db
+      .prepare<unknown[], Row>(sql)
+      .all(...params)
+      .map(fromRow);
   }
 
   stats(filter: { readonly repo?: string } = {}): RepoStats[] {
     const rows = this.#db
-      .prepare<unknown[], Pick<Row, 'repo' | 'sha' | 'source' | 'outcome' | 'llm_calls' | 'prompt_tokens' | 'completion_tokens' | 'cost_usd' | 'duration_ms' | 'id'>>(
+      .prepare<
+        unknown[],
+        Pick<
+          Row,
+          'repo' | 'sha' | 'source' | 'outcome' | 'llm_calls' | 'prompt_tokens' | 'completion_tokens' | 'cost_usd' | 'duration_ms' | 'id'
+        >
+      >(
         `SELECT id, repo, sha, source, outcome, llm_calls, prompt_tokens, completion_tokens, cost_usd, duration_ms
          FROM build_attempts${filter.repo ? ' WHERE repo = ?' : ''} ORDER BY id`,
       )
@@ -244,7 +258,17 @@ export class BuildScripts {
 
 /** Per-repository success rate, reuse rate and LLM use, from attempt rows in id order. Pure. */
 export function summarizeAttempts(
-  rows: readonly { repo: string; sha: string; source: ScriptSource; outcome: AttemptOutcome; llm_calls: number; prompt_tokens: number; completion_tokens: number; cost_usd: number; duration_ms: number }[],
+  rows: readonly {
+    repo: string;
+    sha: string;
+    source: ScriptSource;
+    outcome: AttemptOutcome;
+    llm_calls: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cost_usd: number;
+    duration_ms: number;
+  }[],
 ): RepoStats[] {
   const byRepo = new Map<string, typeof rows>();
   for (const r of rows) byRepo.set(r.repo, [...(byRepo.get(r.repo) ?? []), r]);

@@ -29,7 +29,12 @@ export function checkDatabasePath(path: string, mode: 'read' | 'write'): Databas
   let size: number;
   try {
     const st = statSync(path);
-    if (st.isDirectory()) throw fail(`${path} is a directory, not a database file`, 'database-unusable', `pass --db a file, e.g. --db ${resolve(path, 'perfmine.db')}`);
+    if (st.isDirectory())
+      throw fail(
+        `${path} is a directory, not a database file`,
+        'database-unusable',
+        `pass --db a file, e.g. --db ${resolve(path, 'perfmine.db')}`,
+      );
     if (!st.isFile()) throw fail(`${path} is not a regular file`, 'database-unusable', OTHER_FILE);
     size = st.size;
   } catch (error) {
@@ -40,7 +45,12 @@ export function checkDatabasePath(path: string, mode: 'read' | 'write'): Databas
       return 'absent';
     }
     if (code === 'ENOTDIR') throw fail(`${path}: a part of the path is a file, not a directory`, 'database-unusable', OTHER_FILE);
-    if (code === 'EACCES') throw fail(`cannot reach ${path}: permission denied on a directory of the path`, 'database-unusable', 'run as a user who can read that directory, or pass --db another file');
+    if (code === 'EACCES')
+      throw fail(
+        `cannot reach ${path}: permission denied on a directory of the path`,
+        'database-unusable',
+        'run as a user who can read that directory, or pass --db another file',
+      );
     throw fail(`cannot read ${path}: ${(error as Error).message}`, 'database-unusable', OTHER_FILE);
   }
 
@@ -51,13 +61,22 @@ export function checkDatabasePath(path: string, mode: 'read' | 'write'): Databas
       fd = openSync(path, 'r');
       readSync(fd, header, 0, header.length, 0);
     } catch (error) {
-      if (errnoOf(error) === 'EACCES') throw fail(`cannot read ${path}: permission denied`, 'database-unusable', 'run as a user who can read it (see ls -l), or pass --db another file');
+      if (errnoOf(error) === 'EACCES')
+        throw fail(
+          `cannot read ${path}: permission denied`,
+          'database-unusable',
+          'run as a user who can read it (see ls -l), or pass --db another file',
+        );
       throw fail(`cannot read ${path}: ${(error as Error).message}`, 'database-unusable', OTHER_FILE);
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
     if (header.toString('latin1') !== SQLITE_HEADER) {
-      throw fail(`${path} is not a SQLite database (its first bytes are not SQLite's header); perfmine leaves it as it is`, 'not-a-database', OTHER_FILE);
+      throw fail(
+        `${path} is not a SQLite database (its first bytes are not SQLite's header); perfmine leaves it as it is`,
+        'not-a-database',
+        OTHER_FILE,
+      );
     }
   }
 
@@ -65,7 +84,11 @@ export function checkDatabasePath(path: string, mode: 'read' | 'write'): Databas
     try {
       accessSync(path, constants.R_OK | constants.W_OK);
     } catch {
-      throw fail(`${path} is read-only for this user`, 'database-read-only', 'make it writable (chmod u+w), run as its owner, or pass --db another file');
+      throw fail(
+        `${path} is read-only for this user`,
+        'database-read-only',
+        'make it writable (chmod u+w), run as its owner, or pass --db another file',
+      );
     }
     const dir = dirname(resolve(path));
     if (!writableDirectory(dir)) {
@@ -88,22 +111,46 @@ export function databaseErrorOf(path: string, error: unknown): ConfigError | nul
   const code = error.code;
   const detail = error.message;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return fail(`${path} stayed locked by another process (${detail})`, 'database-busy', 'wait for the other perfmine to finish (perfmine status lists the runs), or pass --db another file');
+    return fail(
+      `${path} stayed locked by another process (${detail})`,
+      'database-busy',
+      'wait for the other perfmine to finish (perfmine status lists the runs), or pass --db another file',
+    );
   }
   if (code.startsWith('SQLITE_READONLY')) {
-    return fail(`${path} cannot be written (${detail})`, 'database-read-only', 'make the file and its directory writable for this user, or pass --db another file');
+    return fail(
+      `${path} cannot be written (${detail})`,
+      'database-read-only',
+      'make the file and its directory writable for this user, or pass --db another file',
+    );
   }
   if (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
-    return fail(`cannot open ${path} (${detail})`, 'database-unusable', 'check that the file and its directory exist and are readable (and writable for a run), or pass --db another file');
+    return fail(
+      `cannot open ${path} (${detail})`,
+      'database-unusable',
+      'check that the file and its directory exist and are readable (and writable for a run), or pass --db another file',
+    );
   }
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
-    return fail(`${path} is not a usable SQLite database (${detail})`, 'not-a-database', 'restore it from a backup, or pass --db another file');
+    return fail(
+      `${path} is not a usable SQLite database (${detail})`,
+      'not-a-database',
+      'restore it from a backup, or pass --db another file',
+    );
   }
   if (code === 'SQLITE_FULL') {
-    return fail(`the disk holding ${path} is full (${detail})`, 'disk-full', 'free space on that disk, then run the same command again (finished items are kept)');
+    return fail(
+      `the disk holding ${path} is full (${detail})`,
+      'disk-full',
+      'free space on that disk, then run the same command again (finished items are kept)',
+    );
   }
   if (code.startsWith('SQLITE_IOERR')) {
-    return fail(`input/output error on ${path} (${detail})`, 'database-io-error', 'check the disk and its file system (network file systems may not support the locks SQLite needs), or pass --db a local file');
+    return fail(
+      `input/output error on ${path} (${detail})`,
+      'database-io-error',
+      'check the disk and its file system (network file systems may not support the locks SQLite needs), or pass --db a local file',
+    );
   }
   return null;
 }

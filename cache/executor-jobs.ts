@@ -58,7 +58,9 @@ export class ExecutorJobs {
   /** Every attempt of one item at one input, oldest first. */
   attempts(stage: string, key: string, inputHash: string): JobRow[] {
     return (
-      this.db.prepare('SELECT * FROM executor_jobs WHERE stage = ? AND key = ? AND input_hash = ? ORDER BY attempt').all(stage, key, inputHash) as RawRow[]
+      this.db
+        .prepare('SELECT * FROM executor_jobs WHERE stage = ? AND key = ? AND input_hash = ? ORDER BY attempt')
+        .all(stage, key, inputHash) as RawRow[]
     ).map(toRow);
   }
 
@@ -78,7 +80,10 @@ export class ExecutorJobs {
 
   /** Jobs not yet settled (submitting or submitted), of every stage. */
   open(stage?: string): JobRow[] {
-    const sql = "SELECT * FROM executor_jobs WHERE state IN ('submitting', 'submitted')" + (stage ? ' AND stage = ?' : '') + ' ORDER BY stage, key, attempt';
+    const sql =
+      "SELECT * FROM executor_jobs WHERE state IN ('submitting', 'submitted')" +
+      (stage ? ' AND stage = ?' : '') +
+      ' ORDER BY stage, key, attempt';
     return ((stage ? this.db.prepare(sql).all(stage) : this.db.prepare(sql).all()) as RawRow[]).map(toRow);
   }
 
@@ -93,14 +98,23 @@ export class ExecutorJobs {
   }
 
   setJobId(jobName: string, jobId: string): void {
-    this.db.prepare("UPDATE executor_jobs SET job_id = ?, state = 'submitted', updated_at = ? WHERE job_name = ?").run(jobId, nowIso(), jobName);
+    this.db
+      .prepare("UPDATE executor_jobs SET job_id = ?, state = 'submitted', updated_at = ? WHERE job_name = ?")
+      .run(jobId, nowIso(), jobName);
   }
 
   setSlurmState(jobName: string, slurmState: string): void {
-    this.db.prepare('UPDATE executor_jobs SET slurm_state = ?, updated_at = ? WHERE job_name = ? AND slurm_state IS NOT ?').run(slurmState, nowIso(), jobName, slurmState);
+    this.db
+      .prepare('UPDATE executor_jobs SET slurm_state = ?, updated_at = ? WHERE job_name = ? AND slurm_state IS NOT ?')
+      .run(slurmState, nowIso(), jobName, slurmState);
   }
 
-  settle(jobName: string, state: Exclude<JobRowState, 'submitting' | 'submitted'>, reason: string | null, slurmState?: string | null): void {
+  settle(
+    jobName: string,
+    state: Exclude<JobRowState, 'submitting' | 'submitted'>,
+    reason: string | null,
+    slurmState?: string | null,
+  ): void {
     this.db
       .prepare('UPDATE executor_jobs SET state = ?, reason = ?, slurm_state = COALESCE(?, slurm_state), updated_at = ? WHERE job_name = ?')
       .run(state, reason, slurmState ?? null, nowIso(), jobName);

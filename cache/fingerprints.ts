@@ -39,7 +39,15 @@ export class FingerprintCache {
     const first = rows[0];
     if (!first) return null;
     const fingerprints = new Map(
-      rows.map((r) => [r.workload, { workload: r.workload, version: r.version, code: r.code === null ? null : (JSON.parse(r.code) as [string, number, number][]), opaque: r.opaque === 1 }]),
+      rows.map((r) => [
+        r.workload,
+        {
+          workload: r.workload,
+          version: r.version,
+          code: r.code === null ? null : (JSON.parse(r.code) as [string, number, number][]),
+          opaque: r.opaque === 1,
+        },
+      ]),
     );
     return { sha: first.sha, commitDate: first.commit_date, fingerprints };
   }
@@ -68,7 +76,8 @@ export class FingerprintCache {
     );
     const now = nowIso();
     this.db.transaction(() => {
-      for (const f of fingerprints) insert.run(repo, sha, commitDate, f.workload, f.version, f.code === null ? null : JSON.stringify(f.code), f.opaque ? 1 : 0, now);
+      for (const f of fingerprints)
+        insert.run(repo, sha, commitDate, f.workload, f.version, f.code === null ? null : JSON.stringify(f.code), f.opaque ? 1 : 0, now);
     })();
   }
 }

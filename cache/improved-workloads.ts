@@ -21,7 +21,10 @@ export interface ImprovedWorkload {
 /** The candidate's improved workloads (perfmine's paired verdict), by name in byte order. */
 export function improvedWorkloads(db: Db, key: string): ImprovedWorkload[] {
   return db
-    .prepare<[string], { workload: string; params: string | null; unit: string | null; base_median: number | null; speedup: number | null }>(
+    .prepare<
+      [string],
+      { workload: string; params: string | null; unit: string | null; base_median: number | null; speedup: number | null }
+    >(
       `SELECT workload, params, unit, base_median, speedup FROM workload_verdicts
         WHERE key = ? AND paired_change = 'improved' ORDER BY workload`,
     )

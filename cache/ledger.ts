@@ -150,11 +150,15 @@ export class Ledger {
     // completeMany: the row exists (planned), so an UPDATE by key; one that leaves `status` out of
     // its SET list when it does not change keeps the status index untouched (naming an indexed
     // column rewrites its index entries even when the value is the same).
-    this.#updateSameStatus = db.prepare<[string | null, string | null, string, number, string | null, number | null, string, string, string]>(`
+    this.#updateSameStatus = db.prepare<
+      [string | null, string | null, string, number, string | null, number | null, string, string, string]
+    >(`
       UPDATE stage_items SET reason = ?, detail = ?, error_kind = NULL, last_error = NULL, attempts = attempts + 1,
         input_hash = ?, stage_version = ?, output = ?, run_id = ?, updated_at = ?
       WHERE stage = ? AND key = ?`);
-    this.#updateStatus = db.prepare<[string, string | null, string | null, string, number, string | null, number | null, string, string, string]>(`
+    this.#updateStatus = db.prepare<
+      [string, string | null, string | null, string, number, string | null, number | null, string, string, string]
+    >(`
       UPDATE stage_items SET status = ?, reason = ?, detail = ?, error_kind = NULL, last_error = NULL, attempts = attempts + 1,
         input_hash = ?, stage_version = ?, output = ?, run_id = ?, updated_at = ?
       WHERE stage = ? AND key = ?`);
@@ -178,12 +182,17 @@ export class Ledger {
       .raw()
       .all(stage);
     const out = new Map<string, Pick<LedgerRow, 'repo' | 'at' | 'status' | 'reason' | 'inputHash' | 'stageVersion'>>();
-    for (const [key, repo, at, status, reason, inputHash, stageVersion] of rows) out.set(key, { repo, at, status, reason, inputHash, stageVersion });
+    for (const [key, repo, at, status, reason, inputHash, stageVersion] of rows)
+      out.set(key, { repo, at, status, reason, inputHash, stageVersion });
     return out;
   }
 
   /** Whether `plan` would change the row: a new item, or a changed input, version, repository or instant. */
-  static planChanges(known: Pick<LedgerRow, 'repo' | 'at' | 'inputHash' | 'stageVersion'> | undefined, item: PlannedItem, version: number): boolean {
+  static planChanges(
+    known: Pick<LedgerRow, 'repo' | 'at' | 'inputHash' | 'stageVersion'> | undefined,
+    item: PlannedItem,
+    version: number,
+  ): boolean {
     return (
       known === undefined ||
       known.inputHash !== item.inputHash ||
@@ -203,7 +212,16 @@ export class Ledger {
     const now = nowIso();
     const tx = this.#db.transaction(() => {
       for (const item of items) {
-        this.#plan.run({ stage, key: item.key, repo: item.repo, at: item.at && normalizeInstant(item.at), inputHash: item.inputHash, version, runId, now });
+        this.#plan.run({
+          stage,
+          key: item.key,
+          repo: item.repo,
+          at: item.at && normalizeInstant(item.at),
+          inputHash: item.inputHash,
+          version,
+          runId,
+          now,
+        });
       }
     });
     tx();
@@ -238,8 +256,20 @@ export class Ledger {
       const output = completion.output === undefined ? null : JSON.stringify(completion.output);
       const changes =
         previous === completion.status
-          ? this.#updateSameStatus.run(completion.reason, completion.detail, item.inputHash, version, output, runId, now, stage, item.key).changes
-          : this.#updateStatus.run(completion.status, completion.reason, completion.detail, item.inputHash, version, output, runId, now, stage, item.key).changes;
+          ? this.#updateSameStatus.run(completion.reason, completion.detail, item.inputHash, version, output, runId, now, stage, item.key)
+              .changes
+          : this.#updateStatus.run(
+              completion.status,
+              completion.reason,
+              completion.detail,
+              item.inputHash,
+              version,
+              output,
+              runId,
+              now,
+              stage,
+              item.key,
+            ).changes;
       if (changes === 0) this.complete(stage, version, item, completion, runId);
     }
   }
@@ -262,9 +292,7 @@ export class Ledger {
 
   list(stage: string, filter: LedgerFilter = {}): LedgerRow[] {
     const { sql, params } = where(filter);
-    const rows = this.#db
-      .prepare<unknown[], RawRow>(`SELECT * FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
-      .all(stage, ...params);
+    const rows = this.#db.prepare<unknown[], RawRow>(`SELECT * FROM stage_items WHERE stage = ?${sql} ORDER BY key`).all(stage, ...params);
     return rows.map(fromRaw);
   }
 
@@ -283,7 +311,11 @@ export class Ledger {
    * return (in key order), read by SQLite from the stored JSON: what a next stage plans from,
    * without parsing every output whole. A field that is absent is undefined.
    */
-  outputFields(stage: string, filter: LedgerFilter, fields: readonly string[]): { key: string; repo: string | null; at: string | null; fields: unknown[] }[] {
+  outputFields(
+    stage: string,
+    filter: LedgerFilter,
+    fields: readonly string[],
+  ): { key: string; repo: string | null; at: string | null; fields: unknown[] }[] {
     for (const f of fields) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f)) throw new RangeError(`outputFields: not a plain field name: ${f}`);
     const { sql, params } = where(filter);
     const columns = fields.map((f) => `, output ->> '$.${f}'`).join('');
@@ -291,7 +323,12 @@ export class Ledger {
       .prepare<unknown[], unknown[]>(`SELECT key, repo, at${columns} FROM stage_items WHERE stage = ?${sql} ORDER BY key`)
       .raw()
       .all(stage, ...params);
-    return rows.map((r) => ({ key: r[0] as string, repo: r[1] as string | null, at: r[2] as string | null, fields: r.slice(3).map((v) => (v === null ? undefined : v)) }));
+    return rows.map((r) => ({
+      key: r[0] as string,
+      repo: r[1] as string | null,
+      at: r[2] as string | null,
+      fields: r.slice(3).map((v) => (v === null ? undefined : v)),
+    }));
   }
 
   /** Counts per stage, status and reason. */

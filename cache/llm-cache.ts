@@ -147,7 +147,9 @@ export class LlmCache {
       params.push(filter.runId);
     }
     const rows = this.#db
-      .prepare<unknown[], Record<string, unknown>>(`SELECT * FROM llm_calls${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id`)
+      .prepare<unknown[], Record<string, unknown>>(
+        `SELECT * FROM llm_calls${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''} ORDER BY id`,
+      )
       .all(...params);
     return rows.map((r) => ({
       id: r.id as number,

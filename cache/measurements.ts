@@ -90,7 +90,8 @@ export function saveValidation(db: Db, id: ValidationIdentity, rows: ValidationR
     `INSERT INTO invocations (key, seq, role, pair, image, status, asv_exit_code, commit_sha, results, log_tail, duration_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  for (const i of rows.invocations) inv.run(id.key, i.seq, i.role, i.pair, i.image, i.status, i.asvExitCode, i.commit, i.results, i.log, i.durationMs);
+  for (const i of rows.invocations)
+    inv.run(id.key, i.seq, i.role, i.pair, i.image, i.status, i.asvExitCode, i.commit, i.results, i.log, i.durationMs);
   const wl = db.prepare(
     `INSERT INTO workload_verdicts (key, workload, benchmark, module, class_name, function, params, unit, base_median, expert_median, speedup,
        asv_mark, asv_change, asv_ratio, asv_tilde, asv_p_value, base_samples, expert_samples, paired_change, paired_reason, pair_ratios,
@@ -120,7 +121,13 @@ export interface WorkloadMedians {
 
 export interface StoredWorkloadVerdict extends WorkloadMedians {
   readonly workload: string;
-  readonly asv: { readonly mark: string; readonly change: string; readonly ratio: number | null; readonly tilde: boolean; readonly pValue: number | null };
+  readonly asv: {
+    readonly mark: string;
+    readonly change: string;
+    readonly ratio: number | null;
+    readonly tilde: boolean;
+    readonly pValue: number | null;
+  };
   readonly paired: {
     readonly change: 'improved' | 'worsened' | 'unchanged' | 'incomparable';
     readonly reason: string | null;
@@ -219,7 +226,13 @@ export interface StoredValidation {
   /** Median over the workloads of the minimum detectable speedup. */
   readonly mdsMedian: number | null;
   /** Which workloads were measured and why ({mode, reason, selected, controls, skipped, touched}; null: all, without selection). */
-  readonly selection: { readonly mode: string; readonly reason: string; readonly selected: string[]; readonly controls: string[]; readonly skipped: string[] } | null;
+  readonly selection: {
+    readonly mode: string;
+    readonly reason: string;
+    readonly selected: string[];
+    readonly controls: string[];
+    readonly skipped: string[];
+  } | null;
 }
 
 export function loadValidation(db: Db, key: string): StoredValidation | undefined {
@@ -240,7 +253,11 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
     calibrationFactors: JSON.parse(r['calibration_factors'] as string) as number[],
     calibrated: r['calibrated'] === 1,
     threshold: r['threshold'] as number | null,
-    falsePositives: { flagged: r['fp_flagged'] as number | null, compared: r['fp_compared'] as number | null, rate: r['false_positive_rate'] as number | null },
+    falsePositives: {
+      flagged: r['fp_flagged'] as number | null,
+      compared: r['fp_compared'] as number | null,
+      rate: r['false_positive_rate'] as number | null,
+    },
     asvCalibrationFlags: r['asv_calibration_flags'] as number | null,
     engine: r['engine'] as string,
     protocol: r['protocol'] === null ? null : (JSON.parse(r['protocol'] as string) as Record<string, unknown>),
@@ -258,5 +275,7 @@ export interface StoredInvocation {
 }
 
 export function loadInvocations(db: Db, key: string): StoredInvocation[] {
-  return db.prepare<[string], StoredInvocation>('SELECT seq, role, pair, status, results FROM invocations WHERE key = ? ORDER BY seq').all(key);
+  return db
+    .prepare<[string], StoredInvocation>('SELECT seq, role, pair, status, results FROM invocations WHERE key = ? ORDER BY seq')
+    .all(key);
 }

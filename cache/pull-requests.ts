@@ -46,7 +46,10 @@ export function savePullRequest(db: Db, pr: PullRequest, serialized: SerializedP
 }
 
 export function loadPullRequest(db: Db, repo: string, number: number): PullRequest | undefined {
-  const row = prepared<[string, number], { record: string; diff: string }>(db, 'SELECT record, diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number);
+  const row = prepared<[string, number], { record: string; diff: string }>(
+    db,
+    'SELECT record, diff FROM pull_requests WHERE repo = ? AND number = ?',
+  ).get(repo, number);
   if (!row) return undefined;
   return pullRequestSchema.parse({ ...JSON.parse(row.record), diff: row.diff });
 }
@@ -54,7 +57,11 @@ export function loadPullRequest(db: Db, repo: string, number: number): PullReque
 const recordWithoutDiff = pullRequestSchema.omit({ diff: true });
 
 /** A stored pull request without its diff, and the diff's size in UTF-8 bytes: for rules that need only the size. */
-export function loadPullRequestSummary(db: Db, repo: string, number: number): { record: Omit<PullRequest, 'diff'>; diffBytes: number } | undefined {
+export function loadPullRequestSummary(
+  db: Db,
+  repo: string,
+  number: number,
+): { record: Omit<PullRequest, 'diff'>; diffBytes: number } | undefined {
   const row = prepared<[string, number], { record: string; diff_bytes: number }>(
     db,
     // octet_length reads the size from the record header, not the diff itself.
@@ -110,9 +117,13 @@ export function loadPullRequestSummaries(db: Db, repo: string, numbers: readonly
 
 /** The diff of a stored pull request. */
 export function loadDiff(db: Db, repo: string, number: number): string | undefined {
-  return prepared<[string, number], { diff: string }>(db, 'SELECT diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.diff;
+  return prepared<[string, number], { diff: string }>(db, 'SELECT diff FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)
+    ?.diff;
 }
 
 export function pullRequestContentHash(db: Db, repo: string, number: number): string | undefined {
-  return prepared<[string, number], { content_hash: string }>(db, 'SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?').get(repo, number)?.content_hash;
+  return prepared<[string, number], { content_hash: string }>(
+    db,
+    'SELECT content_hash FROM pull_requests WHERE repo = ? AND number = ?',
+  ).get(repo, number)?.content_hash;
 }

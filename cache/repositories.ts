@@ -84,7 +84,9 @@ export function saveRepository(db: Db, repo: RepositoryRecord): void {
     disabled: repo.disabled ? 1 : 0,
     now: nowIso(),
   });
-  const alias = db.prepare('INSERT INTO repository_aliases (alias, name) VALUES (?, ?) ON CONFLICT (alias) DO UPDATE SET name = excluded.name');
+  const alias = db.prepare(
+    'INSERT INTO repository_aliases (alias, name) VALUES (?, ?) ON CONFLICT (alias) DO UPDATE SET name = excluded.name',
+  );
   for (const former of repo.formerNames) if (former.toLowerCase() !== repo.name.toLowerCase()) alias.run(former, repo.name);
 }
 
@@ -106,9 +108,7 @@ export function loadRepository(db: Db, name: string): RepositoryRecord | undefin
 
 /** Every stored repository, by name; `kept` only when asked. */
 export function listRepositories(db: Db, options: { keptOnly?: boolean } = {}): RepositoryRecord[] {
-  const rows = db
-    .prepare<[], RawRow>(`SELECT * FROM repositories${options.keptOnly ? " WHERE verdict = 'kept'" : ''} ORDER BY name`)
-    .all();
+  const rows = db.prepare<[], RawRow>(`SELECT * FROM repositories${options.keptOnly ? " WHERE verdict = 'kept'" : ''} ORDER BY name`).all();
   return rows.map((row) => fromRaw(row, formerNamesOf(db, row.name)));
 }
 

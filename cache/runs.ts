@@ -66,12 +66,16 @@ export function refuseIfBusy(db: Db, host = hostname()): RunRow[] {
       crashed.push(other);
       continue;
     }
-    throw new ConfigError(`db: another perfmine (${other.command}, pid ${other.pid} on ${other.host}, started ${other.started_at}) is using this database`, {
-      reason: 'database-busy',
-      fix: other.host === host
-        ? 'wait for it to finish, or point --db at another file'
-        : `wait for it to finish; if that host is gone, mark run ${other.id} crashed with: perfmine status --clear-run ${other.id}`,
-    });
+    throw new ConfigError(
+      `db: another perfmine (${other.command}, pid ${other.pid} on ${other.host}, started ${other.started_at}) is using this database`,
+      {
+        reason: 'database-busy',
+        fix:
+          other.host === host
+            ? 'wait for it to finish, or point --db at another file'
+            : `wait for it to finish; if that host is gone, mark run ${other.id} crashed with: perfmine status --clear-run ${other.id}`,
+      },
+    );
   }
   return crashed;
 }
@@ -88,7 +92,9 @@ export function finishRun(db: Db, id: number, status: Exclude<RunStatus, 'runnin
 
 /** Marks a run crashed by hand (a run whose host is gone). */
 export function clearRun(db: Db, id: number): boolean {
-  return db.prepare("UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ? AND status = 'running'").run(nowIso(), id).changes > 0;
+  return (
+    db.prepare("UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ? AND status = 'running'").run(nowIso(), id).changes > 0
+  );
 }
 
 export function recentRuns(db: Db, limit = 10): RunRow[] {

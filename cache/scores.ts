@@ -29,7 +29,9 @@ export class ScoreStore {
 
   get(instanceId: string, side: ScoreSide, model: string, patchSha256: string): StoredScore | null {
     const row = this.db
-      .prepare<[string, string, string, string], Row>('SELECT failure, result FROM score_results WHERE instance_id = ? AND side = ? AND model = ? AND patch_sha256 = ?')
+      .prepare<[string, string, string, string], Row>(
+        'SELECT failure, result FROM score_results WHERE instance_id = ? AND side = ? AND model = ? AND patch_sha256 = ?',
+      )
       .get(instanceId, side, model, patchSha256);
     return row ? { instanceId, side, model, patchSha256, failure: row.failure, result: JSON.parse(row.result) as unknown } : null;
   }
@@ -44,6 +46,6 @@ export class ScoreStore {
   }
 
   count(): number {
-    return (this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM score_results').get()?.n ?? 0);
+    return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM score_results').get()?.n ?? 0;
   }
 }

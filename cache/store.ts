@@ -62,7 +62,10 @@ export function openStore(path: string, options: OpenOptions = {}): Db {
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (error) {
-      throw new ConfigError(`db: cannot create the directory of ${path}: ${(error as Error).message}`, { reason: 'database-unusable', fix: 'pass --db a path in a directory you can write' });
+      throw new ConfigError(`db: cannot create the directory of ${path}: ${(error as Error).message}`, {
+        reason: 'database-unusable',
+        fix: 'pass --db a path in a directory you can write',
+      });
     }
   }
   return opening(path, () => {
@@ -151,10 +154,13 @@ function memoryDatabase(image: Buffer): Db {
 function copyOfFile(path: string): Db {
   const wal = `${path}-wal`;
   if (existsSync(wal) && statSync(wal).size > 0) {
-    throw new ConfigError(`db: cannot read ${path}: its directory is not writable by this user, and the changes in ${wal} can only be read through ${path}-shm, which SQLite must create there`, {
-      reason: 'database-unusable',
-      fix: 'run as a user who can write that directory, or copy the database with its -wal file elsewhere and pass --db the copy',
-    });
+    throw new ConfigError(
+      `db: cannot read ${path}: its directory is not writable by this user, and the changes in ${wal} can only be read through ${path}-shm, which SQLite must create there`,
+      {
+        reason: 'database-unusable',
+        fix: 'run as a user who can write that directory, or copy the database with its -wal file elsewhere and pass --db the copy',
+      },
+    );
   }
   return memoryDatabase(readFileSync(path));
 }
@@ -221,13 +227,18 @@ function appliedIds(db: Db): number[] {
  * user_version): perfmine adds no table to the first and never downgrades the second.
  */
 function checkOwnSchema(db: Db, path: string): void {
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  const tables = (
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]
+  ).map((r) => r.name);
   if (tables.length > 0 && !tables.includes('schema_migrations')) {
     const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? `, ... (${tables.length} tables)` : '');
-    throw new ConfigError(`db: ${path} is a SQLite database of another program (tables ${shown}), not perfmine's; perfmine leaves it as it is`, {
-      reason: 'not-a-perfmine-database',
-      fix: 'pass --db the perfmine database (default ./perfmine.db), or a new file',
-    });
+    throw new ConfigError(
+      `db: ${path} is a SQLite database of another program (tables ${shown}), not perfmine's; perfmine leaves it as it is`,
+      {
+        reason: 'not-a-perfmine-database',
+        fix: 'pass --db the perfmine database (default ./perfmine.db), or a new file',
+      },
+    );
   }
   checkNotNewer(db, path);
 }
@@ -235,10 +246,13 @@ function checkOwnSchema(db: Db, path: string): void {
 function checkNotNewer(db: Db, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > latestSchemaVersion()) {
-    throw new ConfigError(`db: ${path} was written by a newer perfmine (schema ${version}; this version knows up to ${latestSchemaVersion()})`, {
-      reason: 'schema-too-new',
-      fix: 'upgrade perfmine, or point --db at another file',
-    });
+    throw new ConfigError(
+      `db: ${path} was written by a newer perfmine (schema ${version}; this version knows up to ${latestSchemaVersion()})`,
+      {
+        reason: 'schema-too-new',
+        fix: 'upgrade perfmine, or point --db at another file',
+      },
+    );
   }
   const applied = appliedIds(db);
   const known = new Set(migrations().map((m) => m.id));
@@ -280,7 +294,13 @@ export function schemaStatus(db: Db): SchemaStatus {
   if (onDisk) return onDisk;
   const applied = appliedIds(db);
   const done = new Set(applied);
-  return { applied, latest: latestSchemaVersion(), pending: migrations().filter((m) => !done.has(m.id)).map((m) => m.id) };
+  return {
+    applied,
+    latest: latestSchemaVersion(),
+    pending: migrations()
+      .filter((m) => !done.has(m.id))
+      .map((m) => m.id),
+  };
 }
 
 /** Current time as ISO text; one place so that tests can see what is written. */

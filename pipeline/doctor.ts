@@ -59,7 +59,13 @@ async function checkDocker({ docker }: DoctorDeps): Promise<Check> {
     const v = await docker.ping();
     return ok('Docker engine', `Docker ${v.version} (API ${v.apiVersion})${process.env.DOCKER_HOST ? ` at DOCKER_HOST` : ''}`);
   } catch (error) {
-    return { name: 'Docker engine', status: 'missing', detail: (error as Error).message, fix: 'run scripts/setup-docker.sh as root (installs docker.io, starts dockerd), or set DOCKER_HOST', required: true };
+    return {
+      name: 'Docker engine',
+      status: 'missing',
+      detail: (error as Error).message,
+      fix: 'run scripts/setup-docker.sh as root (installs docker.io, starts dockerd), or set DOCKER_HOST',
+      required: true,
+    };
   }
 }
 
@@ -70,7 +76,10 @@ async function checkBaseImage({ docker, config }: DoctorDeps): Promise<Check> {
     name: 'base image',
     status: 'missing',
     detail: `${tag} is not in the engine`,
-    fix: tag === 'perfmine/base:bookworm' ? 'run scripts/build-base-image.sh (debootstrap + docker import; no Docker Hub needed)' : `pull or build ${tag}, or pass --base-image`,
+    fix:
+      tag === 'perfmine/base:bookworm'
+        ? 'run scripts/build-base-image.sh (debootstrap + docker import; no Docker Hub needed)'
+        : `pull or build ${tag}, or pass --base-image`,
     required: true,
   };
 }
@@ -95,11 +104,15 @@ async function checkPythonInImage({ docker, config, timeoutMs }: DoctorDeps): Pr
     limits: { cpus: 1, memoryMb: 512, pidsLimit: 64 },
   });
   const version = result.stdout.trim();
-  if (result.exitCode === 0) return ok(name, `python ${version}: perfmine's harness measures with it (validate.engine perfmine; no asv needed)`);
+  if (result.exitCode === 0)
+    return ok(name, `python ${version}: perfmine's harness measures with it (validate.engine perfmine; no asv needed)`);
   return {
     name,
     status: 'missing',
-    detail: result.exitCode === 3 ? `${tag} has python ${version}; the harness needs 3.8 or newer` : `${tag} has no python3: nothing can be measured`,
+    detail:
+      result.exitCode === 3
+        ? `${tag} has python ${version}; the harness needs 3.8 or newer`
+        : `${tag} has no python3: nothing can be measured`,
     fix: 'use a base image with Python 3.8 or newer: scripts/build-base-image.sh builds perfmine/base:bookworm (Python 3.11) from Debian packages',
     required: true,
   };
@@ -108,7 +121,10 @@ async function checkPythonInImage({ docker, config, timeoutMs }: DoctorDeps): Pr
 async function checkAsvInImage({ docker, config, timeoutMs }: DoctorDeps): Promise<Check> {
   const tag = config.docker.baseImage;
   if (config.synthesize.asv.wheelhouse) {
-    return ok('asv in the base image', `asv is installed from synthesize.asv.wheelhouse (${config.synthesize.asv.wheelhouse}) into the toolchain image`);
+    return ok(
+      'asv in the base image',
+      `asv is installed from synthesize.asv.wheelhouse (${config.synthesize.asv.wheelhouse}) into the toolchain image`,
+    );
   }
   const result = await docker.run({
     image: tag,
@@ -148,7 +164,13 @@ export function checkCredentials(config: Config, credentials: Credentials): Chec
   } else if (config.llm.baseUrl && isLocalBaseUrl(config.llm.baseUrl)) {
     checks.push(ok('LLM key', 'none needed for the local server at OPENAI_BASE_URL'));
   } else {
-    checks.push({ name: 'LLM key', status: 'missing', detail: 'OPENAI_API_KEY not set', fix: 'export OPENAI_API_KEY, point OPENAI_BASE_URL at a local server, or use --llm none (rules only)', required: true });
+    checks.push({
+      name: 'LLM key',
+      status: 'missing',
+      detail: 'OPENAI_API_KEY not set',
+      fix: 'export OPENAI_API_KEY, point OPENAI_BASE_URL at a local server, or use --llm none (rules only)',
+      required: true,
+    });
   }
   return checks;
 }
@@ -174,11 +196,23 @@ async function checkLlm({ config, credentials, log, timeoutMs }: DoctorDeps): Pr
     const wanted = [config.llm.model, ...(config.llm.fallbackModel ? [config.llm.fallbackModel] : [])];
     const absent = wanted.filter((m) => !models.includes(m));
     if (absent.length > 0) {
-      return { name: 'LLM endpoint', status: 'warn', detail: `${where} answers, but does not list ${absent.join(', ')} (it lists ${models.slice(0, 8).join(', ') || 'no models'})`, fix: 'set PERFMINE_MODEL / PERFMINE_FALLBACK_MODEL to models the server serves', required: true };
+      return {
+        name: 'LLM endpoint',
+        status: 'warn',
+        detail: `${where} answers, but does not list ${absent.join(', ')} (it lists ${models.slice(0, 8).join(', ') || 'no models'})`,
+        fix: 'set PERFMINE_MODEL / PERFMINE_FALLBACK_MODEL to models the server serves',
+        required: true,
+      };
     }
     return ok('LLM endpoint', `${where} serves ${wanted.join(' and ')}`);
   } catch (error) {
-    return { name: 'LLM endpoint', status: 'missing', detail: `${where}: ${(error as Error).message}`, fix: 'check OPENAI_BASE_URL and the server, or use --llm none', required: true };
+    return {
+      name: 'LLM endpoint',
+      status: 'missing',
+      detail: `${where}: ${(error as Error).message}`,
+      fix: 'check OPENAI_BASE_URL and the server, or use --llm none',
+      required: true,
+    };
   } finally {
     db.close();
   }
@@ -189,15 +223,34 @@ export function checkDatabase(path: string): Check {
   let db: Db | undefined;
   try {
     const state = checkDatabasePath(path, 'write');
-    if (state === 'absent') return ok('database schema', `no database at ${path} yet; the first run creates it (schema ${latestSchemaVersion()})`, false);
-    if (state === 'empty') return ok('database schema', `${path} is an empty file; the first run creates the schema (${latestSchemaVersion()}) in it`, false);
+    if (state === 'absent')
+      return ok('database schema', `no database at ${path} yet; the first run creates it (schema ${latestSchemaVersion()})`, false);
+    if (state === 'empty')
+      return ok('database schema', `${path} is an empty file; the first run creates the schema (${latestSchemaVersion()}) in it`, false);
     db = openStore(path, { readonly: true });
     const schema = schemaStatus(db);
     const pending = schema.pending.length;
-    return ok('database schema', `${path}: schema ${schema.applied.at(-1) ?? 0}${pending ? `, ${pending} migration(s) will be applied by the next run` : ', up to date'}`, false);
+    return ok(
+      'database schema',
+      `${path}: schema ${schema.applied.at(-1) ?? 0}${pending ? `, ${pending} migration(s) will be applied by the next run` : ', up to date'}`,
+      false,
+    );
   } catch (error) {
-    if (error instanceof ConfigError) return { name: 'database schema', status: 'missing', detail: error.issues.join('; ').replace(/^db: /, ''), fix: error.fix ?? 'check the file, or use another --db', required: true };
-    return { name: 'database schema', status: 'missing', detail: `${path}: ${(error as Error).message}`, fix: 'check the file, or use another --db', required: true };
+    if (error instanceof ConfigError)
+      return {
+        name: 'database schema',
+        status: 'missing',
+        detail: error.issues.join('; ').replace(/^db: /, ''),
+        fix: error.fix ?? 'check the file, or use another --db',
+        required: true,
+      };
+    return {
+      name: 'database schema',
+      status: 'missing',
+      detail: `${path}: ${(error as Error).message}`,
+      fix: 'check the file, or use another --db',
+      required: true,
+    };
   } finally {
     db?.close();
   }

@@ -40,9 +40,11 @@ export class GroupCommit<T> {
     this.#buffer = [];
     if (batch.length === 0) return;
     try {
-      this.#db.transaction(() => {
-        for (const entry of batch) this.#write(entry);
-      }).immediate();
+      this.#db
+        .transaction(() => {
+          for (const entry of batch) this.#write(entry);
+        })
+        .immediate();
     } catch {
       for (const entry of batch) {
         let error: unknown;

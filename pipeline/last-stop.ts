@@ -37,8 +37,11 @@ export function stopOf(run: Pick<RunRow, 'id' | 'window_label' | 'summary'>): Ru
  * command (of this window when one is given), or null when that run was not stopped.
  */
 export function lastStop(db: Db, window: string | null = null): RunStop | null {
-  const run = window === null
-    ? db.prepare<[], RunRow>("SELECT * FROM runs WHERE status <> 'running' ORDER BY id DESC LIMIT 1").get()
-    : db.prepare<[string], RunRow>("SELECT * FROM runs WHERE status <> 'running' AND window_label = ? ORDER BY id DESC LIMIT 1").get(window);
+  const run =
+    window === null
+      ? db.prepare<[], RunRow>("SELECT * FROM runs WHERE status <> 'running' ORDER BY id DESC LIMIT 1").get()
+      : db
+          .prepare<[string], RunRow>("SELECT * FROM runs WHERE status <> 'running' AND window_label = ? ORDER BY id DESC LIMIT 1")
+          .get(window);
   return run ? stopOf(run) : null;
 }

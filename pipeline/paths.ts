@@ -32,10 +32,16 @@ function look(path: string, label: string): Found {
     const code = errnoOf(error);
     if (code === 'ENOENT') return { kind: 'absent' };
     if (code === 'ENOTDIR') {
-      throw new ConfigError(`${label}: ${path}: a part of the path is a file, not a directory`, { reason: 'bad-path', fix: `give ${label} a path whose parents are directories` });
+      throw new ConfigError(`${label}: ${path}: a part of the path is a file, not a directory`, {
+        reason: 'bad-path',
+        fix: `give ${label} a path whose parents are directories`,
+      });
     }
     if (code === 'EACCES') {
-      throw new ConfigError(`${label}: cannot reach ${path}: permission denied on a directory of the path`, { reason: 'bad-path', fix: 'run as a user who can read that directory, or choose another path' });
+      throw new ConfigError(`${label}: cannot reach ${path}: permission denied on a directory of the path`, {
+        reason: 'bad-path',
+        fix: 'run as a user who can read that directory, or choose another path',
+      });
     }
     throw new ConfigError(`${label}: cannot check ${path}: ${(error as Error).message}`, { reason: 'bad-path' });
   }
@@ -51,7 +57,10 @@ export function checkCreatable(path: string, label: string, flag = label): strin
     const found = look(dir, label);
     if (found.kind === 'directory') break;
     if (found.kind !== 'absent') {
-      throw new ConfigError(`${label}: cannot create ${path}: ${dir} is a file, not a directory`, { reason: 'bad-path', fix: `give ${flag} a path whose parents are directories` });
+      throw new ConfigError(`${label}: cannot create ${path}: ${dir} is a file, not a directory`, {
+        reason: 'bad-path',
+        fix: `give ${flag} a path whose parents are directories`,
+      });
     }
     if (dirname(dir) === dir) break;
     dir = dirname(dir);
@@ -69,9 +78,13 @@ export function checkCreatable(path: string, label: string, flag = label): strin
 export function checkOutputFile(path: string, label: string, example: string): void {
   const found = look(path, label);
   if (found.kind === 'directory') {
-    throw new ConfigError(`${label}: ${path} is a directory; ${label} names the file to write`, { reason: 'bad-path', fix: `name a file, e.g. ${label} ${resolve(path, example)}` });
+    throw new ConfigError(`${label}: ${path} is a directory; ${label} names the file to write`, {
+      reason: 'bad-path',
+      fix: `name a file, e.g. ${label} ${resolve(path, example)}`,
+    });
   }
-  if (found.kind === 'other') throw new ConfigError(`${label}: ${path} is not a regular file`, { reason: 'bad-path', fix: `name a file, e.g. ${label} ${example}` });
+  if (found.kind === 'other')
+    throw new ConfigError(`${label}: ${path} is not a regular file`, { reason: 'bad-path', fix: `name a file, e.g. ${label} ${example}` });
   if (found.kind === 'absent') {
     checkCreatable(path, label);
     return;
@@ -79,7 +92,10 @@ export function checkOutputFile(path: string, label: string, example: string): v
   try {
     accessSync(path, constants.W_OK);
   } catch {
-    throw new ConfigError(`${label}: ${path} exists and is read-only for this user`, { reason: 'bad-path', fix: `make it writable, or name another file with ${label}` });
+    throw new ConfigError(`${label}: ${path} exists and is read-only for this user`, {
+      reason: 'bad-path',
+      fix: `make it writable, or name another file with ${label}`,
+    });
   }
 }
 
@@ -91,10 +107,16 @@ export function checkOutputDirectory(path: string, label: string): void {
     return;
   }
   if (found.kind !== 'directory') {
-    throw new ConfigError(`${label}: ${path} is a file, not a directory`, { reason: 'bad-path', fix: `give ${label} a directory (it is created when missing)` });
+    throw new ConfigError(`${label}: ${path} is a file, not a directory`, {
+      reason: 'bad-path',
+      fix: `give ${label} a directory (it is created when missing)`,
+    });
   }
   if (!writableDirectory(path)) {
-    throw new ConfigError(`${label}: the directory ${path} is not writable by this user`, { reason: 'bad-path', fix: `make it writable, or give ${label} another directory` });
+    throw new ConfigError(`${label}: the directory ${path} is not writable by this user`, {
+      reason: 'bad-path',
+      fix: `make it writable, or give ${label} another directory`,
+    });
   }
 }
 
@@ -106,7 +128,10 @@ export function checkInputDirectory(path: string, label: string, fix: string): v
   try {
     accessSync(path, constants.R_OK | constants.X_OK);
   } catch {
-    throw new ConfigError(`${label}: cannot read the directory ${path} (permission denied)`, { reason: 'bad-path', fix: 'run as a user who can read it, or give another path' });
+    throw new ConfigError(`${label}: cannot read the directory ${path} (permission denied)`, {
+      reason: 'bad-path',
+      fix: 'run as a user who can read it, or give another path',
+    });
   }
 }
 
@@ -131,11 +156,17 @@ export function checkSourceClone(path: string): void {
   if (existsSync(join(full, 'HEAD')) && isDirectory(join(full, 'objects')) && isDirectory(join(full, 'refs'))) return;
   for (let dir = dirname(full); dir !== dirname(dir); dir = dirname(dir)) {
     if (existsSync(join(dir, '.git'))) {
-      throw new ConfigError(`--source: ${path} is the subdirectory ${full.slice(dir.length + 1)}/ of the repository at ${dir}, not a clone's top level`, {
-        reason: 'invalid-flags',
-        fix: `pass --source git:${dir} (perfmine reads the whole repository's history)`,
-      });
+      throw new ConfigError(
+        `--source: ${path} is the subdirectory ${full.slice(dir.length + 1)}/ of the repository at ${dir}, not a clone's top level`,
+        {
+          reason: 'invalid-flags',
+          fix: `pass --source git:${dir} (perfmine reads the whole repository's history)`,
+        },
+      );
     }
   }
-  throw new ConfigError(`--source: ${path} is not a git repository (no .git in it)`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
+  throw new ConfigError(`--source: ${path} is not a git repository (no .git in it)`, {
+    reason: 'invalid-flags',
+    fix: 'point --source git:PATH at a clone',
+  });
 }

@@ -14,7 +14,13 @@ export interface PreviousOutput<T> {
  * pull request `number`), their outputs parsed with `schema`. An output the schema does not read
  * is logged and left out (the item is skipped, not failed): how a stage plans from the store.
  */
-export function previousOutputs<S extends z.ZodType>(ctx: PipelineContext, stage: StageName, previous: StageName, schema: S, scope: Scope): PreviousOutput<z.infer<S>>[] {
+export function previousOutputs<S extends z.ZodType>(
+  ctx: PipelineContext,
+  stage: StageName,
+  previous: StageName,
+  schema: S,
+  scope: Scope,
+): PreviousOutput<z.infer<S>>[] {
   const rows = ctx.ledger.list(previous, { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
   const out: PreviousOutput<z.infer<S>>[] = [];
   for (const row of rows) {

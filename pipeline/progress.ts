@@ -36,7 +36,8 @@ export function attachProgress(events: Emitter<RunnerEvents>, options: ProgressO
 
   const report = () => {
     for (const [stage, c] of stages) {
-      if (c.finished < c.total) options.log.info({ stage, finished: c.finished, total: c.total, done: c.done, dropped: c.dropped, failed: c.failed }, 'progress');
+      if (c.finished < c.total)
+        options.log.info({ stage, finished: c.finished, total: c.total, done: c.done, dropped: c.dropped, failed: c.failed }, 'progress');
     }
   };
 

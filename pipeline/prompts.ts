@@ -59,10 +59,12 @@ export function parsePrompt(name: string, text: string): Prompt {
   const sections = splitSections(fm[2]!);
   const system = sections.get('system');
   const user = sections.get('user');
-  if (system === undefined || user === undefined) throw new InternalError('bad-prompt', `prompts/${name}.md: needs "## system" and "## user" sections`);
+  if (system === undefined || user === undefined)
+    throw new InternalError('bad-prompt', `prompts/${name}.md: needs "## system" and "## user" sections`);
   const used = new Set([...`${system}\n${user}`.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!));
   const undeclared = [...used].filter((u) => !inputs.includes(u));
-  if (undeclared.length > 0) throw new InternalError('bad-prompt', `prompts/${name}.md: placeholders not declared as inputs: ${undeclared.join(', ')}`);
+  if (undeclared.length > 0)
+    throw new InternalError('bad-prompt', `prompts/${name}.md: placeholders not declared as inputs: ${undeclared.join(', ')}`);
   return { name: meta.get('name') ?? name, inputs, outputs: meta.get('outputs') ?? '', system, user, hash: sha256(text) };
 }
 

@@ -158,7 +158,12 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
 
   // Rows that planning would leave as they are are not written again (the upsert's WHERE would
   // skip them too, but 30,000 no-op upserts cost about 4% of a rule stage's run).
-  ctx.ledger.plan(stage.name, stage.version, planned.filter((p) => Ledger.planChanges(decided.get(p.item.key), p.entry, stage.version)).map((p) => p.entry), ctx.runId);
+  ctx.ledger.plan(
+    stage.name,
+    stage.version,
+    planned.filter((p) => Ledger.planChanges(decided.get(p.item.key), p.entry, stage.version)).map((p) => p.entry),
+    ctx.runId,
+  );
   options.events?.emit('stage-start', { stage: stage.name, planned: items.length, toRun: toRun.length, skipped: reused });
 
   const concurrency = options.concurrency ?? queueSizes(ctx.config, availableParallelism())[stage.system];
@@ -174,7 +179,13 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     failedKinds[summary.kind] = (failedKinds[summary.kind] ?? 0) + 1;
     itemCtx.log.warn({ kind: summary.kind, reason: summary.reason, err: summary.message }, 'item failed');
     if (error instanceof ConfigError && !configError) configError = error;
-    options.events?.emit('item-end', { stage: stage.name, key: itemCtx.key, status: 'failed', reason: summary.reason, durationMs: Date.now() - t0 });
+    options.events?.emit('item-end', {
+      stage: stage.name,
+      key: itemCtx.key,
+      status: 'failed',
+      reason: summary.reason,
+      durationMs: Date.now() - t0,
+    });
   };
 
   interface Finished {
@@ -194,7 +205,12 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     ctx.db,
     ({ item, entry, outcome }) => {
       stage.persist?.(ctx.db, item, outcome);
-      ctx.ledger.completeMany(stage.name, stage.version, [{ item: entry, completion: completion(outcome), previous: statusAfterPlan(entry) }], ctx.runId);
+      ctx.ledger.completeMany(
+        stage.name,
+        stage.version,
+        [{ item: entry, completion: completion(outcome), previous: statusAfterPlan(entry) }],
+        ctx.runId,
+      );
     },
     ({ itemCtx, entry, outcome, t0 }, error) => {
       if (error !== undefined) return recordFailure(itemCtx, entry, error, t0);
@@ -231,7 +247,13 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
   const recorded = (p: (typeof planned)[number], outcome: Outcome<unknown>, t0: number) => {
     if (outcome.status === 'done') done.count += 1;
     else bump(dropped, outcome.reason);
-    options.events?.emit('item-end', { stage: stage.name, key: p.item.key, status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null, durationMs: Date.now() - t0 });
+    options.events?.emit('item-end', {
+      stage: stage.name,
+      key: p.item.key,
+      status: outcome.status,
+      reason: outcome.status === 'dropped' ? outcome.reason : null,
+      durationMs: Date.now() - t0,
+    });
   };
 
   /**
@@ -244,7 +266,10 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     ran += chunk.length;
     let results: readonly BatchResult<unknown, unknown>[];
     try {
-      results = await stage.runBatch!(ctx, chunk.map((p) => p.item));
+      results = await stage.runBatch!(
+        ctx,
+        chunk.map((p) => p.item),
+      );
     } catch (error) {
       for (const p of chunk) recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, error, t0);
       return;
@@ -260,7 +285,12 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
     }
     const write = (list: typeof finished) => {
       for (const { p, outcome } of list) stage.persist?.(ctx.db, p.item, outcome);
-      ctx.ledger.completeMany(stage.name, stage.version, list.map(({ p, outcome }) => ({ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) })), ctx.runId);
+      ctx.ledger.completeMany(
+        stage.name,
+        stage.version,
+        list.map(({ p, outcome }) => ({ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) })),
+        ctx.runId,
+      );
     };
     try {
       ctx.db.transaction(() => write(finished)).immediate();
@@ -302,7 +332,12 @@ export async function runStage(ctx: PipelineContext, stage: AnyStage, scope: Sco
         itemContext: (key) => itemContext(ctx, stage.name, key),
         commit: (p, outcome) => {
           stage.persist?.(ctx.db, p.item, outcome);
-          ctx.ledger.completeMany(stage.name, stage.version, [{ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) }], ctx.runId);
+          ctx.ledger.completeMany(
+            stage.name,
+            stage.version,
+            [{ item: p.entry, completion: completion(outcome), previous: statusAfterPlan(p.entry) }],
+            ctx.runId,
+          );
           recorded(p, outcome, t0);
         },
         fail: (p, error) => recordFailure(itemContext(ctx, stage.name, p.item.key), p.entry, error, t0),
@@ -332,7 +367,12 @@ function itemContext(ctx: PipelineContext, stage: ItemContext['stage'], key: str
 }
 
 function completion(outcome: Outcome<unknown>): Completion {
-  return { status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null, detail: outcome.detail ?? null, output: outcome.output };
+  return {
+    status: outcome.status,
+    reason: outcome.status === 'dropped' ? outcome.reason : null,
+    detail: outcome.detail ?? null,
+    output: outcome.output,
+  };
 }
 
 function toPlanned(item: WorkItem<unknown>): PlannedItem {

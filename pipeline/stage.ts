@@ -59,8 +59,7 @@ export type Outcome<O, R = unknown> =
 
 /** One item's result from `runBatch`: its outcome, or what it failed with. */
 export type BatchResult<I, O, R = unknown> =
-  | { readonly item: WorkItem<I>; readonly outcome: Outcome<O, R> }
-  | { readonly item: WorkItem<I>; readonly error: unknown };
+  { readonly item: WorkItem<I>; readonly outcome: Outcome<O, R> } | { readonly item: WorkItem<I>; readonly error: unknown };
 
 /**
  * A stage: plans its items from the scope (usually the done items of the stage before it),

@@ -48,14 +48,17 @@ export function formatMetrics(m: Readonly<Record<string, number>>): string {
   const get = (k: string) => m[k] ?? 0;
   const lines: string[] = [];
   if (get('llm.requests') + get('llm.cacheHits') > 0) {
-    const unpriced = get('llm.unpricedRequests') > 0 ? ` (${n(get('llm.unpricedRequests'))} requests to models without a price in llm.prices)` : '';
+    const unpriced =
+      get('llm.unpricedRequests') > 0 ? ` (${n(get('llm.unpricedRequests'))} requests to models without a price in llm.prices)` : '';
     lines.push(
       `LLM: ${n(get('llm.requests'))} requests, ${n(get('llm.cacheHits'))} answers from the cache; ${n(get('llm.promptTokens'))} prompt + ${n(get('llm.completionTokens'))} completion tokens; $${get('llm.costUsd').toFixed(4)}${unpriced}`,
     );
   }
   if (get('github.requests') > 0) {
     const remaining = m['github.rateRemaining'] === undefined ? '' : `; rate limit left ${n(get('github.rateRemaining'))}`;
-    lines.push(`GitHub: ${n(get('github.requests'))} requests, ${n(get('github.conditional'))} conditional, ${n(get('github.notModified'))} answered 304 (free)${remaining}`);
+    lines.push(
+      `GitHub: ${n(get('github.requests'))} requests, ${n(get('github.conditional'))} conditional, ${n(get('github.notModified'))} answered 304 (free)${remaining}`,
+    );
   }
   if (get('docker.builds') + get('docker.measureMs') > 0) {
     lines.push(`Docker: ${n(get('docker.builds'))} builds in ${secs(get('docker.buildMs'))}; measuring ${secs(get('docker.measureMs'))}`);

@@ -55,11 +55,21 @@ function defineRun(program: Command, deps: CommandDeps): void {
   addScopeOptions(program.command('run'))
     .description('run every stage in order for a window (default: the previous full calendar month)')
     .option('--until-stage <stage>', 'stop after this stage')
-    .option('--dry-run', 'make every check the run would (paths, credentials, Docker engine and images) and count what each stage would do; no LLM call, no build, nothing written')
+    .option(
+      '--dry-run',
+      'make every check the run would (paths, credentials, Docker engine and images) and count what each stage would do; no LLM call, no build, nothing written',
+    )
     .option('--force', 'run items again even when already done with the same input')
     .action(async (flags: RunFlags, command: Command) => {
       const { runCommand } = await import('./commands/run.js');
-      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps), deps.services);
+      process.exitCode = await runCommand(
+        'run',
+        undefined,
+        flags,
+        command.optsWithGlobals<GlobalFlags>(),
+        await stagesOf(deps),
+        deps.services,
+      );
     });
 
   addScopeOptions(program.command('stage'))
@@ -70,7 +80,14 @@ function defineRun(program: Command, deps: CommandDeps): void {
     .option('--force', 'run items again even when already done with the same input')
     .action(async (name: string, flags: RunFlags, command: Command) => {
       const { runCommand } = await import('./commands/run.js');
-      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps), deps.services);
+      process.exitCode = await runCommand(
+        'stage',
+        name,
+        flags,
+        command.optsWithGlobals<GlobalFlags>(),
+        await stagesOf(deps),
+        deps.services,
+      );
     });
 }
 
@@ -93,7 +110,7 @@ function defineDemo(program: Command, deps: CommandDeps): void {
     .command('demo')
     .description('run the main job on the embedded default: a generated sample repository, no credentials, local SQLite')
     .option('--dir <dir>', 'where the sample repository, database and dataset go', 'perfmine-demo')
-    .option('--fresh', "remove what an earlier demo put in the directory and start over (never anything it did not create)")
+    .option('--fresh', 'remove what an earlier demo put in the directory and start over (never anything it did not create)')
     .action(async (flags: DemoFlags, command: Command) => {
       const { demoCommand } = await import('./commands/demo.js');
       process.exitCode = await demoCommand(flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps));
@@ -103,10 +120,15 @@ function defineDemo(program: Command, deps: CommandDeps): void {
 function defineCompare(program: Command): void {
   program
     .command('compare')
-    .description('compare two asv results files as `asv compare` does (same marks, ratios and table); with directories of per-invocation files, also perfmine\'s paired verdict')
+    .description(
+      "compare two asv results files as `asv compare` does (same marks, ratios and table); with directories of per-invocation files, also perfmine's paired verdict",
+    )
     .argument('<base>', 'baseline results file (results/<machine>/<hash>-<env>.json), or a directory of per-invocation results files')
     .argument('<head>', 'patched results file, or a directory of per-invocation results files')
-    .option('--benchmarks <benchmarks.json>', 'benchmark units and types (default: benchmarks.json beside the results files or one directory up)')
+    .option(
+      '--benchmarks <benchmarks.json>',
+      'benchmark units and types (default: benchmarks.json beside the results files or one directory up)',
+    )
     .option('--factor <F>', 'ratio that counts as a change', '1.1')
     .option('--only-changed', 'only rows marked -, +, ! or * (no titles)')
     .option('--split', 'one table per group: improved, unchanged, worse, not comparable')
@@ -115,7 +137,7 @@ function defineCompare(program: Command): void {
     .option('--split-samples <N>', 'results files hold several invocations appended (--append-samples): N samples each')
     .option('--min-pairs <N>', 'paired verdict: usable pairs a workload needs (default 3, at least 2)')
     .option('--alpha <P>', 'paired verdict: chance that any untouched workload is flagged, controlled over all of them (default 0.01)')
-    .option('--consistency <Q>', 'paired verdict: share of pairs that must point the verdict\'s way (default 0.75)')
+    .option('--consistency <Q>', "paired verdict: share of pairs that must point the verdict's way (default 0.75)")
     .option('--safety-factor <F>', 'paired verdict: multiplier on the bias allowance from the calibration (default 1.5)')
     .addHelpText(
       'after',
@@ -143,7 +165,9 @@ same way, and never under a 1.05 change. Each workload's minimum detectable spee
 function defineDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema; with --executor slurm also sbatch/squeue/sacct, the spool from a compute node (a probe job) and the registry')
+    .description(
+      'check the Docker engine, base image, what the measurement engine needs in it (Python for the harness, asv for the asv engine), credentials, LLM endpoint and database schema; with --executor slurm also sbatch/squeue/sacct, the spool from a compute node (a probe job) and the registry',
+    )
     .action(async (_flags: unknown, command: Command) => {
       const { doctorCommand } = await import('./commands/doctor.js');
       process.exitCode = await doctorCommand(command.optsWithGlobals<GlobalFlags>());
@@ -205,7 +229,9 @@ function defineTasks(program: Command): void {
 function defineReport(program: Command, deps: CommandDeps): void {
   program
     .command('report')
-    .description('write one static HTML page for a month: funnel per repository, expert speedups, workloads per task, cost and time per stage, emitted tasks')
+    .description(
+      'write one static HTML page for a month: funnel per repository, expert speedups, workloads per task, cost and time per stage, emitted tasks',
+    )
     .option('--month <YYYY-MM>', 'the month (default: the previous full calendar month)')
     .addHelpText(
       'after',
@@ -225,7 +251,9 @@ const MAX_PATCH_BYTES = 10 * 1024 * 1024;
 function defineScore(program: Command): void {
   program
     .command('score')
-    .description("score agents' patches on emitted tasks: built, checked (tests, benchmark return values) and measured against the base like the expert's; speedups, advantage (stratified, normalized) per prediction and by model")
+    .description(
+      "score agents' patches on emitted tasks: built, checked (tests, benchmark return values) and measured against the base like the expert's; speedups, advantage (stratified, normalized) per prediction and by model",
+    )
     .option('--task <ID|DIR>', 'the emitted task (instance id, or its folder)')
     .option('--patch <FILE>', "the agent's patch (with --task)")
     .option('--model <NAME>', 'the model name for --patch', 'patch')
@@ -242,7 +270,9 @@ function defineScore(program: Command): void {
 function definePublish(program: Command): void {
   program
     .command('publish')
-    .description('write the emitted months as a Hugging Face dataset folder: data/YYYY-MM.parquet, the task folders, README.md with a config per month and the dataset card')
+    .description(
+      'write the emitted months as a Hugging Face dataset folder: data/YYYY-MM.parquet, the task folders, README.md with a config per month and the dataset card',
+    )
     .requiredOption('--to <DIR>', 'the dataset folder')
     .option('--months <YYYY-MM...>', 'only these months (default: every emitted month); the folder then holds exactly these')
     .action(async (flags: PublishFlags, command: Command) => {
@@ -254,7 +284,9 @@ function definePublish(program: Command): void {
 function defineWorker(program: Command): void {
   program
     .command('worker')
-    .description("run one Slurm job of the slurm executor: read its input from the spool, run the item against this node's Docker engine, write its result (internal: sbatch scripts call it)")
+    .description(
+      "run one Slurm job of the slurm executor: read its input from the spool, run the item against this node's Docker engine, write its result (internal: sbatch scripts call it)",
+    )
     .requiredOption('--spool <dir>', 'the shared spool directory (executor.slurm.spool)')
     .requiredOption('--job <name>', "the job's name (its directory under <spool>/jobs)")
     .action(async (flags: { spool: string; job: string }) => {

@@ -48,14 +48,20 @@ function inspect(dir: string): DemoDirState {
 export function prepareDemoDir(dir: string, fresh: boolean): string[] {
   const state = inspect(dir);
   if (state.kind === 'not-a-directory') {
-    throw new ConfigError(`--dir: ${dir} is a file, not a directory`, { reason: 'invalid-flags', fix: 'pass --dir a new or empty directory (default ./perfmine-demo)' });
+    throw new ConfigError(`--dir: ${dir} is a file, not a directory`, {
+      reason: 'invalid-flags',
+      fix: 'pass --dir a new or empty directory (default ./perfmine-demo)',
+    });
   }
   if (state.kind === 'foreign') {
     const shown = state.entries.slice(0, 5).join(', ') + (state.entries.length > 5 ? `, ... (${state.entries.length} entries)` : '');
-    throw new ConfigError(`--dir: ${dir} holds files the demo did not create (${shown}); the demo writes only into a new or empty directory, or one it made`, {
-      reason: 'not-a-demo-directory',
-      fix: 'pass --dir a new or empty directory (default ./perfmine-demo); nothing was changed',
-    });
+    throw new ConfigError(
+      `--dir: ${dir} holds files the demo did not create (${shown}); the demo writes only into a new or empty directory, or one it made`,
+      {
+        reason: 'not-a-demo-directory',
+        fix: 'pass --dir a new or empty directory (default ./perfmine-demo); nothing was changed',
+      },
+    );
   }
   const removed: string[] = [];
   if (fresh && (state.kind === 'demo' || state.kind === 'earlier-demo')) {
@@ -67,6 +73,9 @@ export function prepareDemoDir(dir: string, fresh: boolean): string[] {
     }
   }
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, DEMO_MARKER), 'This directory was made by `perfmine demo`; `perfmine demo --fresh` removes what the demo put here.\n');
+  writeFileSync(
+    join(dir, DEMO_MARKER),
+    'This directory was made by `perfmine demo`; `perfmine demo --fresh` removes what the demo put here.\n',
+  );
   return removed;
 }

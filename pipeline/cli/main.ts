@@ -20,12 +20,27 @@ export function buildProgram(deps: ProgramDeps = {}): Command {
     .version(perfmineVersion(), '-V, --version', "print perfmine's version")
     .option('--db <path>', 'SQLite store (default ./perfmine.db; env PERFMINE_DB)')
     .option('--config <path>', 'config file (default ./perfmine.config.json when present)')
-    .addOption(new Option('--log-level <level>', 'log level (env PERFMINE_LOG_LEVEL)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(
+      new Option('--log-level <level>', 'log level (env PERFMINE_LOG_LEVEL)').choices([
+        'fatal',
+        'error',
+        'warn',
+        'info',
+        'debug',
+        'trace',
+        'silent',
+      ]),
+    )
     .option('--json', 'machine-readable output on stdout')
     .addOption(new Option('--llm <mode>', '"none": rules only, no LLM call (env PERFMINE_LLM)').choices(['none', 'openai']))
     .option('--base-image <image>', 'image every environment starts from (env PERFMINE_BASE_IMAGE; default perfmine/base:bookworm)')
     .option('--out <dir>', 'where datasets are written (default ./out)')
-    .addOption(new Option('--executor <kind>', '"slurm": heavy items (synthesize, validate) as Slurm jobs (config executor.slurm); default local').choices(['local', 'slurm']))
+    .addOption(
+      new Option(
+        '--executor <kind>',
+        '"slurm": heavy items (synthesize, validate) as Slurm jobs (config executor.slurm); default local',
+      ).choices(['local', 'slurm']),
+    )
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(

@@ -90,6 +90,7 @@ export function resolveMonthFlag(month: string | undefined): Window | null {
 
 export function resolveStageFlag(flag: string, name: string | undefined): StageName | undefined {
   if (name === undefined) return undefined;
-  if (!isStageName(name)) throw new ConfigError(`${flag}: unknown stage "${name}"; the stages are ${STAGE_NAMES.join(', ')}`, { reason: 'unknown-stage' });
+  if (!isStageName(name))
+    throw new ConfigError(`${flag}: unknown stage "${name}"; the stages are ${STAGE_NAMES.join(', ')}`, { reason: 'unknown-stage' });
   return name;
 }

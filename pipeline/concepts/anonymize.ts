@@ -81,7 +81,8 @@ function splitInline(text: string): Segment[] {
 }
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
-const HANDLE = /(?<![\w@/.-])@([A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})(\/[A-Za-z0-9_.-]*[A-Za-z0-9_-])?(?![A-Za-z0-9_-]|\.[A-Za-z0-9])/g;
+const HANDLE =
+  /(?<![\w@/.-])@([A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})(\/[A-Za-z0-9_.-]*[A-Za-z0-9_-])?(?![A-Za-z0-9_-]|\.[A-Za-z0-9])/g;
 const DECORATORS = new Set([
   'property',
   'staticmethod',

@@ -42,7 +42,12 @@ function hunksOf(section: string): DiffHunk[] {
   for (const line of section.split('\n')) {
     if (line.startsWith('@@')) {
       const m = /^@@ -(\d+)(?:,(\d+))? [^@]* @@ ?(.*)$/.exec(line);
-      current = { header: (m?.[3] ?? '').trim(), oldStart: Number(m?.[1] ?? 0), oldLines: m?.[2] === undefined ? 1 : Number(m[2]), lines: [] };
+      current = {
+        header: (m?.[3] ?? '').trim(),
+        oldStart: Number(m?.[1] ?? 0),
+        oldLines: m?.[2] === undefined ? 1 : Number(m[2]),
+        lines: [],
+      };
       hunks.push(current);
       continue;
     }

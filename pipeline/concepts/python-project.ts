@@ -167,10 +167,17 @@ function projectTable(files: ProjectFiles): Map<string, TomlValue> {
 }
 
 /** `requires-python` (pyproject.toml), else `python_requires` (setup.cfg, then setup.py), with where it was read. */
-export function declaredRequiresPython(files: ProjectFiles): { readonly spec: string; readonly from: 'requires-python' | 'python_requires' } | null {
+export function declaredRequiresPython(
+  files: ProjectFiles,
+): { readonly spec: string; readonly from: 'requires-python' | 'python_requires' } | null {
   const fromToml = asString(projectTable(files).get('requires-python'));
   if (fromToml !== null) return { spec: fromToml, from: 'requires-python' };
-  const fromCfg = files.setupCfg ? readIni(files.setupCfg).get('options')?.get('python_requires')?.replace(/^["']|["']$/g, '') : undefined;
+  const fromCfg = files.setupCfg
+    ? readIni(files.setupCfg)
+        .get('options')
+        ?.get('python_requires')
+        ?.replace(/^["']|["']$/g, '')
+    : undefined;
   if (fromCfg) return { spec: fromCfg, from: 'python_requires' };
   const fromSetup = files.setupPy ? setupPyString(files.setupPy, 'python_requires') : null;
   return fromSetup !== null ? { spec: fromSetup, from: 'python_requires' } : null;
@@ -180,6 +187,10 @@ export function declaredRequiresPython(files: ProjectFiles): { readonly spec: st
 export function pythonMetadataOf(files: ProjectFiles): PythonMetadata {
   const cfg = files.setupCfg ? readIni(files.setupCfg) : new Map<string, Map<string, string>>();
   const setupPy = files.setupPy ?? null;
-  const classifiers = [...asList(projectTable(files).get('classifiers')), ...iniList(cfg.get('metadata')?.get('classifiers')), ...(setupPy ? setupPyList(setupPy, 'classifiers') : [])];
+  const classifiers = [
+    ...asList(projectTable(files).get('classifiers')),
+    ...iniList(cfg.get('metadata')?.get('classifiers')),
+    ...(setupPy ? setupPyList(setupPy, 'classifiers') : []),
+  ];
   return { requiresPython: declaredRequiresPython(files)?.spec ?? null, classifierVersions: classifierVersions(classifiers) };
 }

@@ -63,7 +63,10 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     const where = originOf(issue.path, layers);
     return [`${formatIssue(issue)}${where ? ` (from ${where})` : ''}`];
   });
-  throw new ConfigError(issues, { reason: 'invalid-config', fix: 'correct the values above (perfmine --help lists flags; the README lists config keys)' });
+  throw new ConfigError(issues, {
+    reason: 'invalid-config',
+    fix: 'correct the values above (perfmine --help lists flags; the README lists config keys)',
+  });
 }
 
 function readConfigFile(explicit: string | undefined, cwd = process.cwd()): { data: Plain; file: string | null } {
@@ -76,8 +79,13 @@ function readConfigFile(explicit: string | undefined, cwd = process.cwd()): { da
     const code = (error as NodeJS.ErrnoException).code;
     const fix = 'pass --config a JSON file (perfmine.config.json), or leave --config out to read ./perfmine.config.json when there is one';
     if (code === 'ENOENT') throw new ConfigError(`config: no file at ${path}`, { reason: 'config-unreadable', fix });
-    if (code === 'EISDIR') throw new ConfigError(`config: ${path} is a directory; --config names a JSON file`, { reason: 'config-unreadable', fix });
-    if (code === 'EACCES') throw new ConfigError(`config: cannot read ${path}: permission denied`, { reason: 'config-unreadable', fix: 'run as a user who can read it, or pass --config another file' });
+    if (code === 'EISDIR')
+      throw new ConfigError(`config: ${path} is a directory; --config names a JSON file`, { reason: 'config-unreadable', fix });
+    if (code === 'EACCES')
+      throw new ConfigError(`config: cannot read ${path}: permission denied`, {
+        reason: 'config-unreadable',
+        fix: 'run as a user who can read it, or pass --config another file',
+      });
     throw new ConfigError(`config: cannot read ${path}: ${(error as Error).message}`, { reason: 'config-unreadable', fix });
   }
   let data: unknown;

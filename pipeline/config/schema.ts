@@ -14,9 +14,7 @@ import { emitConfig } from '../../stages/emit/config.js';
  */
 export const positiveInt = z.number().int().positive();
 export const nonNegative = z.number().nonnegative();
-export const repoName = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name');
+export const repoName = z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name');
 
 /** `github` (the REST API) or `git:PATH` (a local clone; no API). */
 export const sourceSpec = z.string().regex(/^(github|git:.+)$/, 'expected "github" or "git:PATH"');

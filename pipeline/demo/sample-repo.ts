@@ -215,7 +215,14 @@ function steps(month: string): Step[] {
       },
     },
     {
-      pr: { number: 102, title: 'DOC: fix typos in README', body: 'Fixes a spelling mistake.', style: 'squash', branch: 'bob/typo', expect: 'filtered-message' },
+      pr: {
+        number: 102,
+        title: 'DOC: fix typos in README',
+        body: 'Fixes a spelling mistake.',
+        style: 'squash',
+        branch: 'bob/typo',
+        expect: 'filtered-message',
+      },
       day: at(7),
       files: { 'README.md': README.replace('sampel', 'sample') },
     },
@@ -229,7 +236,11 @@ function steps(month: string): Step[] {
         expect: 'no-improvement',
       },
       day: at(11),
-      files: { 'fastmath/core.py': edit(core('    # try every divisor up to the square root\n', '    # trial division: every divisor up to sqrt(n)\n')) },
+      files: {
+        'fastmath/core.py': edit(
+          core('    # try every divisor up to the square root\n', '    # trial division: every divisor up to sqrt(n)\n'),
+        ),
+      },
     },
     {
       pr: {
@@ -272,7 +283,14 @@ function steps(month: string): Step[] {
       },
     },
     {
-      pr: { number: 106, title: 'MAINT: bump version to 0.2.0', body: '', style: 'squash', branch: 'frank/release', expect: 'filtered-message' },
+      pr: {
+        number: 106,
+        title: 'MAINT: bump version to 0.2.0',
+        body: '',
+        style: 'squash',
+        branch: 'frank/release',
+        expect: 'filtered-message',
+      },
       day: at(24),
       files: { 'fastmath/__init__.py': INIT.replace('0.1.0', '0.2.0'), 'pyproject.toml': PYPROJECT('0.2.0') },
     },
@@ -311,7 +329,10 @@ function steps(month: string): Step[] {
       day: at(26),
       files: {
         'fastmath/core.py': edit((t) =>
-          core('    i = 3\n    while i * i <= n:\n', '    limit = math.isqrt(n)\n    i = 3\n    while i <= limit:\n')(core('"""Number helpers, written plainly."""\n', '"""Number helpers, written plainly."""\n\nimport math\n')(t)),
+          core(
+            '    i = 3\n    while i * i <= n:\n',
+            '    limit = math.isqrt(n)\n    i = 3\n    while i <= limit:\n',
+          )(core('"""Number helpers, written plainly."""\n', '"""Number helpers, written plainly."""\n\nimport math\n')(t)),
         ),
       },
     },
@@ -321,11 +342,15 @@ function steps(month: string): Step[] {
 function git(cwd: string, args: readonly string[], date?: string): string {
   const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' };
   if (date) Object.assign(env, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
-  return execFileSync('git', ['-c', 'user.name=perfmine demo', '-c', 'user.email=demo@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    env,
-    encoding: 'utf8',
-  }).trim();
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=perfmine demo', '-c', 'user.email=demo@example.invalid', '-c', 'commit.gpgsign=false', ...args],
+    {
+      cwd,
+      env,
+      encoding: 'utf8',
+    },
+  ).trim();
 }
 
 function writeFiles(root: string, files: Files): void {

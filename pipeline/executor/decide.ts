@@ -4,7 +4,22 @@
  */
 
 /** States in which the job may still produce its result. */
-const ACTIVE = new Set(['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED', 'RESV_DEL_HOLD', 'SPECIAL_EXIT']);
+const ACTIVE = new Set([
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'REQUEUED',
+  'REQUEUE_HOLD',
+  'REQUEUE_FED',
+  'RESIZING',
+  'SIGNALING',
+  'STAGE_OUT',
+  'STOPPED',
+  'RESV_DEL_HOLD',
+  'SPECIAL_EXIT',
+]);
 
 /** Ended without its result through no fault of the item: worth another submission. Each names its failure once attempts run out. */
 const LOST: Readonly<Record<string, string>> = {
@@ -50,11 +65,16 @@ export function decideJob(view: JobView, maxAttempts: number): JobAction {
     return lost('slurm-job-vanished', 'Slurm has no record of the job', view, maxAttempts);
   }
   if (view.result === 'unreadable') {
-    return { kind: 'fail', reason: 'slurm-result-unreadable', message: `the job ended ${state} and its result file is truncated or not a result` };
+    return {
+      kind: 'fail',
+      reason: 'slurm-result-unreadable',
+      message: `the job ended ${state} and its result file is truncated or not a result`,
+    };
   }
   const lostReason = LOST[state];
   if (lostReason !== undefined) return lost(lostReason, `the job ended ${state} without a result`, view, maxAttempts);
-  if (state === 'COMPLETED') return { kind: 'fail', reason: 'slurm-result-missing', message: 'the job completed without writing its result file' };
+  if (state === 'COMPLETED')
+    return { kind: 'fail', reason: 'slurm-result-missing', message: 'the job completed without writing its result file' };
   // FAILED (the worker exited non-zero before writing a result) and anything unforeseen
   return { kind: 'fail', reason: 'slurm-job-failed', message: `the job ended ${state} without a result (see its log in the spool)` };
 }

@@ -26,7 +26,11 @@ export interface RemoteIo {
 export function runsRemotely(ctx: PipelineContext, stage: AnyStage): boolean {
   if (ctx.config.executor.kind !== 'slurm') return false;
   if (stage.remote !== undefined) return true;
-  if (stage.system === 'docker') ctx.log.warn({ stage: stage.name }, `executor slurm: stage ${stage.name} has no Slurm worker in this version; its items run on this machine's Docker engine`);
+  if (stage.system === 'docker')
+    ctx.log.warn(
+      { stage: stage.name },
+      `executor slurm: stage ${stage.name} has no Slurm worker in this version; its items run on this machine's Docker engine`,
+    );
   return false;
 }
 
@@ -45,7 +49,12 @@ export async function runRemote(
   const jobs: RemoteJob[] = [];
   for (const p of items) {
     try {
-      jobs.push({ key: p.item.key, inputHash: p.entry.inputHash, kind: remote.kind, payload: remote.payload(io.itemContext(p.item.key), p.item) });
+      jobs.push({
+        key: p.item.key,
+        inputHash: p.entry.inputHash,
+        kind: remote.kind,
+        payload: remote.payload(io.itemContext(p.item.key), p.item),
+      });
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       io.fail(p, error);

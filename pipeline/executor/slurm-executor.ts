@@ -121,7 +121,20 @@ export class SlurmExecutor {
     const { config, log, slurm } = this.options;
     // Before anything is submitted: a spool that cannot be written is a configuration error.
     checkSpoolWritable(config.spool);
-    const report = { submitted: 0, adopted: 0, ingested: 0, failed: 0, resubmitted: 0, notStarted: 0, cancelled: 0, submitMs: 0, submitWallMs: 0, pollMs: 0, ingestMs: 0, idleMs: 0 };
+    const report = {
+      submitted: 0,
+      adopted: 0,
+      ingested: 0,
+      failed: 0,
+      resubmitted: 0,
+      notStarted: 0,
+      cancelled: 0,
+      submitMs: 0,
+      submitWallMs: 0,
+      pollMs: 0,
+      ingestMs: 0,
+      idleMs: 0,
+    };
     this.timing = report;
 
     const prior = this.jobs.byItem(this.options.stage);
@@ -131,16 +144,36 @@ export class SlurmExecutor {
       const action = resumeItem(prior.get(`${job.key}\0${job.inputHash}`) ?? []);
       if (action.kind === 'adopt') {
         const row = prior.get(`${job.key}\0${job.inputHash}`)!.find((r) => r.attempt === action.attempt)!;
-        const t: Tracked = { job, attempt: action.attempt, firstCounted: action.firstCounted, jobName: row.jobName, jobId: row.jobId, unknownPolls: 0, lastState: row.slurmState };
+        const t: Tracked = {
+          job,
+          attempt: action.attempt,
+          firstCounted: action.firstCounted,
+          jobName: row.jobName,
+          jobId: row.jobId,
+          unknownPolls: 0,
+          lastState: row.slurmState,
+        };
         this.live.set(t.jobName, t);
         report.adopted += 1;
         if (row.jobId === null) unnamed.push(t);
       } else {
-        toSubmit.push({ job, attempt: action.attempt, firstCounted: action.firstCounted, jobName: '', jobId: null, unknownPolls: 0, lastState: null });
+        toSubmit.push({
+          job,
+          attempt: action.attempt,
+          firstCounted: action.firstCounted,
+          jobName: '',
+          jobId: null,
+          unknownPolls: 0,
+          lastState: null,
+        });
       }
     }
     if (unnamed.length > 0) await this.findByName(unnamed, toSubmit);
-    if (report.adopted > 0) log.info({ stage: this.options.stage, adopted: report.adopted }, 'following the Slurm jobs of an earlier run instead of submitting them again');
+    if (report.adopted > 0)
+      log.info(
+        { stage: this.options.stage, adopted: report.adopted },
+        'following the Slurm jobs of an earlier run instead of submitting them again',
+      );
 
     let next = 0;
     // sbatch calls in flight at once: each costs a process and a controller round trip
@@ -247,7 +280,10 @@ export class SlurmExecutor {
     this.options.log.debug({ stage, item: t.job.key, jobId, attempt: t.attempt }, 'submitted');
   }
 
-  private async poll(hooks: RemoteHooks, report: { ingested: number; failed: number; resubmitted: number; submitted: number }): Promise<void> {
+  private async poll(
+    hooks: RemoteHooks,
+    report: { ingested: number; failed: number; resubmitted: number; submitted: number },
+  ): Promise<void> {
     const { slurm, config, log, stage } = this.options;
     const states = new Map<string, JobState>();
     for (const s of await slurm.queue()) states.set(s.jobId, s);
@@ -267,7 +303,10 @@ export class SlurmExecutor {
         }
       }
       const read = hasResultFile(config.spool, t.jobName) ? readJobResult(config.spool, t.jobName) : { file: 'missing' as ResultFile };
-      const action = decideJob({ attempt: attemptsUsed(t.attempt, t.firstCounted), slurmState: s?.state ?? null, result: read.file, unknownPolls: t.unknownPolls }, config.maxAttempts);
+      const action = decideJob(
+        { attempt: attemptsUsed(t.attempt, t.firstCounted), slurmState: s?.state ?? null, result: read.file, unknownPolls: t.unknownPolls },
+        config.maxAttempts,
+      );
       switch (action.kind) {
         case 'wait':
           break;
@@ -291,13 +330,23 @@ export class SlurmExecutor {
             this.timing.ingestMs += performance.now() - i0;
           } catch (error) {
             this.jobs.settle(t.jobName, 'failed', 'ingest failed', s?.state ?? null);
-            hooks.fail(t.job.key, new ItemError('slurm-result-rejected', `${t.job.key}: job ${t.jobId}'s result could not be recorded: ${(error as Error).message}`, { cause: error }));
+            hooks.fail(
+              t.job.key,
+              new ItemError(
+                'slurm-result-rejected',
+                `${t.job.key}: job ${t.jobId}'s result could not be recorded: ${(error as Error).message}`,
+                { cause: error },
+              ),
+            );
             report.failed += 1;
           }
           break;
         }
         case 'resubmit': {
-          log.warn({ stage, item: t.job.key, jobId: t.jobId, state: s?.state ?? null, attempt: t.attempt, reason: action.reason }, 'job lost; submitting the item again');
+          log.warn(
+            { stage, item: t.job.key, jobId: t.jobId, state: s?.state ?? null, attempt: t.attempt, reason: action.reason },
+            'job lost; submitting the item again',
+          );
           this.jobs.settle(t.jobName, 'lost', action.reason, s?.state ?? null);
           this.live.delete(t.jobName);
           t.attempt += 1;
@@ -309,7 +358,13 @@ export class SlurmExecutor {
           this.jobs.settle(t.jobName, 'failed', action.reason, s?.state ?? null);
           this.live.delete(t.jobName);
           const log = join(jobDir(config.spool, t.jobName), 'slurm.out');
-          hooks.fail(t.job.key, new ItemError(action.reason, `${t.job.key}: Slurm job ${t.jobId}: ${action.message}${read.problem ? ` (${read.problem})` : ''}; log: ${log}`));
+          hooks.fail(
+            t.job.key,
+            new ItemError(
+              action.reason,
+              `${t.job.key}: Slurm job ${t.jobId}: ${action.message}${read.problem ? ` (${read.problem})` : ''}; log: ${log}`,
+            ),
+          );
           report.failed += 1;
           break;
         }

@@ -103,10 +103,13 @@ export function checkSpoolWritable(spool: string): void {
     writeFileSync(probe, 'probe');
     rmSync(probe, { force: true });
   } catch (error) {
-    throw new ConfigError(`executor.slurm.spool: ${dir} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was submitted`, {
-      reason: 'spool-not-writable',
-      fix: 'point executor.slurm.spool at a directory on a filesystem shared by this machine and every compute node, writable by you',
-      cause: error,
-    });
+    throw new ConfigError(
+      `executor.slurm.spool: ${dir} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was submitted`,
+      {
+        reason: 'spool-not-writable',
+        fix: 'point executor.slurm.spool at a directory on a filesystem shared by this machine and every compute node, writable by you',
+        cause: error,
+      },
+    );
   }
 }

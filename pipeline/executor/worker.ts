@@ -50,11 +50,20 @@ const prepared: WorkerHandler = async (input, env) => {
 export const WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { prepared };
 
 /** Runs the job in `dir`; returns the process exit code (0 once a result, success or item failure, is written). */
-export async function runWorker(dir: string, jobName: string, handlers: Readonly<Record<string, WorkerHandler>> = WORKER_HANDLERS): Promise<number> {
+export async function runWorker(
+  dir: string,
+  jobName: string,
+  handlers: Readonly<Record<string, WorkerHandler>> = WORKER_HANDLERS,
+): Promise<number> {
   const input = readJobInput(dir);
   const handler = handlers[input.kind];
   if (!handler) {
-    writeJobResult(dir, { version: 1, jobName, ok: false, error: { kind: 'config', reason: 'unknown-worker-kind', message: `this perfmine has no worker for ${input.kind}` } });
+    writeJobResult(dir, {
+      version: 1,
+      jobName,
+      ok: false,
+      error: { kind: 'config', reason: 'unknown-worker-kind', message: `this perfmine has no worker for ${input.kind}` },
+    });
     return 0;
   }
   try {
@@ -62,7 +71,12 @@ export async function runWorker(dir: string, jobName: string, handlers: Readonly
     writeJobResult(dir, { version: 1, jobName, ok: true, output });
   } catch (error) {
     const reason = error instanceof PerfmineError ? error.reason : 'worker-crashed';
-    writeJobResult(dir, { version: 1, jobName, ok: false, error: { kind: kindOf(error), reason, message: error instanceof Error ? error.message : String(error) } });
+    writeJobResult(dir, {
+      version: 1,
+      jobName,
+      ok: false,
+      error: { kind: kindOf(error), reason, message: error instanceof Error ? error.message : String(error) },
+    });
   }
   return 0;
 }

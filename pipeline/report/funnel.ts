@@ -28,11 +28,16 @@ export type ImplementedStages = Pick<ReadonlySet<StageName>, 'has'>;
 export const EVERY_STAGE: ImplementedStages = new Set<StageName>(STAGE_NAMES);
 
 /** Per stage: counts by status, and drops and failures by reason. Pure. */
-export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES, registry: ImplementedStages = EVERY_STAGE): StageFunnel[] {
+export function funnel(
+  counts: readonly StatusCount[],
+  stages: readonly StageName[] = STAGE_NAMES,
+  registry: ImplementedStages = EVERY_STAGE,
+): StageFunnel[] {
   return stages.map((stage) => {
     const mine = counts.filter((c) => c.stage === stage);
     const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
-    const by = (status: string) => Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
+    const by = (status: string) =>
+      Object.fromEntries(mine.filter((c) => c.status === status).map((c) => [c.reason ?? 'unspecified', c.count]));
     const previous = STAGE_NAMES[STAGE_NAMES.indexOf(stage) - 1];
     const upstreamDone = counts.filter((c) => c.stage === previous && c.status === 'done').reduce((a, c) => a + c.count, 0);
     return {
@@ -48,4 +53,3 @@ export function funnel(counts: readonly StatusCount[], stages: readonly StageNam
     };
   });
 }
-

@@ -44,7 +44,9 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
     if (!c) costs.set(stage, (c = { durationMs: 0, llmRequests: 0, llmTokens: 0, llmCostUsd: 0 }));
     return c;
   };
-  const runs = db.prepare<[string], { summary: string | null }>('SELECT summary FROM runs WHERE window_label = ? AND summary IS NOT NULL').all(window.label);
+  const runs = db
+    .prepare<[string], { summary: string | null }>('SELECT summary FROM runs WHERE window_label = ? AND summary IS NOT NULL')
+    .all(window.label);
   for (const run of runs) {
     let summary: { stages?: { stage: string; durationMs: number }[] };
     try {
@@ -54,7 +56,11 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
     }
     for (const s of summary.stages ?? []) entry(s.stage).durationMs += s.durationMs;
   }
-  const items = new Set([...ledger.list('classify', { window, includeTimeless: false }), ...ledger.list('synthesize', { window, includeTimeless: false })].map((r) => r.key));
+  const items = new Set(
+    [...ledger.list('classify', { window, includeTimeless: false }), ...ledger.list('synthesize', { window, includeTimeless: false })].map(
+      (r) => r.key,
+    ),
+  );
   const calls = db
     .prepare<[], { item: string | null; prompt: string; requests: number; tokens: number; cost: number }>(
       `SELECT item, prompt, COUNT(*) AS requests, SUM(prompt_tokens + completion_tokens) AS tokens, SUM(cost_usd) AS cost
@@ -73,7 +79,11 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
 }
 
 /** Everything the month's report shows, read from the store and the emitted tasks. */
-export function loadReportData(db: Db, window: Window, options: { out: string; reportPath: string; registry: Registry; now?: Date }): ReportData {
+export function loadReportData(
+  db: Db,
+  window: Window,
+  options: { out: string; reportPath: string; registry: Registry; now?: Date },
+): ReportData {
   const ledger = new Ledger(db);
   const tasks = emittedTasks(ledger, window, options.out).map((t) => {
     const pr = loadPullRequest(db, t.repo, t.pull_number);

@@ -130,7 +130,9 @@ export function histogramSvg(id: string, title: string, bins: readonly Bin[]): s
       const y = height - bottom - h;
       return [
         `<rect class="bar" data-label="${escapeHtml(b.label)}" data-count="${b.count}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 8).toFixed(1)}" height="${h.toFixed(1)}"><title>${escapeHtml(b.label)}: ${b.count}</title></rect>`,
-        b.count > 0 ? `<text class="value" x="${(x + (slot - 8) / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle">${b.count}</text>` : '',
+        b.count > 0
+          ? `<text class="value" x="${(x + (slot - 8) / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle">${b.count}</text>`
+          : '',
         `<text class="tick" x="${(x + (slot - 8) / 2).toFixed(1)}" y="${height - bottom + 16}" text-anchor="middle">${escapeHtml(b.label)}</text>`,
       ].join('');
     })
@@ -182,16 +184,25 @@ export function renderReport(data: ReportData): string {
   const time = data.costs.reduce((a, c) => a + c.durationMs, 0);
   const funnelRows = [...data.funnel]
     .sort((a, b) => b.counts.emitted - a.counts.emitted || b.counts.collected - a.counts.collected || a.repo.localeCompare(b.repo))
-    .map((r) => `<tr data-repo="${escapeHtml(r.repo)}"><td>${escapeHtml(r.repo)}</td>${FUNNEL_COLUMNS.map((c) => `<td class="num" data-col="${c}">${fmt(r.counts[c])}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr data-repo="${escapeHtml(r.repo)}"><td>${escapeHtml(r.repo)}</td>${FUNNEL_COLUMNS.map((c) => `<td class="num" data-col="${c}">${fmt(r.counts[c])}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   const stageRows = data.stages
-    .map((s) => `<tr data-stage="${escapeHtml(s.stage)}"><td>${escapeHtml(s.stage)}</td><td class="num">${fmt(s.done)}</td><td>${reasons(s.dropped)}</td><td>${reasons(s.failed)}</td><td class="num">${fmt(s.pending)}</td><td class="num">${fmt(s.waiting ?? 0)}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr data-stage="${escapeHtml(s.stage)}"><td>${escapeHtml(s.stage)}</td><td class="num">${fmt(s.done)}</td><td>${reasons(s.dropped)}</td><td>${reasons(s.failed)}</td><td class="num">${fmt(s.pending)}</td><td class="num">${fmt(s.waiting ?? 0)}</td></tr>`,
+    )
     .join('\n');
   const stop = data.stop
     ? `<div id="stopped" class="stopped" data-stage="${escapeHtml(data.stop.stage)}" data-reason="${escapeHtml(data.stop.reason)}"><p><b>The latest run of ${escapeHtml(data.month)} (#${data.stop.runId}) stopped at ${escapeHtml(data.stop.stage)} (${escapeHtml(data.stop.reason)})</b>: no item went through ${escapeHtml(data.stop.stage)} or the stages after it in that run, which is why the funnel ends there.</p>${data.stop.issues.map((i) => `<p><code>${escapeHtml(i)}</code></p>`).join('')}${data.stop.fix ? `<p>What to do: ${escapeHtml(data.stop.fix)}</p>` : ''}</div>`
     : '';
   const costRows = data.costs
-    .map((c) => `<tr data-stage="${escapeHtml(c.stage)}"><td>${escapeHtml(c.stage)}</td><td class="num">${(c.durationMs / 1000).toFixed(1)} s</td><td class="num">${fmt(c.llmRequests)}</td><td class="num">${fmt(c.llmTokens)}</td><td class="num">$${c.llmCostUsd.toFixed(4)}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr data-stage="${escapeHtml(c.stage)}"><td>${escapeHtml(c.stage)}</td><td class="num">${(c.durationMs / 1000).toFixed(1)} s</td><td class="num">${fmt(c.llmRequests)}</td><td class="num">${fmt(c.llmTokens)}</td><td class="num">$${c.llmCostUsd.toFixed(4)}</td></tr>`,
+    )
     .join('\n');
   const taskRows = data.tasks
     .map(

@@ -27,7 +27,8 @@ function listing(task: MonthTask, out: string): TaskListing {
   const r = task.row;
   let improved = 0;
   try {
-    improved = (JSON.parse(task.files['metadata.json'] ?? '{}') as { workloads?: { improved?: unknown[] } }).workloads?.improved?.length ?? 0;
+    improved =
+      (JSON.parse(task.files['metadata.json'] ?? '{}') as { workloads?: { improved?: unknown[] } }).workloads?.improved?.length ?? 0;
   } catch {
     improved = 0;
   }

@@ -58,14 +58,24 @@ export class BigQueryService {
   }
 
   /** Runs a standard-SQL query with named parameters; every row is validated by `rowSchema`. */
-  async query<S extends z.ZodType>(sql: string, params: Record<string, unknown>, rowSchema: S, options: QueryOptions = {}): Promise<z.infer<S>[]> {
+  async query<S extends z.ZodType>(
+    sql: string,
+    params: Record<string, unknown>,
+    rowSchema: S,
+    options: QueryOptions = {},
+  ): Promise<z.infer<S>[]> {
     const client = this.client;
     const started = Date.now();
     const rows = await this.#options.queue.add(async () => {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new OutsideServiceError('bigquery', 'bigquery-timeout', `the query did not finish within ${this.#options.timeoutMs} ms`, { retryable: true })),
+          () =>
+            reject(
+              new OutsideServiceError('bigquery', 'bigquery-timeout', `the query did not finish within ${this.#options.timeoutMs} ms`, {
+                retryable: true,
+              }),
+            ),
           this.#options.timeoutMs,
         );
       });
@@ -93,7 +103,11 @@ export class BigQueryService {
       const parsed = rowSchema.safeParse(row);
       if (parsed.success) return parsed.data as z.infer<S>;
       const issue = parsed.error.issues[0];
-      throw new OutsideServiceError('bigquery', 'bigquery-bad-row', `row ${i}: unexpected shape (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'})`);
+      throw new OutsideServiceError(
+        'bigquery',
+        'bigquery-bad-row',
+        `row ${i}: unexpected shape (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'})`,
+      );
     });
   }
 }
@@ -111,10 +125,15 @@ function mapBigQueryError(error: unknown): OutsideServiceError {
     });
   }
   if (reason === 'bytesBilledLimitExceeded') {
-    return new OutsideServiceError('bigquery', 'bigquery-too-expensive', `the query would bill more than discover.bigquery.maxBytesBilled: ${message}`, {
-      fix: 'raise discover.bigquery.maxBytesBilled, or set it to null',
-      cause: error,
-    });
+    return new OutsideServiceError(
+      'bigquery',
+      'bigquery-too-expensive',
+      `the query would bill more than discover.bigquery.maxBytesBilled: ${message}`,
+      {
+        fix: 'raise discover.bigquery.maxBytesBilled, or set it to null',
+        cause: error,
+      },
+    );
   }
   const retryable = code === undefined || code >= 500 || code === 429;
   return new OutsideServiceError('bigquery', retryable ? 'bigquery-unavailable' : 'bigquery-error', `BigQuery: ${message}`, {

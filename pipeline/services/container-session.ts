@@ -24,7 +24,14 @@ export class ContainerSession {
   readonly exited: Promise<number | null>;
   #killed = false;
 
-  constructor(options: { container: Docker.Container; stream: Duplex; demux: (stream: Duplex, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => void; waited: Promise<{ StatusCode: number }>; stderrChars: number; maxLifetimeMs: number }) {
+  constructor(options: {
+    container: Docker.Container;
+    stream: Duplex;
+    demux: (stream: Duplex, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => void;
+    waited: Promise<{ StatusCode: number }>;
+    stderrChars: number;
+    maxLifetimeMs: number;
+  }) {
     this.#container = options.container;
     this.#stream = options.stream;
     this.#stderr = new TailBuffer(options.stderrChars);

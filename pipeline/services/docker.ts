@@ -57,8 +57,20 @@ export interface ContainerLimits {
 }
 
 /** The limits of every container, as the `docker` section of the configuration sets them. */
-export function containerLimits(docker: { cpus: number; memoryMb: number; pidsLimit: number; diskMb: number; diskCheckSeconds: number }): ContainerLimits {
-  return { cpus: docker.cpus, memoryMb: docker.memoryMb, pidsLimit: docker.pidsLimit, diskMb: docker.diskMb, diskCheckMs: docker.diskCheckSeconds * 1000 };
+export function containerLimits(docker: {
+  cpus: number;
+  memoryMb: number;
+  pidsLimit: number;
+  diskMb: number;
+  diskCheckSeconds: number;
+}): ContainerLimits {
+  return {
+    cpus: docker.cpus,
+    memoryMb: docker.memoryMb,
+    pidsLimit: docker.pidsLimit,
+    diskMb: docker.diskMb,
+    diskCheckMs: docker.diskCheckSeconds * 1000,
+  };
 }
 
 export interface RunSpec {
@@ -272,7 +284,12 @@ export class DockerService {
         rm: true,
         forcerm: true,
         ...(limits
-          ? { memory: limits.memoryMb * 1024 * 1024, memswap: limits.memoryMb * 1024 * 1024, cpuperiod: 100_000, cpuquota: Math.round(limits.cpus * 100_000) }
+          ? {
+              memory: limits.memoryMb * 1024 * 1024,
+              memswap: limits.memoryMb * 1024 * 1024,
+              cpuperiod: 100_000,
+              cpuquota: Math.round(limits.cpus * 100_000),
+            }
           : {}),
         abortSignal: controller.signal,
       });
@@ -352,10 +369,13 @@ export class DockerService {
       }, spec.timeoutMs);
       const onAbort = () => void kill();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const watchdog = spec.limits.diskMb === undefined ? null : this.#watchDisk(container, spec.limits.diskMb, spec.limits.diskCheckMs ?? 10_000, () => {
-        diskExceeded = true;
-        void kill();
-      });
+      const watchdog =
+        spec.limits.diskMb === undefined
+          ? null
+          : this.#watchDisk(container, spec.limits.diskMb, spec.limits.diskCheckMs ?? 10_000, () => {
+              diskExceeded = true;
+              void kill();
+            });
       let status: { StatusCode: number };
       try {
         status = await waited;
@@ -386,7 +406,16 @@ export class DockerService {
         this.#metrics?.add('docker.builds');
         this.#metrics?.add('docker.buildMs', Date.now() - started);
       }
-      return { exitCode, timedOut, diskExceeded, stdout: stdout.text(), stderr: stderr.text(), durationMs: Date.now() - started, imageId, files };
+      return {
+        exitCode,
+        timedOut,
+        diskExceeded,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        durationMs: Date.now() - started,
+        imageId,
+        files,
+      };
     } catch (error) {
       throw wrap(error, 'docker-run-failed');
     } finally {
@@ -398,9 +427,13 @@ export class DockerService {
    * The create options of every container: limits, labels, no privileges, no mounts, no network
    * unless asked, never a credential in the environment.
    */
-  #containerOptions(spec: Omit<RunSpec, 'timeoutMs'> & { readonly cpuset?: string | null }, io: { readonly stdin: boolean }): Docker.ContainerCreateOptions {
+  #containerOptions(
+    spec: Omit<RunSpec, 'timeoutMs'> & { readonly cpuset?: string | null },
+    io: { readonly stdin: boolean },
+  ): Docker.ContainerCreateOptions {
     const forbidden = Object.keys(spec.env ?? {}).filter((k) => FORBIDDEN_ENV_RE.test(k));
-    if (forbidden.length > 0) throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
+    if (forbidden.length > 0)
+      throw new InternalError('credential-in-container', `refusing to pass ${forbidden.join(', ')} into a container`);
     return {
       Image: spec.image,
       Cmd: [...spec.cmd],
@@ -419,7 +452,9 @@ export class DockerService {
         Memory: spec.limits.memoryMb * 1024 * 1024,
         MemorySwap: spec.limits.memoryMb * 1024 * 1024,
         PidsLimit: spec.limits.pidsLimit,
-        ...(spec.limits.diskMb === undefined ? {} : { Ulimits: [{ Name: 'fsize', Soft: spec.limits.diskMb * MIB, Hard: spec.limits.diskMb * MIB }] }),
+        ...(spec.limits.diskMb === undefined
+          ? {}
+          : { Ulimits: [{ Name: 'fsize', Soft: spec.limits.diskMb * MIB, Hard: spec.limits.diskMb * MIB }] }),
         Privileged: false,
         CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
         SecurityOpt: ['no-new-privileges'],
@@ -496,7 +531,10 @@ export class DockerService {
   /** Containers carrying the perfmine label (with this value, when given). */
   async containers(labelValue?: string): Promise<Docker.ContainerInfo[]> {
     try {
-      return await this.docker.listContainers({ all: true, filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] } });
+      return await this.docker.listContainers({
+        all: true,
+        filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] },
+      });
     } catch (error) {
       throw wrap(error, 'docker-list-failed');
     }
@@ -505,7 +543,10 @@ export class DockerService {
   /** Images carrying the perfmine label (with this value, when given). */
   async images(labelValue?: string): Promise<Docker.ImageInfo[]> {
     try {
-      return await this.docker.listImages({ all: false, filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] } });
+      return await this.docker.listImages({
+        all: false,
+        filters: { label: [labelValue === undefined ? PERFMINE_LABEL : `${PERFMINE_LABEL}=${labelValue}`] },
+      });
     } catch (error) {
       throw wrap(error, 'docker-list-failed');
     }
@@ -556,7 +597,10 @@ export class DockerService {
     let containers = 0;
     let images = 0;
     for (const c of await this.containers(labelValue)) {
-      await this.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+      await this.docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
       containers += 1;
     }
     // Children must go before their parents: retry the ones that still have children while

@@ -109,7 +109,9 @@ export function parseLog(output: string, marker: string): LogCommit[] {
     const header = pieces[i]!;
     const body = pieces[i + 1];
     if (header[0] !== 'H' || body === undefined || body[0] !== 'B') {
-      throw new SyntaxError(`git: malformed log record ${(i + 1) / 2} (expected a header and a body): ${JSON.stringify(header.slice(0, 80))}`);
+      throw new SyntaxError(
+        `git: malformed log record ${(i + 1) / 2} (expected a header and a body): ${JSON.stringify(header.slice(0, 80))}`,
+      );
     }
     commits.push({ ...parseCommitHeader(header.slice(1)), ...parseCommitBody(body.slice(1)) });
   }
@@ -162,7 +164,8 @@ export class LogRecordSplitter {
     this.#length = 0;
     this.#tail = Buffer.alloc(0);
     if (rest.toString('utf8').trim() === '') return null;
-    if (rest.indexOf(this.#separator) !== 0) throw new SyntaxError(`git: output before the first commit: ${JSON.stringify(rest.subarray(0, 80).toString('utf8'))}`);
+    if (rest.indexOf(this.#separator) !== 0)
+      throw new SyntaxError(`git: output before the first commit: ${JSON.stringify(rest.subarray(0, 80).toString('utf8'))}`);
     return rest;
   }
 }
@@ -231,7 +234,14 @@ export function mergeFileStats(numstat: readonly NumstatEntry[], sections: reado
   if (numstat.length === 0) {
     return sections.map((s) => {
       const counts = countHunkLines(s.text);
-      return { path: s.path, previousPath: s.previousPath, status: s.status, additions: counts.additions, deletions: counts.deletions, binary: s.binary };
+      return {
+        path: s.path,
+        previousPath: s.previousPath,
+        status: s.status,
+        additions: counts.additions,
+        deletions: counts.deletions,
+        binary: s.binary,
+      };
     });
   }
   if (sections.length !== numstat.length) {
@@ -239,7 +249,14 @@ export function mergeFileStats(numstat: readonly NumstatEntry[], sections: reado
   }
   return sections.map((s, i) => {
     const n = numstat[i]!;
-    return { path: s.path, previousPath: s.previousPath, status: s.status, additions: n.additions, deletions: n.deletions, binary: s.binary || n.binary };
+    return {
+      path: s.path,
+      previousPath: s.previousPath,
+      status: s.status,
+      additions: n.additions,
+      deletions: n.deletions,
+      binary: s.binary || n.binary,
+    };
   });
 }
 
@@ -253,7 +270,8 @@ export function countHunkLines(section: string): { additions: number; deletions:
   while (at < section.length) {
     const end = section.indexOf('\n', at);
     const c = section.charCodeAt(at);
-    if (c === 43) additions += 1; // '+'
+    if (c === 43)
+      additions += 1; // '+'
     else if (c === 45) deletions += 1; // '-'
     if (end < 0) break;
     at = end + 1;
@@ -354,10 +372,11 @@ export function patchSectionRanges(out: Buffer, marker: string): SectionRange[] 
   const separator = Buffer.from(`\0${marker}`);
   const ranges: SectionRange[] = [];
   let record = -1;
-  for (let at = out.indexOf(separator); at >= 0; ) {
+  for (let at = out.indexOf(separator); at >= 0;) {
     const next = out.indexOf(separator, at + separator.length);
     const tag = out[at + separator.length];
-    if (tag === 0x48) record += 1; // 'H': a header
+    if (tag === 0x48)
+      record += 1; // 'H': a header
     else if (tag === 0x42 && record >= 0) {
       // 'B': a body, up to the next record
       const bodyStart = at + separator.length + 1;
@@ -421,7 +440,14 @@ export function binarySection(section: string, oldContent: Uint8Array, newConten
   const lines = section.split('\n');
   const header: string[] = [];
   for (const line of lines) {
-    if (line.startsWith('--- ') || line.startsWith('+++ ') || line.startsWith('@@') || line.startsWith('Binary files ') || line === 'GIT binary patch') break;
+    if (
+      line.startsWith('--- ') ||
+      line.startsWith('+++ ') ||
+      line.startsWith('@@') ||
+      line.startsWith('Binary files ') ||
+      line === 'GIT binary patch'
+    )
+      break;
     header.push(line);
   }
   while (header.length > 0 && header.at(-1) === '') header.pop();

@@ -90,14 +90,22 @@ export interface AsvConfigFile {
 
 /** Options every command gets, so that a user's git configuration cannot change the output. */
 const CONFIG_ARGS = [
-  '-c', 'core.quotePath=true',
-  '-c', 'color.ui=never',
-  '-c', 'diff.noprefix=false',
-  '-c', 'diff.mnemonicPrefix=false',
-  '-c', 'diff.external=',
-  '-c', 'log.showSignature=false',
-  '-c', 'log.mailmap=false',
-  '-c', 'i18n.logOutputEncoding=UTF-8',
+  '-c',
+  'core.quotePath=true',
+  '-c',
+  'color.ui=never',
+  '-c',
+  'diff.noprefix=false',
+  '-c',
+  'diff.mnemonicPrefix=false',
+  '-c',
+  'diff.external=',
+  '-c',
+  'log.showSignature=false',
+  '-c',
+  'log.mailmap=false',
+  '-c',
+  'i18n.logOutputEncoding=UTF-8',
 ];
 
 /**
@@ -163,7 +171,12 @@ export class GitService {
       child.on('error', (error) => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        reject(new OutsideServiceError('git', 'git-unavailable', `git could not be started: ${error.message}`, { fix: 'install git', cause: error }));
+        reject(
+          new OutsideServiceError('git', 'git-unavailable', `git could not be started: ${error.message}`, {
+            fix: 'install git',
+            cause: error,
+          }),
+        );
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
@@ -171,7 +184,9 @@ export class GitService {
         const what = `git ${args.slice(0, 3).join(' ')}${args.length > 3 ? ' …' : ''}`;
         this.#log?.debug({ repo, command: what, code, ms: Date.now() - started }, 'git');
         if (timedOut) {
-          reject(new OutsideServiceError('git', 'git-timeout', `${what} in ${repo} did not finish within ${timeoutMs} ms`, { retryable: true }));
+          reject(
+            new OutsideServiceError('git', 'git-timeout', `${what} in ${repo} did not finish within ${timeoutMs} ms`, { retryable: true }),
+          );
           return;
         }
         if (options.signal?.aborted) {
@@ -180,7 +195,14 @@ export class GitService {
         }
         const exit = code ?? (signal ? 128 : 1);
         if (exit !== 0 && !(options.okCodes ?? []).includes(exit)) {
-          reject(new OutsideServiceError('git', 'git-failed', `${what} in ${repo} exited with ${exit}: ${err.trim().split('\n').slice(-3).join(' | ')}`, { status: exit }));
+          reject(
+            new OutsideServiceError(
+              'git',
+              'git-failed',
+              `${what} in ${repo} exited with ${exit}: ${err.trim().split('\n').slice(-3).join(' | ')}`,
+              { status: exit },
+            ),
+          );
           return;
         }
         resolve({ code: exit, stdout: Buffer.concat(out), stderr: err });
@@ -216,7 +238,11 @@ export class GitService {
     const head = await this.run(repo, ['symbolic-ref', '-q', '--short', 'HEAD'], { okCodes: [1, 128] });
     if (head.code === 0) return head.stdout.toString('utf8').trim();
     for (const name of ['main', 'master']) if (await this.revParse(repo, `refs/heads/${name}`)) return name;
-    throw new OutsideServiceError('git', 'git-no-default-branch', `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`);
+    throw new OutsideServiceError(
+      'git',
+      'git-no-default-branch',
+      `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`,
+    );
   }
 
   /**
@@ -227,7 +253,9 @@ export class GitService {
    */
   async openClone(repo: string): Promise<{ defaultBranch: string; tip: string | null } | null> {
     const [refs, head] = await Promise.all([
-      this.run(repo, ['for-each-ref', '--format=%(refname)%00%(symref)%00%(objectname)', 'refs/remotes/origin/', 'refs/heads/'], { okCodes: [128] }),
+      this.run(repo, ['for-each-ref', '--format=%(refname)%00%(symref)%00%(objectname)', 'refs/remotes/origin/', 'refs/heads/'], {
+        okCodes: [128],
+      }),
       this.run(repo, ['symbolic-ref', '-q', 'HEAD'], { okCodes: [1, 128] }),
     ]);
     if (refs.code !== 0) return null;
@@ -246,8 +274,13 @@ export class GitService {
     }
     const current = head.code === 0 ? head.stdout.toString('utf8').trim() : '';
     if (current.startsWith('refs/heads/')) return { defaultBranch: current.slice('refs/heads/'.length), tip: sha.get(current) ?? null };
-    for (const name of ['main', 'master']) if (sha.has(`refs/heads/${name}`)) return { defaultBranch: name, tip: sha.get(`refs/heads/${name}`)! };
-    throw new OutsideServiceError('git', 'git-no-default-branch', `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`);
+    for (const name of ['main', 'master'])
+      if (sha.has(`refs/heads/${name}`)) return { defaultBranch: name, tip: sha.get(`refs/heads/${name}`)! };
+    throw new OutsideServiceError(
+      'git',
+      'git-no-default-branch',
+      `${repo}: cannot tell the default branch (detached HEAD, no origin/HEAD, no main or master)`,
+    );
   }
 
   /** The URL of a remote, or null. */
@@ -285,7 +318,15 @@ export class GitService {
   async commits(repo: string, shas: readonly string[], options: { patch?: boolean } = {}): Promise<LogCommit[]> {
     if (shas.length === 0) return [];
     const marker = newLogMarker();
-    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${logFormat(marker)}`, (options.patch ?? true) ? '-p' : '--numstat', '--diff-merges=first-parent', ...DIFF_ARGS];
+    const args = [
+      'log',
+      '--no-walk=unsorted',
+      '--stdin',
+      `--format=${logFormat(marker)}`,
+      (options.patch ?? true) ? '-p' : '--numstat',
+      '--diff-merges=first-parent',
+      ...DIFF_ARGS,
+    ];
     return this.#parseLogOutput(repo, (await this.run(repo, args, { input: `${shas.join('\n')}\n` })).stdout, marker);
   }
 
@@ -321,7 +362,10 @@ export class GitService {
           // one record at a time below
         }
         for (const record of records(out)) {
-          const sha = record.subarray(headerAt, headerAt + 64).toString('latin1').split('\x1f')[0]!;
+          const sha = record
+            .subarray(headerAt, headerAt + 64)
+            .toString('latin1')
+            .split('\x1f')[0]!;
           try {
             const [commit] = await this.#parseLogOutput(repo, record, marker);
             onCommit(commit ? { sha: commit.sha, commit } : { sha, error: new SyntaxError(`git: an empty record for ${sha}`) });
@@ -331,7 +375,15 @@ export class GitService {
         }
       });
     };
-    const args = ['log', '--no-walk=unsorted', '--stdin', `--format=${logFormat(marker)}`, '-p', '--diff-merges=first-parent', ...DIFF_ARGS];
+    const args = [
+      'log',
+      '--no-walk=unsorted',
+      '--stdin',
+      `--format=${logFormat(marker)}`,
+      '-p',
+      '--diff-merges=first-parent',
+      ...DIFF_ARGS,
+    ];
     const done = this.run(repo, args, {
       input: `${shas.join('\n')}\n`,
       onStdout: (chunk) => {
@@ -408,7 +460,11 @@ export class GitService {
    * `--since`: along a first-parent line, the line's part from that date on); `exclude` leaves
    * out every commit reachable from those (`rev ^x`).
    */
-  async graph(repo: string, rev: string, options: { firstParent?: boolean; since?: string; exclude?: readonly string[] } = {}): Promise<CommitHeader[]> {
+  async graph(
+    repo: string,
+    rev: string,
+    options: { firstParent?: boolean; since?: string; exclude?: readonly string[] } = {},
+  ): Promise<CommitHeader[]> {
     const args = ['log', `--format=${GRAPH_FORMAT}`];
     if (options.firstParent) args.push('--first-parent');
     if (options.since) args.push(`--since=${options.since}`);
@@ -425,7 +481,11 @@ export class GitService {
   }
 
   /** The entries of a tree (recursively, when asked), optionally limited to paths. */
-  async lsTree(repo: string, sha: string, options: { recursive?: boolean; long?: boolean; paths?: readonly string[] } = {}): Promise<TreeEntry[]> {
+  async lsTree(
+    repo: string,
+    sha: string,
+    options: { recursive?: boolean; long?: boolean; paths?: readonly string[] } = {},
+  ): Promise<TreeEntry[]> {
     const args = ['ls-tree', '-z'];
     if (options.recursive) args.push('-r');
     if (options.long) args.push('-l');
@@ -479,7 +539,9 @@ export class GitService {
       const first = segment[0]!;
       const [tree, changes] = await Promise.all([
         this.lsTree(repo, first, { recursive: true }),
-        segment.length > 1 ? this.#asvPathChanges(repo, `${first}..${segment.at(-1)!}`) : new Map<string, { path: string; deleted: boolean }[]>(),
+        segment.length > 1
+          ? this.#asvPathChanges(repo, `${first}..${segment.at(-1)!}`)
+          : new Map<string, { path: string; deleted: boolean }[]>(),
       ]);
       const present = new Set(tree.filter((e) => e.type === 'blob' && ASV_CONFIG_RE.test(e.path)).map((e) => e.path));
       const paths = new Map<string, string>();
@@ -554,7 +616,15 @@ function countByte(buffer: Buffer, byte: number): number {
 /** The environment of every git process: no prompts, no pager, default pathspec semantics. */
 function gitEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' };
-  for (const name of ['GIT_LITERAL_PATHSPECS', 'GIT_GLOB_PATHSPECS', 'GIT_NOGLOB_PATHSPECS', 'GIT_ICASE_PATHSPECS', 'GIT_DIR', 'GIT_WORK_TREE']) delete env[name];
+  for (const name of [
+    'GIT_LITERAL_PATHSPECS',
+    'GIT_GLOB_PATHSPECS',
+    'GIT_NOGLOB_PATHSPECS',
+    'GIT_ICASE_PATHSPECS',
+    'GIT_DIR',
+    'GIT_WORK_TREE',
+  ])
+    delete env[name];
   return env;
 }
 
@@ -586,19 +656,34 @@ function checkOneRepository(repos: readonly string[]): void {
  * PATH must be a clone's top level: git would otherwise silently read the repository that
  * contains it. The branches, the remote and the top level are asked for at once.
  */
-export async function openLocalRepository(git: GitService, path: string, repos: readonly string[]): Promise<{ name: string; remote: string | null; defaultBranch: string; tip: string }> {
+export async function openLocalRepository(
+  git: GitService,
+  path: string,
+  repos: readonly string[],
+): Promise<{ name: string; remote: string | null; defaultBranch: string; tip: string }> {
   checkOneRepository(repos);
-  const [opened, remote, where] = await Promise.allSettled([git.openClone(path), git.remoteUrl(path), git.run(path, ['rev-parse', '--show-prefix', '--show-toplevel'], { okCodes: [128] })]);
+  const [opened, remote, where] = await Promise.allSettled([
+    git.openClone(path),
+    git.remoteUrl(path),
+    git.run(path, ['rev-parse', '--show-prefix', '--show-toplevel'], { okCodes: [128] }),
+  ]);
   if (opened.status === 'rejected') throw opened.reason;
-  if (opened.value === null) throw new ConfigError(`--source: ${path} is not a git repository`, { reason: 'invalid-flags', fix: 'point --source git:PATH at a clone' });
+  if (opened.value === null)
+    throw new ConfigError(`--source: ${path} is not a git repository`, {
+      reason: 'invalid-flags',
+      fix: 'point --source git:PATH at a clone',
+    });
   if (remote.status === 'rejected') throw remote.reason;
   if (where.status === 'fulfilled' && where.value.code === 0) {
     const [prefix = '', top = ''] = where.value.stdout.toString('utf8').split('\n');
     if (prefix.trim() !== '') {
-      throw new ConfigError(`--source: ${path} is the subdirectory ${prefix.trim()} of the repository at ${top.trim()}, not a clone's top level`, {
-        reason: 'invalid-flags',
-        fix: `pass --source git:${top.trim()} (perfmine reads the whole repository's history)`,
-      });
+      throw new ConfigError(
+        `--source: ${path} is the subdirectory ${prefix.trim()} of the repository at ${top.trim()}, not a clone's top level`,
+        {
+          reason: 'invalid-flags',
+          fix: `pass --source git:${top.trim()} (perfmine reads the whole repository's history)`,
+        },
+      );
     }
   }
   const { defaultBranch, tip } = opened.value;

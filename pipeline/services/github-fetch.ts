@@ -79,21 +79,21 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
       if (index >= 0) headers.set('authorization', `token ${tokens.token(index)}`);
       else headers.delete('authorization');
       const started = Date.now();
-      const { response, body } = await queue.add(
-        async () => {
-          const signals = [AbortSignal.timeout(options.timeoutMs), ...(init.signal ? [init.signal] : [])];
-          const r = await transport(url, { ...init, method, headers, signal: AbortSignal.any(signals) });
-          // Read the whole body inside the slot: a connection cut half-way fails here and is retried.
-          return { response: r, body: Buffer.from(await r.arrayBuffer()) };
-        },
-
-      );
+      const { response, body } = await queue.add(async () => {
+        const signals = [AbortSignal.timeout(options.timeoutMs), ...(init.signal ? [init.signal] : [])];
+        const r = await transport(url, { ...init, method, headers, signal: AbortSignal.any(signals) });
+        // Read the whole body inside the slot: a connection cut half-way fails here and is retried.
+        return { response: r, body: Buffer.from(await r.arrayBuffer()) };
+      });
       metrics.add('github.requests');
       if (conditional) metrics.add('github.conditional');
       const rate = readRateHeaders(response.headers);
       tokens.observe(index, resource, rate);
       if (rate.remaining !== null && (rate.resource ?? resource) === 'core') metrics.set('github.rateRemaining', rate.remaining);
-      log.debug({ method, path: pathname, status: response.status, conditional, token: index < 0 ? null : `#${index}`, ms: Date.now() - started }, 'github request');
+      log.debug(
+        { method, path: pathname, status: response.status, conditional, token: index < 0 ? null : `#${index}`, ms: Date.now() - started },
+        'github request',
+      );
 
       if ((response.status === 403 || response.status === 429) && rate.remaining === 0 && !SECONDARY_RATE_RE.test(body.toString('utf8'))) {
         tokens.exhaust(index, rate.resource ?? resource, rate.reset);
@@ -108,7 +108,10 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
         const after = retryAfterSeconds(response.headers.get('retry-after'));
         metrics.add('github.tooManyRequests');
         if (after !== null && after > maxRetryAfter) {
-          log.warn({ method, path: pathname, retryAfterSeconds: after, maxSeconds: maxRetryAfter }, 'GitHub answered 429 with a retry-after longer than allowed; not waiting');
+          log.warn(
+            { method, path: pathname, retryAfterSeconds: after, maxSeconds: maxRetryAfter },
+            'GitHub answered 429 with a retry-after longer than allowed; not waiting',
+          );
         } else if (tooMany < maxTooMany) {
           tooMany += 1;
           const seconds = after ?? tooMany * tooMany;
@@ -141,7 +144,11 @@ export function createCachingFetch(options: CachingFetchOptions): FetchLike {
           cache.put(key, { url, etag, lastModified, status: 200, headers: pick(response.headers), body });
         }
       }
-      return new Response(nullBodyStatus(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      return new Response(nullBodyStatus(response.status) ? null : body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     }
   };
 }

@@ -118,7 +118,11 @@ export class GitHubService {
       },
       // 406: a diff too large to render; never worth repeating. 429: the fetch waits as GitHub
       // says (retry-after) and asks again itself; the plugin's fixed backoff would ignore it.
-      retry: { retries: options.retries, retryAfterBaseValue: options.retryUnitMs, doNotRetry: [400, 401, 403, 404, 406, 410, 422, 429, 451] },
+      retry: {
+        retries: options.retries,
+        retryAfterBaseValue: options.retryUnitMs,
+        doNotRetry: [400, 401, 403, 404, 406, 410, 422, 429, 451],
+      },
       throttle: {
         retryAfterBaseValue: options.retryUnitMs,
         // Search pacing is ours (searchIntervalMs); the plugin's own 2 s spacing would double it.
@@ -126,16 +130,25 @@ export class GitHubService {
         onRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
           options.metrics.add('github.rateLimited');
           if (retryAfter <= options.maxRateLimitWaitSeconds && retryCount < 2) {
-            log.warn({ retryAfterSeconds: retryAfter, method: request.method, url: request.url }, 'GitHub rate limit reached on every token; waiting for the reset');
+            log.warn(
+              { retryAfterSeconds: retryAfter, method: request.method, url: request.url },
+              'GitHub rate limit reached on every token; waiting for the reset',
+            );
             return true;
           }
-          log.warn({ retryAfterSeconds: retryAfter, method: request.method, url: request.url }, 'GitHub rate limit reached on every token; not waiting that long');
+          log.warn(
+            { retryAfterSeconds: retryAfter, method: request.method, url: request.url },
+            'GitHub rate limit reached on every token; not waiting that long',
+          );
           return false;
         },
         onSecondaryRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
           options.metrics.add('github.secondaryRateLimited');
           if (retryCount < options.secondaryRateLimitRetries) {
-            log.warn({ retryAfterSeconds: retryAfter, method: request.method, url: request.url }, 'GitHub secondary rate limit; waiting as told');
+            log.warn(
+              { retryAfterSeconds: retryAfter, method: request.method, url: request.url },
+              'GitHub secondary rate limit; waiting as told',
+            );
             return true;
           }
           return false;
@@ -174,7 +187,12 @@ export class GitHubService {
 
   async getPull(fullName: string, number: number): Promise<GhPull> {
     const [owner, repo] = split(fullName);
-    return this.#get('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: number }, ghPullSchema, `${fullName}#${number}`);
+    return this.#get(
+      'GET /repos/{owner}/{repo}/pulls/{pull_number}',
+      { owner, repo, pull_number: number },
+      ghPullSchema,
+      `${fullName}#${number}`,
+    );
   }
 
   /** Every file of a pull request, page after page to the end (GitHub stops listing at 3,000). */
@@ -183,7 +201,12 @@ export class GitHubService {
     const files: GhPullFile[] = [];
     let pages = 0;
     try {
-      for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', { owner, repo, pull_number: number, per_page: 100 })) {
+      for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', {
+        owner,
+        repo,
+        pull_number: number,
+        per_page: 100,
+      })) {
         pages += 1;
         files.push(...parse(ghPullFilesSchema, page.data, `files of ${fullName}#${number}`));
       }
@@ -196,24 +219,44 @@ export class GitHubService {
   /** Conversation comments of an issue or pull request. */
   async listIssueComments(fullName: string, number: number): Promise<GhComment[]> {
     const [owner, repo] = split(fullName);
-    return this.#all('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner, repo, issue_number: number, per_page: 100 }, ghCommentsSchema, `comments of ${fullName}#${number}`);
+    return this.#all(
+      'GET /repos/{owner}/{repo}/issues/{issue_number}/comments',
+      { owner, repo, issue_number: number, per_page: 100 },
+      ghCommentsSchema,
+      `comments of ${fullName}#${number}`,
+    );
   }
 
   /** Review comments (on lines of the diff) of a pull request. */
   async listReviewComments(fullName: string, number: number): Promise<GhComment[]> {
     const [owner, repo] = split(fullName);
-    return this.#all('GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', { owner, repo, pull_number: number, per_page: 100 }, ghCommentsSchema, `review comments of ${fullName}#${number}`);
+    return this.#all(
+      'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments',
+      { owner, repo, pull_number: number, per_page: 100 },
+      ghCommentsSchema,
+      `review comments of ${fullName}#${number}`,
+    );
   }
 
   /** An issue, or null when there is none (404, 410: deleted, or issues disabled). */
   async getIssue(fullName: string, number: number): Promise<GhIssue | null> {
     const [owner, repo] = split(fullName);
-    return this.#getOrNull('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner, repo, issue_number: number }, ghIssueSchema, `issue ${fullName}#${number}`);
+    return this.#getOrNull(
+      'GET /repos/{owner}/{repo}/issues/{issue_number}',
+      { owner, repo, issue_number: number },
+      ghIssueSchema,
+      `issue ${fullName}#${number}`,
+    );
   }
 
   async getGitCommit(fullName: string, sha: string): Promise<GhGitCommit> {
     const [owner, repo] = split(fullName);
-    return this.#get('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { owner, repo, commit_sha: sha }, ghGitCommitSchema, `commit ${fullName}@${sha}`);
+    return this.#get(
+      'GET /repos/{owner}/{repo}/git/commits/{commit_sha}',
+      { owner, repo, commit_sha: sha },
+      ghGitCommitSchema,
+      `commit ${fullName}@${sha}`,
+    );
   }
 
   /** The unified diff base...head, or null when GitHub will not produce it (too large: 406/422). */
@@ -227,7 +270,8 @@ export class GitHubService {
         mediaType: { format: 'diff' },
       });
       const data: unknown = response.data;
-      if (typeof data !== 'string') throw new OutsideServiceError('github', 'github-bad-response', `diff of ${fullName} ${base}...${head}: expected text`);
+      if (typeof data !== 'string')
+        throw new OutsideServiceError('github', 'github-bad-response', `diff of ${fullName} ${base}...${head}: expected text`);
       return data;
     } catch (error) {
       const status = statusOf(error);
@@ -255,11 +299,21 @@ export class GitHubService {
   /** A file's bytes at a ref, or null when the path does not exist there. */
   async getFileBytes(fullName: string, path: string, ref: string): Promise<Buffer | null> {
     const [owner, repo] = split(fullName);
-    const file = await this.#getOrNull('GET /repos/{owner}/{repo}/contents/{path}', { owner, repo, path, ref }, ghContentFileSchema.or(ghContentListSchema), `${fullName}:${path}@${ref}`);
+    const file = await this.#getOrNull(
+      'GET /repos/{owner}/{repo}/contents/{path}',
+      { owner, repo, path, ref },
+      ghContentFileSchema.or(ghContentListSchema),
+      `${fullName}:${path}@${ref}`,
+    );
     if (file === null || Array.isArray(file)) return null;
     if (file.content !== undefined && file.encoding === 'base64') return Buffer.from(file.content, 'base64');
     // Files over 1 MB come without content: read the blob.
-    const blob = await this.#get('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', { owner, repo, file_sha: file.sha }, ghBlobSchema, `blob ${fullName}@${file.sha}`);
+    const blob = await this.#get(
+      'GET /repos/{owner}/{repo}/git/blobs/{file_sha}',
+      { owner, repo, file_sha: file.sha },
+      ghBlobSchema,
+      `blob ${fullName}@${file.sha}`,
+    );
     return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64') : Buffer.from(blob.content, 'utf8');
   }
 
@@ -286,7 +340,12 @@ export class GitHubService {
     return parse(schema, data, what);
   }
 
-  async #getOrNull<S extends z.ZodType>(route: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
+  async #getOrNull<S extends z.ZodType>(
+    route: string,
+    params: Record<string, unknown>,
+    schema: S,
+    what: string,
+  ): Promise<z.infer<S> | null> {
     try {
       return await this.#get(route, params, schema, what);
     } catch (error) {
@@ -325,7 +384,9 @@ function parse<S extends z.ZodType>(schema: S, data: unknown, what: string): z.i
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const where = issue ? `${issue.path.map(String).join('.') || '(top)'}: ${issue.message}` : 'invalid';
-  throw new OutsideServiceError('github', 'github-bad-response', `${what}: unexpected response from GitHub (${where})`, { retryable: true });
+  throw new OutsideServiceError('github', 'github-bad-response', `${what}: unexpected response from GitHub (${where})`, {
+    retryable: true,
+  });
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -351,9 +412,13 @@ export function mapGitHubError(error: unknown, what: string): PerfmineError {
       cause: error,
     });
   }
-  if (status === 404) return new OutsideServiceError('github', 'github-not-found', `${what}: not found on GitHub (404)`, { status, cause: error });
+  if (status === 404)
+    return new OutsideServiceError('github', 'github-not-found', `${what}: not found on GitHub (404)`, { status, cause: error });
   if (status === 410) return new OutsideServiceError('github', 'github-gone', `${what}: gone from GitHub (410)`, { status, cause: error });
-  if ((status === 403 || status === 429) && (SECONDARY_RATE_RE.test(message) || headers['x-ratelimit-remaining'] === '0' || status === 429)) {
+  if (
+    (status === 403 || status === 429) &&
+    (SECONDARY_RATE_RE.test(message) || headers['x-ratelimit-remaining'] === '0' || status === 429)
+  ) {
     return new OutsideServiceError('github', 'github-rate-limited', `${what}: GitHub rate limit (${status}): ${message}`, {
       status,
       retryable: true,
@@ -361,15 +426,31 @@ export function mapGitHubError(error: unknown, what: string): PerfmineError {
       cause: error,
     });
   }
-  if (status === 403) return new OutsideServiceError('github', 'github-forbidden', `${what}: GitHub refused access (403): ${message}`, { status, cause: error });
-  if (status === 422) return new OutsideServiceError('github', 'github-unprocessable', `${what}: GitHub could not process the request (422): ${message}`, { status, cause: error });
-  if (status !== undefined && status >= 500) {
-    const network = !(e.response && typeof e.response === 'object');
-    return new OutsideServiceError('github', network ? 'github-unreachable' : 'github-server-error', `${what}: ${network ? 'connection failed' : `GitHub server error (${status})`}: ${message}`, {
+  if (status === 403)
+    return new OutsideServiceError('github', 'github-forbidden', `${what}: GitHub refused access (403): ${message}`, {
       status,
-      retryable: true,
       cause: error,
     });
+  if (status === 422)
+    return new OutsideServiceError('github', 'github-unprocessable', `${what}: GitHub could not process the request (422): ${message}`, {
+      status,
+      cause: error,
+    });
+  if (status !== undefined && status >= 500) {
+    const network = !(e.response && typeof e.response === 'object');
+    return new OutsideServiceError(
+      'github',
+      network ? 'github-unreachable' : 'github-server-error',
+      `${what}: ${network ? 'connection failed' : `GitHub server error (${status})`}: ${message}`,
+      {
+        status,
+        retryable: true,
+        cause: error,
+      },
+    );
   }
-  return new OutsideServiceError('github', 'github-error', `${what}: ${message}`, { ...(status === undefined ? {} : { status }), cause: error });
+  return new OutsideServiceError('github', 'github-error', `${what}: ${message}`, {
+    ...(status === undefined ? {} : { status }),
+    cause: error,
+  });
 }

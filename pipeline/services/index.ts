@@ -75,7 +75,8 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
     get llm() {
       if (llm) return llm;
       const key = resolveLlmApiKey(deps.config.llm, deps.credentials);
-      if (key.placeholder) deps.log.info({ baseUrl: deps.config.llm.baseUrl }, 'no OPENAI_API_KEY: using a placeholder key for the local LLM server');
+      if (key.placeholder)
+        deps.log.info({ baseUrl: deps.config.llm.baseUrl }, 'no OPENAI_API_KEY: using a placeholder key for the local LLM server');
       llm = new OpenAiLlmService({
         config: deps.config.llm,
         apiKey: key.apiKey,
@@ -91,7 +92,11 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
       return (github ??= createGitHubService(deps));
     },
     get git() {
-      return (git ??= new GitService({ queue: deps.queues.git, timeoutMs: deps.config.collect.gitTimeoutMs, log: deps.log.child({ service: 'git' }) }));
+      return (git ??= new GitService({
+        queue: deps.queues.git,
+        timeoutMs: deps.config.collect.gitTimeoutMs,
+        log: deps.log.child({ service: 'git' }),
+      }));
     },
     get bigquery() {
       return (bigquery ??= new BigQueryService({

@@ -143,7 +143,9 @@ export class OpenAiLlmService implements LlmService {
   /** The server's model ids (for `perfmine doctor`). */
   async listModels(signal?: AbortSignal): Promise<string[]> {
     try {
-      const page = await this.#client.models.list(signal ? { signal, timeout: this.#config.timeoutMs } : { timeout: this.#config.timeoutMs });
+      const page = await this.#client.models.list(
+        signal ? { signal, timeout: this.#config.timeoutMs } : { timeout: this.#config.timeoutMs },
+      );
       return page.data.map((m) => m.id).sort();
     } catch (error) {
       const info = describeFailure(error);
@@ -161,7 +163,8 @@ export class OpenAiLlmService implements LlmService {
     const format = responseFormatFor(request.schema, request.schemaName);
     const models = this.models(request.models);
     const usage = newUsage();
-    const keyOf = (model: string) => hashOf({ kind: 'structured', prompt: prompt.hash, inputs: request.inputs, model, schema: format.json_schema });
+    const keyOf = (model: string) =>
+      hashOf({ kind: 'structured', prompt: prompt.hash, inputs: request.inputs, model, schema: format.json_schema });
 
     for (const model of models) {
       const hit = this.#cache.get(keyOf(model));
@@ -240,13 +243,23 @@ export class OpenAiLlmService implements LlmService {
       }
       const check = (message: AnswerMessage): Verdict<T | undefined> => {
         if (functionCalls(message).length > 0) {
-          return final ? { ok: false, error: 'tool calls are closed now: answer with the final JSON object only' } : { ok: true, value: undefined, data: null };
+          return final
+            ? { ok: false, error: 'tool calls are closed now: answer with the final JSON object only' }
+            : { ok: true, value: undefined, data: null };
         }
         return parseAnswer(request.schema, message.content ?? '');
       };
       let reply: Reply<T | undefined>;
       try {
-        reply = await this.#agentTurn(model, prompt, { messages: [...messages], format, tools: final ? null : tools }, request, usage, check, final);
+        reply = await this.#agentTurn(
+          model,
+          prompt,
+          { messages: [...messages], format, tools: final ? null : tools },
+          request,
+          usage,
+          check,
+          final,
+        );
       } catch (error) {
         if (error instanceof ModelFailure && nextModel(error)) continue;
         if (error instanceof ModelFailure) throw exhausted(prompt.name, failures);
@@ -266,10 +279,19 @@ export class OpenAiLlmService implements LlmService {
 
       if (repairsLeft > 0) {
         repairsLeft -= 1;
-        messages.push({ role: 'assistant', content: reply.message.content ?? '' }, { role: 'user', content: repairText(reply.verdict.error, format) });
+        messages.push(
+          { role: 'assistant', content: reply.message.content ?? '' },
+          { role: 'user', content: repairText(reply.verdict.error, format) },
+        );
         continue;
       }
-      const failure = new ModelFailure(model, { outcome: 'malformed', status: null, retryable: false, retryAfterMs: null, message: reply.verdict.error });
+      const failure = new ModelFailure(model, {
+        outcome: 'malformed',
+        status: null,
+        retryable: false,
+        retryAfterMs: null,
+        message: reply.verdict.error,
+      });
       if (nextModel(failure)) continue;
       throw exhausted(prompt.name, failures);
     }
@@ -301,11 +323,23 @@ export class OpenAiLlmService implements LlmService {
     });
     const first = await this.#request(model, { messages: [...messages], response_format: format }, meta('answer'), check);
     if (first.verdict.ok) return first.verdict;
-    this.#log.warn({ prompt: prompt.name, model, item: request.item, problem: first.verdict.error.slice(0, 300) }, 'malformed LLM answer; asking for a repair');
-    messages.push({ role: 'assistant', content: first.message.content ?? '' }, { role: 'user', content: repairText(first.verdict.error, format) });
+    this.#log.warn(
+      { prompt: prompt.name, model, item: request.item, problem: first.verdict.error.slice(0, 300) },
+      'malformed LLM answer; asking for a repair',
+    );
+    messages.push(
+      { role: 'assistant', content: first.message.content ?? '' },
+      { role: 'user', content: repairText(first.verdict.error, format) },
+    );
     const second = await this.#request(model, { messages: [...messages], response_format: format }, meta('repair'), check);
     if (second.verdict.ok) return second.verdict;
-    throw new ModelFailure(model, { outcome: 'malformed', status: null, retryable: false, retryAfterMs: null, message: second.verdict.error });
+    throw new ModelFailure(model, {
+      outcome: 'malformed',
+      status: null,
+      retryable: false,
+      retryAfterMs: null,
+      message: second.verdict.error,
+    });
   }
 
   /** One completion of an agent conversation, from the cache when this exact conversation was seen. */
@@ -318,7 +352,14 @@ export class OpenAiLlmService implements LlmService {
     check: (message: AnswerMessage) => Verdict<V>,
     final: boolean,
   ): Promise<Reply<V>> {
-    const key = hashOf({ kind: 'agent-turn', prompt: prompt.hash, model, messages: turn.messages, tools: turn.tools, schema: turn.format.json_schema });
+    const key = hashOf({
+      kind: 'agent-turn',
+      prompt: prompt.hash,
+      model,
+      messages: turn.messages,
+      tools: turn.tools,
+      schema: turn.format.json_schema,
+    });
     const hit = this.#cache.get(key);
     if (hit) {
       const message = hit.response as AnswerMessage;
@@ -404,7 +445,9 @@ export class OpenAiLlmService implements LlmService {
         } else {
           const verdict = check(message);
           const truncated = !verdict.ok && choice.finish_reason === 'length';
-          const checked: Verdict<V> = truncated ? { ok: false, error: `${verdict.ok ? '' : verdict.error} (the answer was cut off at the token limit)` } : verdict;
+          const checked: Verdict<V> = truncated
+            ? { ok: false, error: `${verdict.ok ? '' : verdict.error} (the answer was cut off at the token limit)` }
+            : verdict;
           this.#record(model, meta, checked.ok ? 'ok' : 'malformed', 200, tokens, started);
           return { message, verdict: checked, ...tokens };
         }
@@ -433,7 +476,10 @@ export class OpenAiLlmService implements LlmService {
         });
       }
       const waitMs = info.retryAfterMs ?? backoffMs(attempt, config.retryBaseMs);
-      this.#log.warn({ prompt: meta.prompt, model, item: meta.item, outcome: info.outcome, status: info.status, attempt: attempt + 1, waitMs }, 'LLM request failed; retrying');
+      this.#log.warn(
+        { prompt: meta.prompt, model, item: meta.item, outcome: info.outcome, status: info.status, attempt: attempt + 1, waitMs },
+        'LLM request failed; retrying',
+      );
       try {
         await this.#sleep(waitMs, meta.signal);
       } catch (error) {
@@ -458,7 +504,14 @@ export class OpenAiLlmService implements LlmService {
     return { promptTokens, completionTokens, costUsd };
   }
 
-  #record(model: string, meta: RequestMeta, outcome: LlmOutcome, httpStatus: number | null, tokens: { promptTokens: number; completionTokens: number; costUsd: number }, started: number): void {
+  #record(
+    model: string,
+    meta: RequestMeta,
+    outcome: LlmOutcome,
+    httpStatus: number | null,
+    tokens: { promptTokens: number; completionTokens: number; costUsd: number },
+    started: number,
+  ): void {
     const durationMs = Date.now() - started;
     meta.usage.requests += 1;
     this.#metrics.add('llm.requests');
@@ -474,7 +527,10 @@ export class OpenAiLlmService implements LlmService {
       durationMs,
       cacheKey: meta.cacheKey,
     });
-    this.#log.debug({ prompt: meta.prompt, model, item: meta.item, purpose: meta.purpose, outcome, status: httpStatus, durationMs, ...tokens }, 'LLM request');
+    this.#log.debug(
+      { prompt: meta.prompt, model, item: meta.item, purpose: meta.purpose, outcome, status: httpStatus, durationMs, ...tokens },
+      'LLM request',
+    );
   }
 
   /** A cache hit costs nothing now, but its tokens count against a budget (so that replays behave alike). */

@@ -36,7 +36,15 @@ export interface JobState {
 
 /** The sbatch arguments of a request (pure; the README's worked example shows them). */
 export function sbatchArgs(r: SubmitRequest): string[] {
-  const args = ['--parsable', `--job-name=${r.jobName}`, `--output=${r.output}`, `--time=${r.timeLimit}`, `--cpus-per-task=${r.cpus}`, '--ntasks=1', '--nodes=1'];
+  const args = [
+    '--parsable',
+    `--job-name=${r.jobName}`,
+    `--output=${r.output}`,
+    `--time=${r.timeLimit}`,
+    `--cpus-per-task=${r.cpus}`,
+    '--ntasks=1',
+    '--nodes=1',
+  ];
   if (r.chdir) args.push(`--chdir=${r.chdir}`);
   if (r.partition) args.push(`--partition=${r.partition}`);
   if (r.account) args.push(`--account=${r.account}`);
@@ -87,18 +95,35 @@ export class SlurmAdapter {
 
   private run(name: string, args: readonly string[], input?: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      const child = execFile(this.bin(name), [...args], { timeout: this.options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        if (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === 'ENOENT') {
-            reject(new ConfigError(`${name}: not found on PATH`, { reason: 'slurm-missing', fix: 'install the Slurm client commands (Debian: slurm-client), or run scripts/setup-slurm.sh to try a local cluster' }));
+      const child = execFile(
+        this.bin(name),
+        [...args],
+        { timeout: this.options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === 'ENOENT') {
+              reject(
+                new ConfigError(`${name}: not found on PATH`, {
+                  reason: 'slurm-missing',
+                  fix: 'install the Slurm client commands (Debian: slurm-client), or run scripts/setup-slurm.sh to try a local cluster',
+                }),
+              );
+              return;
+            }
+            reject(
+              new OutsideServiceError(
+                'slurm',
+                `${name}-failed`,
+                `${name} ${args.join(' ')}: ${(stderr || error.message).trim().slice(-500)}`,
+                { retryable: true, cause: error },
+              ),
+            );
             return;
           }
-          reject(new OutsideServiceError('slurm', `${name}-failed`, `${name} ${args.join(' ')}: ${(stderr || error.message).trim().slice(-500)}`, { retryable: true, cause: error }));
-          return;
-        }
-        resolve(stdout);
-      });
+          resolve(stdout);
+        },
+      );
       if (input !== undefined) child.stdin?.end(input);
     });
   }
@@ -118,7 +143,17 @@ export class SlurmAdapter {
     const out: JobState[] = [];
     for (let i = 0; i < jobIds.length; i += 200) {
       const chunk = jobIds.slice(i, i + 200);
-      out.push(...parseStates(await this.run('sacct', ['--noheader', '--parsable2', '--allocations', '--format=JobID,JobName,State,ExitCode', `--jobs=${chunk.join(',')}`])));
+      out.push(
+        ...parseStates(
+          await this.run('sacct', [
+            '--noheader',
+            '--parsable2',
+            '--allocations',
+            '--format=JobID,JobName,State,ExitCode',
+            `--jobs=${chunk.join(',')}`,
+          ]),
+        ),
+      );
     }
     return out;
   }
@@ -130,7 +165,14 @@ export class SlurmAdapter {
       const chunk = names.slice(i, i + 100);
       out.push(
         ...parseStates(
-          await this.run('sacct', ['--noheader', '--parsable2', '--allocations', '--starttime=now-30days', '--format=JobID,JobName,State,ExitCode', `--name=${chunk.join(',')}`]),
+          await this.run('sacct', [
+            '--noheader',
+            '--parsable2',
+            '--allocations',
+            '--starttime=now-30days',
+            '--format=JobID,JobName,State,ExitCode',
+            `--name=${chunk.join(',')}`,
+          ]),
         ),
       );
     }

@@ -65,7 +65,10 @@ function removedRecursion(files: readonly DiffFile[]): string | null {
     for (const h of f.hunks) {
       let fn = /^(?:async\s+)?def\s+(\w+)/.exec(h.header.trim())?.[1] ?? null;
       const removedCalls = new Set<string>();
-      const addedText = h.lines.filter((l) => l.side === 'added').map((l) => codeOf(l.text)).join('\n');
+      const addedText = h.lines
+        .filter((l) => l.side === 'added')
+        .map((l) => codeOf(l.text))
+        .join('\n');
       for (const l of h.lines) {
         const def = /^\s*(?:async\s+)?def\s+(\w+)/.exec(l.text);
         if (def && l.side !== 'added') {
@@ -74,7 +77,8 @@ function removedRecursion(files: readonly DiffFile[]): string | null {
         }
         if (l.side === 'removed' && fn && new RegExp(`(?<![\\w.])${fn}\\(`).test(codeOf(l.text))) removedCalls.add(fn);
       }
-      for (const name of removedCalls) if (!new RegExp(`(?<![\\w.])${name}\\(`).test(addedText)) return `a recursive call of ${name}() removed`;
+      for (const name of removedCalls)
+        if (!new RegExp(`(?<![\\w.])${name}\\(`).test(addedText)) return `a recursive call of ${name}() removed`;
     }
   }
   return null;
@@ -85,7 +89,11 @@ const RULES: readonly Rule[] = [
     category: 'use_lower_level_system',
     test: (s) => {
       const compiled = s.files.filter((f) => COMPILED.test(f.path) && f.hunks.some((h) => h.lines.some((l) => l.side === 'added')));
-      if (compiled.length > 0) return `compiled code changed (${compiled.map((f) => f.path).slice(0, 3).join(', ')})`;
+      if (compiled.length > 0)
+        return `compiled code changed (${compiled
+          .map((f) => f.path)
+          .slice(0, 3)
+          .join(', ')})`;
       const m = introduced(s, /@(?:numba\.)?n?jit\b|\bnumba\b|\bcython\b|\bcdef\b/);
       return m ? `${m} introduced` : null;
     },
@@ -93,7 +101,10 @@ const RULES: readonly Rule[] = [
   {
     category: 'use_parallelization',
     test: (s) => {
-      const m = introduced(s, /\b(?:ThreadPoolExecutor|ProcessPoolExecutor|multiprocessing|concurrent\.futures|joblib|prange|nogil|threading\.Thread)\b/);
+      const m = introduced(
+        s,
+        /\b(?:ThreadPoolExecutor|ProcessPoolExecutor|multiprocessing|concurrent\.futures|joblib|prange|nogil|threading\.Thread)\b/,
+      );
       return m ? `${m} introduced` : null;
     },
   },
@@ -130,7 +141,10 @@ const RULES: readonly Rule[] = [
   },
   {
     category: 'remove_or_reduce_work',
-    test: (s) => (s.removedLines >= 2 * Math.max(1, s.addedLines) && s.addedLines <= 20 ? `mostly removed code (+${s.addedLines} -${s.removedLines})` : null),
+    test: (s) =>
+      s.removedLines >= 2 * Math.max(1, s.addedLines) && s.addedLines <= 20
+        ? `mostly removed code (+${s.addedLines} -${s.removedLines})`
+        : null,
   },
 ];
 
@@ -143,7 +157,13 @@ export function changeShape(diff: string, files: readonly FileChange[], coreFile
       .filter((t) => t.trim() !== '');
   const added = side('added');
   const removed = side('removed');
-  const sides: Sides = { files: changed, added: added.join('\n'), removed: removed.join('\n'), addedLines: added.length, removedLines: removed.length };
+  const sides: Sides = {
+    files: changed,
+    added: added.join('\n'),
+    removed: removed.join('\n'),
+    addedLines: added.length,
+    removedLines: removed.length,
+  };
 
   let category: OptimizationCategory | null = null;
   let why = 'no rule matched the shape of the change';
@@ -165,5 +185,9 @@ export function changeShape(diff: string, files: readonly FileChange[], coreFile
     size = `${counted.length} core file${counted.length === 1 ? '' : 's'}, ${lines} changed lines${newCompiled ? ', a new compiled source file' : ''}`;
     difficulty = lines > 400 || counted.length > 8 || newCompiled ? 'hard' : counted.length <= 2 && lines <= 50 ? 'easy' : 'medium';
   }
-  return { category, difficulty, reason: `heuristic (--llm none): category ${category ?? 'null'}: ${why}; difficulty ${difficulty ?? 'null'}: ${size}` };
+  return {
+    category,
+    difficulty,
+    reason: `heuristic (--llm none): category ${category ?? 'null'}: ${why}; difficulty ${difficulty ?? 'null'}: ${size}`,
+  };
 }

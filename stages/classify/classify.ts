@@ -10,7 +10,12 @@ import { categoryAnswer, perfIntentAnswer, problemExtractAnswer } from './answer
 import type { ClassifyConfig } from './config.js';
 import { changeShape } from './change-shape.js';
 import { exemptWords, issuesWithoutLeaks, leakCheckOf } from '../../pipeline/concepts/leak-check.js';
-import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type ExtractedProblem, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
+import {
+  MEASURED_WORKLOADS_SLOT,
+  type ClassifyOutput,
+  type ExtractedProblem,
+  type PatchVocabulary,
+} from '../../pipeline/concepts/records/classify-output.js';
 import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { renderProblemStatement } from './problem-statement.js';
 import { clip, fileChangesTable, problemSources } from './sources.js';
@@ -56,7 +61,11 @@ export interface StatementDeps {
 }
 
 /** The earlier linked issues without their parts that name the solution. */
-function checkedIssues(c: PullRequestCandidate, issues: readonly LinkedIssue[], deps: StatementDeps): { issues: LinkedIssue[]; droppedParts: number } {
+function checkedIssues(
+  c: PullRequestCandidate,
+  issues: readonly LinkedIssue[],
+  deps: StatementDeps,
+): { issues: LinkedIssue[]; droppedParts: number } {
   const exempt = exemptWords(statementTemplateText(deps.statementTemplate), c.repositoryDescription, c.pr.repo);
   const checked = issuesWithoutLeaks(issues, leakCheckOf(deps.vocabulary, c.pr.diff), exempt);
   return { issues: checked.issues, droppedParts: checked.droppedParts };
@@ -74,7 +83,11 @@ function checkedIssues(c: PullRequestCandidate, issues: readonly LinkedIssue[], 
 export function classifyHeuristically(c: PullRequestCandidate, deps: StatementDeps): Outcome<ClassifyOutput> {
   const cues = textCues({ positive: c.filter.positiveCues });
   if (cues.length === 0) {
-    return { status: 'dropped', reason: 'no-perf-cue', detail: 'heuristic (--llm none): no performance cue in the title, body or branch name' };
+    return {
+      status: 'dropped',
+      reason: 'no-perf-cue',
+      detail: 'heuristic (--llm none): no performance cue in the title, body or branch name',
+    };
   }
   const listed = [...new Set(cues.map((m) => `${m.cue} ("${m.text}" in the ${m.where})`))].join(', ');
   const shape = changeShape(c.pr.diff, c.pr.files, c.filter.coreFiles);
@@ -138,21 +151,33 @@ export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, 
   });
   const before = indexSource(sources.beforeSource);
   const all = indexSource(sources.allSource);
-  const check = (passages: readonly string[], source: typeof before) => keepVerbatim(passages, source, config.verbatimThreshold, config.verbatimWindowFactor);
+  const check = (passages: readonly string[], source: typeof before) =>
+    keepVerbatim(passages, source, config.verbatimThreshold, config.verbatimWindowFactor);
   const initial = check(extracted.value.initial_observations, before);
   const triage = check(extracted.value.triage_attempts, all);
   const overview = check(extracted.value.solution_overview, all);
   const results = check(extracted.value.solution_observations, all);
   const droppedSentences = [initial, triage, overview, results].reduce((n, r) => n + r.dropped.length, 0);
   if (droppedSentences > 0) {
-    deps.log?.info({ dropped: droppedSentences, worst: [...initial.dropped, ...triage.dropped].slice(0, 3).map((d) => ({ ratio: Number(d.ratio.toFixed(2)), sentence: d.sentence.slice(0, 120) })) }, 'extracted sentences failed the verbatim check');
+    deps.log?.info(
+      {
+        dropped: droppedSentences,
+        worst: [...initial.dropped, ...triage.dropped]
+          .slice(0, 3)
+          .map((d) => ({ ratio: Number(d.ratio.toFixed(2)), sentence: d.sentence.slice(0, 120) })),
+      },
+      'extracted sentences failed the verbatim check',
+    );
   }
   if (initial.kept.length === 0) {
     const returned = extracted.value.initial_observations.length;
     return {
       status: 'dropped',
       reason: 'no-initial-observations',
-      detail: returned === 0 ? `${extracted.model} extracted no initial observation` : `all ${initial.dropped.length} initial-observation sentences failed the verbatim check (threshold ${config.verbatimThreshold})`,
+      detail:
+        returned === 0
+          ? `${extracted.model} extracted no initial observation`
+          : `all ${initial.dropped.length} initial-observation sentences failed the verbatim check (threshold ${config.verbatimThreshold})`,
     };
   }
   const problem: ExtractedProblem = {

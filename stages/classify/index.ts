@@ -57,7 +57,10 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
     const rows = previousOutputs(ctx, 'classify', 'filter', filterOutputSchema, scope);
     const prompts = Object.fromEntries(CLASSIFY_PROMPTS.map((name) => [name, loadPrompt(name).hash]));
     const settings = classifyResultSettings(ctx.config);
-    const clone = scope.source.kind === 'git' && rows.length > 0 ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name } : null;
+    const clone =
+      scope.source.kind === 'git' && rows.length > 0
+        ? { path: scope.source.path, repo: (await openLocalRepository(ctx.services.git, scope.source.path, scope.repos)).name }
+        : null;
     const items: WorkItem<ClassifyInput>[] = [];
     for (const { row, output: filter } of rows) {
       const discovered = discoverDescription.safeParse(ctx.ledger.get('discover', filter.repo)?.output);
@@ -80,16 +83,33 @@ export const classifyStage = defineStage<ClassifyInput, ClassifyOutput>({
   async run(ctx, item) {
     const { filter } = item.input;
     const pr = loadPullRequest(ctx.db, filter.repo, filter.number);
-    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: filter passed it but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+    if (!pr)
+      throw new ItemError('pull-request-missing', `${item.key}: filter passed it but its record is not in the store`, {
+        fix: 'run `perfmine stage collect --force` for it',
+      });
     const candidate = { pr, filter, repositoryDescription: describeRepository(pr, item.input.repoDescription) };
     const { baseTree } = item.input;
-    const atBase = baseTree ? await identifiersAtBase(ctx.services.git, baseTree, pr.baseSha, addedIdentifierCandidates(pr.diff, filter.coreFiles), ctx.signal) : null;
-    if (baseTree && !atBase) ctx.log.warn({ path: baseTree, baseSha: pr.baseSha }, 'the clone does not have the base commit: the leak check judges from the diff alone');
+    const atBase = baseTree
+      ? await identifiersAtBase(ctx.services.git, baseTree, pr.baseSha, addedIdentifierCandidates(pr.diff, filter.coreFiles), ctx.signal)
+      : null;
+    if (baseTree && !atBase)
+      ctx.log.warn(
+        { path: baseTree, baseSha: pr.baseSha },
+        'the clone does not have the base commit: the leak check judges from the diff alone',
+      );
     const vocabulary = patchVocabulary(pr.diff, filter.coreFiles, atBase);
     // the rules of --llm none read no classify setting; with an LLM they are in the item's input
     const config = 'config' in item.input ? item.input.config : ctx.config.classify;
-    const deps = { config, statementTemplate: loadPrompt('problem-statement'), vocabulary, item: item.key, signal: ctx.signal, log: ctx.log };
-    const outcome = item.input.llm.mode === 'none' ? classifyHeuristically(candidate, deps) : await classifyWithLlm(candidate, ctx.services.llm, deps);
+    const deps = {
+      config,
+      statementTemplate: loadPrompt('problem-statement'),
+      vocabulary,
+      item: item.key,
+      signal: ctx.signal,
+      log: ctx.log,
+    };
+    const outcome =
+      item.input.llm.mode === 'none' ? classifyHeuristically(candidate, deps) : await classifyWithLlm(candidate, ctx.services.llm, deps);
     ctx.log.debug({ status: outcome.status, reason: outcome.status === 'dropped' ? outcome.reason : null }, 'classified');
     return outcome;
   },

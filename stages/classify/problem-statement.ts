@@ -26,9 +26,7 @@ export interface StatementInput {
 export function renderProblemStatement(template: Prompt, input: StatementInput): string {
   const anon = new Anonymizer();
   const observations = input.observations.map((o) => anon.anonymize(o.trim())).join('\n\n');
-  const issues = input.issues.length
-    ? input.issues.map((issue) => renderIssue(input.repo, issue, anon)).join('\n\n')
-    : 'No linked issues.';
+  const issues = input.issues.length ? input.issues.map((issue) => renderIssue(input.repo, issue, anon)).join('\n\n') : 'No linked issues.';
   const { system, user } = renderPrompt(template, {
     repository: input.repo,
     repository_description: input.repositoryDescription,
@@ -40,7 +38,10 @@ export function renderProblemStatement(template: Prompt, input: StatementInput):
 
 function renderIssue(repo: string, issue: LinkedIssue, anon: Anonymizer): string {
   const title = issue.title.trim() ? `: ${anon.anonymize(issue.title)}` : '';
-  const parts = [`## Issue ${issueRef({ repo }, issue)}${title}`, anon.anonymize(stripHtmlComments(issue.body).trim()) || '(no description)'];
+  const parts = [
+    `## Issue ${issueRef({ repo }, issue)}${title}`,
+    anon.anonymize(stripHtmlComments(issue.body).trim()) || '(no description)',
+  ];
   issue.comments.forEach((c, i) => {
     parts.push(`### Comment ${i + 1}`, anon.anonymize(stripHtmlComments(c.body).trim()));
   });
@@ -56,7 +57,9 @@ export function describeRepository(pr: Pick<PullRequest, 'repo' | 'asvConfig'>, 
       const { project, project_url: url, benchmark_dir: dir } = parsed.config;
       if (project) lines.push(`Python project: ${project}${url ? ` (${url})` : ''}.`);
       const base = pr.asvConfig.path.includes('/') ? pr.asvConfig.path.slice(0, pr.asvConfig.path.lastIndexOf('/') + 1) : '';
-      lines.push(`Benchmarks: an asv suite configured in \`${pr.asvConfig.path}\`, with benchmarks in \`${base}${(dir ?? 'benchmarks').replace(/^\.\//, '')}\`.`);
+      lines.push(
+        `Benchmarks: an asv suite configured in \`${pr.asvConfig.path}\`, with benchmarks in \`${base}${(dir ?? 'benchmarks').replace(/^\.\//, '')}\`.`,
+      );
     }
   }
   return lines.join('\n\n');

@@ -31,6 +31,11 @@ export function classifyResultSettings(config: Config): ClassifySettings {
   const c = config.classify;
   return {
     llm: { mode: 'openai', model: llm.model, fallbackModel: llm.fallbackModel ?? null },
-    config: { verbatimThreshold: c.verbatimThreshold, verbatimWindowFactor: c.verbatimWindowFactor, maxDescriptionChars: c.maxDescriptionChars, categorize: c.categorize },
+    config: {
+      verbatimThreshold: c.verbatimThreshold,
+      verbatimWindowFactor: c.verbatimWindowFactor,
+      maxDescriptionChars: c.maxDescriptionChars,
+      categorize: c.categorize,
+    },
   };
 }

@@ -41,7 +41,11 @@ export function problemSources(pr: PullRequest, maxChars: number): ProblemSource
   const body = stripHtmlComments(pr.body).trim();
   const earlierIssues = pr.linkedIssues
     .filter((issue) => before(issue.createdAt, pr.createdAt))
-    .map((issue) => ({ ...issue, body: stripHtmlComments(issue.body).trim(), comments: issue.comments.filter((c) => before(c.createdAt, pr.createdAt)) }));
+    .map((issue) => ({
+      ...issue,
+      body: stripHtmlComments(issue.body).trim(),
+      comments: issue.comments.filter((c) => before(c.createdAt, pr.createdAt)),
+    }));
   const laterIssues = pr.linkedIssues.filter((issue) => !before(issue.createdAt, pr.createdAt));
 
   const problemParts = [`Pull request title: ${pr.title}`];
@@ -55,12 +59,21 @@ export function problemSources(pr: PullRequest, maxChars: number): ProblemSource
   const discussionParts: string[] = [];
   for (const c of pr.comments) discussionParts.push(`${commentLabel(c)}:\n${stripHtmlComments(c.body).trim()}`);
   for (const issue of laterIssues) {
-    discussionParts.push(`Issue ${issueRef(pr, issue)} (opened after the pull request): ${issue.title}\n${stripHtmlComments(issue.body).trim()}`);
+    discussionParts.push(
+      `Issue ${issueRef(pr, issue)} (opened after the pull request): ${issue.title}\n${stripHtmlComments(issue.body).trim()}`,
+    );
     for (const c of issue.comments) discussionParts.push(`Comment on issue ${issueRef(pr, issue)}:\n${stripHtmlComments(c.body).trim()}`);
   }
 
-  const beforeRaw = [pr.title, body, ...earlierIssues.flatMap((i) => [i.title, i.body, ...i.comments.map((c) => stripHtmlComments(c.body))])];
-  const laterRaw = [...pr.comments.map((c) => stripHtmlComments(c.body)), ...laterIssues.flatMap((i) => [i.title, stripHtmlComments(i.body), ...i.comments.map((c) => stripHtmlComments(c.body))])];
+  const beforeRaw = [
+    pr.title,
+    body,
+    ...earlierIssues.flatMap((i) => [i.title, i.body, ...i.comments.map((c) => stripHtmlComments(c.body))]),
+  ];
+  const laterRaw = [
+    ...pr.comments.map((c) => stripHtmlComments(c.body)),
+    ...laterIssues.flatMap((i) => [i.title, stripHtmlComments(i.body), ...i.comments.map((c) => stripHtmlComments(c.body))]),
+  ];
   const beforeSource = beforeRaw.filter(Boolean).join('\n\n');
   return {
     problemText: clip(problemParts.join('\n\n'), maxChars),

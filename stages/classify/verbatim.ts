@@ -22,7 +22,12 @@ export interface SourceIndex {
 }
 
 export function tokenize(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}_]+/gu) ?? []
+  );
 }
 
 export function indexSource(text: string): SourceIndex {

@@ -30,7 +30,16 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
   const wanted = new Set(scope.prs);
   const candidates = found.pulls.filter((c) => wanted.size === 0 || wanted.has(c.number));
   ctx.log.info(
-    { stage: 'collect', repo, path, branch: defaultBranch, mainline: found.line.length, sideCommits: found.sideCommits, pulls: candidates.length, ms: Date.now() - started },
+    {
+      stage: 'collect',
+      repo,
+      path,
+      branch: defaultBranch,
+      mainline: found.line.length,
+      sideCommits: found.sideCommits,
+      pulls: candidates.length,
+      ms: Date.now() - started,
+    },
     "read the window's part of the clone's history",
   );
   if (found.withoutBase.length > 0) {
@@ -43,7 +52,17 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     const input: GitItemInput = { source: 'git', path, repo, defaultBranch, remote, ...c };
     return { key: prKey(repo, c.number), repo, at: c.mergedAt, input };
   });
-  const session = new GitSession({ git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path, repo, line: found.line, items, batchSize: ctx.config.collect.gitBatchSize });
+  const session = new GitSession({
+    git,
+    log: ctx.log,
+    db: ctx.db,
+    ledger: ctx.ledger,
+    path,
+    repo,
+    line: found.line,
+    items,
+    batchSize: ctx.config.collect.gitBatchSize,
+  });
   sessions.set(ctx.ledger, session);
   // Every item needs its base's asv config: they are read (not stored) while the runner plans, as
   // no item can end before; a dry run reads them for nothing.
@@ -93,7 +112,17 @@ export async function collectFromGit(ctx: PipelineContext, input: GitItemInput):
   let session = sessions.get(ctx.ledger);
   if (!session || session.path !== input.path) {
     // Run without this process's plan (another caller): read just this commit.
-    session = new GitSession({ git: ctx.services.git, log: ctx.log, db: ctx.db, ledger: ctx.ledger, path: input.path, repo: input.repo, line: [], items: [], batchSize: 1 });
+    session = new GitSession({
+      git: ctx.services.git,
+      log: ctx.log,
+      db: ctx.db,
+      ledger: ctx.ledger,
+      path: input.path,
+      repo: input.repo,
+      line: [],
+      items: [],
+      batchSize: 1,
+    });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
   const record = buildGitPullRequest({
@@ -182,7 +211,10 @@ class GitSession {
    */
   readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
     this.#asv ??= this.#readAsvConfigs().catch((error: unknown) => {
-      this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, err: (error as Error).message }, 'the asv configs of the base commits could not be read at once; reading them one by one');
+      this.#o.log.warn(
+        { stage: 'collect', repo: this.#o.repo, err: (error as Error).message },
+        'the asv configs of the base commits could not be read at once; reading them one by one',
+      );
       return { found: new Map<string, AsvConfigFile | null>(), read: new Map<string, AsvConfigFile | null>() };
     });
     return this.#asv;
@@ -191,7 +223,11 @@ class GitSession {
   async #readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
     const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
     const found = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
-    const read = await this.#o.git.findAsvConfigs(this.path, this.#o.line, [...bases].filter((sha) => !found.has(sha)));
+    const read = await this.#o.git.findAsvConfigs(
+      this.path,
+      this.#o.line,
+      [...bases].filter((sha) => !found.has(sha)),
+    );
     for (const [sha, config] of read) found.set(sha, config);
     return { found, read };
   }
@@ -229,7 +265,10 @@ class GitSession {
     this.#stream.done.then(
       () => this.#end(null),
       (error: unknown) => {
-        this.#o.log.warn({ stage: 'collect', repo: this.#o.repo, commits: shas.length, err: (error as Error).message }, 'git stopped before reading every commit; reading the rest one by one');
+        this.#o.log.warn(
+          { stage: 'collect', repo: this.#o.repo, commits: shas.length, err: (error as Error).message },
+          'git stopped before reading every commit; reading the rest one by one',
+        );
         this.#end({ error });
       },
     );

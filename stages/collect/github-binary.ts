@@ -44,7 +44,13 @@ export interface CompletedDiff {
   readonly rewritten: number;
 }
 
-export async function completeBinaryDiff(gh: GitHubService, repo: string, baseSha: string, mergeSha: string, diff: string): Promise<CompletedDiff> {
+export async function completeBinaryDiff(
+  gh: GitHubService,
+  repo: string,
+  baseSha: string,
+  mergeSha: string,
+  diff: string,
+): Promise<CompletedDiff> {
   const start = diff.indexOf('diff --git ');
   if (start < 0 || !/^Binary files .* differ$/m.test(diff)) return { diff, complete: true, rewritten: 0 };
   let complete = true;

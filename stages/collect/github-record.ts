@@ -3,7 +3,15 @@
  * GitHub refuses to render it, files beyond GitHub's 3,000-file list, the list-window scan.
  */
 import type { AsvConfigFile } from '../../cache/asv-configs.js';
-import { labelNames, type GhComment, type GhIssue, type GhPull, type GhPullFile, type GhPullListItem, type GhTree } from '../../pipeline/services/github-schemas.js';
+import {
+  labelNames,
+  type GhComment,
+  type GhIssue,
+  type GhPull,
+  type GhPullFile,
+  type GhPullListItem,
+  type GhTree,
+} from '../../pipeline/services/github-schemas.js';
 import { normalizeInstant, type Window } from '../../pipeline/window.js';
 import { commentsBefore, createdBefore, type IssueRef } from './linked-issues.js';
 import type { Comment, FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
@@ -50,9 +58,16 @@ export function assembleDiff(files: readonly GhPullFile[]): { diff: string; comp
     if (f.status === 'renamed' && f.previous_filename) lines.push(`rename from ${f.previous_filename}`, `rename to ${f.filename}`);
     if (f.patch === undefined) {
       if (f.additions + f.deletions > 0) complete = false;
-      if (f.status !== 'renamed' || f.additions + f.deletions > 0) lines.push(`Binary files ${f.status === 'added' ? '/dev/null' : `a/${from}`} and ${f.status === 'removed' ? '/dev/null' : `b/${f.filename}`} differ`);
+      if (f.status !== 'renamed' || f.additions + f.deletions > 0)
+        lines.push(
+          `Binary files ${f.status === 'added' ? '/dev/null' : `a/${from}`} and ${f.status === 'removed' ? '/dev/null' : `b/${f.filename}`} differ`,
+        );
     } else {
-      lines.push(`--- ${f.status === 'added' ? '/dev/null' : `a/${from}`}`, `+++ ${f.status === 'removed' ? '/dev/null' : `b/${f.filename}`}`, f.patch.replace(/\n$/, ''));
+      lines.push(
+        `--- ${f.status === 'added' ? '/dev/null' : `a/${from}`}`,
+        `+++ ${f.status === 'removed' ? '/dev/null' : `b/${f.filename}`}`,
+        f.patch.replace(/\n$/, ''),
+      );
     }
     parts.push(`${lines.join('\n')}\n`);
   }
@@ -76,7 +91,8 @@ export function filesBeyondList(listed: readonly FileChange[], base: GhTree, mer
     else if (old !== sha) out.push({ path, previousPath: null, status: 'modified', additions: 0, deletions: 0, binary: false });
   }
   for (const path of before.keys()) {
-    if (!known.has(path) && !after.has(path)) out.push({ path, previousPath: null, status: 'removed', additions: 0, deletions: 0, binary: false });
+    if (!known.has(path) && !after.has(path))
+      out.push({ path, previousPath: null, status: 'removed', additions: 0, deletions: 0, binary: false });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

@@ -66,7 +66,10 @@ export async function planGitHub(ctx: PipelineContext, scope: Scope): Promise<Wo
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         const s = summarize(error);
-        ctx.log.warn({ stage: 'collect', repo: name, reason: s.reason, err: s.message }, 'cannot list pull requests; recorded as a repository item');
+        ctx.log.warn(
+          { stage: 'collect', repo: name, reason: s.reason, err: s.message },
+          'cannot list pull requests; recorded as a repository item',
+        );
         const input: ProblemItemInput = {
           source: 'problem',
           repo: name,
@@ -100,7 +103,8 @@ async function planRepository(ctx: PipelineContext, scope: Scope, name: string):
     const info = await gh.getRepository(name);
     repo = info.full_name;
     defaultBranch = info.default_branch;
-    if (repo.toLowerCase() !== name.toLowerCase()) ctx.log.info({ stage: 'collect', from: name, to: repo }, 'repository renamed; following it');
+    if (repo.toLowerCase() !== name.toLowerCase())
+      ctx.log.info({ stage: 'collect', from: name, to: repo }, 'repository renamed; following it');
   }
   const wanted = new Set(scope.prs);
   const settings = collectResultSettings(ctx.config);
@@ -135,7 +139,10 @@ export function runProblem(input: ProblemItemInput): Collected {
   if (input.reason === 'github-not-found' || input.reason === 'github-gone') {
     return { dropped: 'repo-not-found', detail: `${input.repo}: ${input.message}` };
   }
-  throw new OutsideServiceError('github', input.reason, input.message, { ...(input.status === null ? {} : { status: input.status }), retryable: true });
+  throw new OutsideServiceError('github', input.reason, input.message, {
+    ...(input.status === null ? {} : { status: input.status }),
+    retryable: true,
+  });
 }
 
 /** Everything about one merged pull request. */
@@ -143,14 +150,17 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
   const gh = ctx.services.github;
   const { repo, number } = input;
   const pull = await orNotFound(gh.getPull(repo, number));
-  if (pull === null) return { dropped: 'pr-not-found', detail: `${repo}#${number} is gone from GitHub (repository or pull request deleted)` };
-  if (pull.merged_at === null || pull.merge_commit_sha === null) return { dropped: 'not-merged', detail: `${repo}#${number} is not merged` };
+  if (pull === null)
+    return { dropped: 'pr-not-found', detail: `${repo}#${number} is gone from GitHub (repository or pull request deleted)` };
+  if (pull.merged_at === null || pull.merge_commit_sha === null)
+    return { dropped: 'not-merged', detail: `${repo}#${number} is not merged` };
   if (pull.base.ref !== input.defaultBranch) {
     return { dropped: 'not-default-branch', detail: `${repo}#${number} was merged into ${pull.base.ref}, not ${input.defaultBranch}` };
   }
   const mergeSha = pull.merge_commit_sha;
   const commit = await orNotFound(gh.getGitCommit(repo, mergeSha));
-  if (commit === null) return { dropped: 'merge-commit-not-found', detail: `${repo}@${mergeSha} is not in the repository (force-pushed away?)` };
+  if (commit === null)
+    return { dropped: 'merge-commit-not-found', detail: `${repo}@${mergeSha} is not in the repository (force-pushed away?)` };
   const baseSha = commit.parents[0]?.sha;
   if (baseSha === undefined) throw new ItemError('merge-commit-without-parent', `${repo}@${mergeSha} has no parent`);
 
@@ -165,7 +175,10 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
       files.push(...extra);
       if (extra.length > 0) missing.push('files.lineCounts');
     }
-    ctx.log.info({ listed: listed.files.length, changedFiles: pull.changed_files, total: files.length }, 'pull request lists more files than GitHub pages out; completed from the trees');
+    ctx.log.info(
+      { listed: listed.files.length, changedFiles: pull.changed_files, total: files.length },
+      'pull request lists more files than GitHub pages out; completed from the trees',
+    );
   }
 
   let diff = await gh.compareDiff(repo, baseSha, mergeSha);
@@ -186,7 +199,14 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
     if (pull.review_comments > 0) comments.push(...(await gh.listReviewComments(repo, number)).map((c) => toComment(c, 'review')));
   } else missing.push('comments');
 
-  const linkedIssues = await fetchLinkedIssues(gh, repo, number, `${pull.title}\n${pull.body ?? ''}`, pull.created_at, input.settings.maxLinkedIssues);
+  const linkedIssues = await fetchLinkedIssues(
+    gh,
+    repo,
+    number,
+    `${pull.title}\n${pull.body ?? ''}`,
+    pull.created_at,
+    input.settings.maxLinkedIssues,
+  );
   const asvConfig = await asvConfigAt(ctx, gh, repo, baseSha);
 
   const record = buildGitHubPullRequest({
@@ -205,7 +225,14 @@ export async function collectFromGitHub(ctx: ItemContext, input: GitHubItemInput
   return { record: pullRequestSchema.parse(record) };
 }
 
-async function fetchLinkedIssues(gh: GitHubService, repo: string, number: number, text: string, prCreatedAt: string, max: number): Promise<LinkedIssue[]> {
+async function fetchLinkedIssues(
+  gh: GitHubService,
+  repo: string,
+  number: number,
+  text: string,
+  prCreatedAt: string,
+  max: number,
+): Promise<LinkedIssue[]> {
   if (max === 0) return [];
   const refs = findIssueRefs(text, repo, number).slice(0, max * 2);
   const out: LinkedIssue[] = [];

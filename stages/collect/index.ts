@@ -29,7 +29,11 @@ export const collectStage = defineStage<CollectInput, CollectOutput, CollectRows
 
   preflight(ctx, scope) {
     if (scope.source.kind === 'github' && ctx.credentials.githubTokens.length === 0) {
-      throw missingCredential('GITHUB_TOKEN', 'collect from the GitHub API', 'collect --source git:PATH reads pull requests from a local clone without any API; set GITHUB_TOKEN (or GITHUB_TOKENS=a,b,c) for the API');
+      throw missingCredential(
+        'GITHUB_TOKEN',
+        'collect from the GitHub API',
+        'collect --source git:PATH reads pull requests from a local clone without any API; set GITHUB_TOKEN (or GITHUB_TOKENS=a,b,c) for the API',
+      );
     }
   },
 
@@ -81,7 +85,14 @@ function outcomeOf(collected: Collected): Outcome<CollectOutput, CollectRows> {
   const serialized = serializePullRequest(record);
   return {
     status: 'done',
-    output: { repo: record.repo, number: record.number, mergedAt: record.mergedAt, baseSha: record.baseSha, mergeSha: record.mergeSha, contentHash: serialized.contentHash },
+    output: {
+      repo: record.repo,
+      number: record.number,
+      mergedAt: record.mergedAt,
+      baseSha: record.baseSha,
+      mergeSha: record.mergeSha,
+      contentHash: serialized.contentHash,
+    },
     ...(record.missing.length > 0 ? { detail: `missing: ${record.missing.join(', ')}` } : {}),
     rows: { record, serialized },
   };

@@ -27,7 +27,10 @@ const STRENGTH: Record<LinkVia, number> = { 'closing-keyword': 4, url: 3, 'cross
 
 /** Removes fenced code blocks and inline code spans, where `#12` is rarely a link. */
 export function stripCode(text: string): string {
-  return text.replace(/```[\s\S]*?```/g, ' ').replace(/~~~[\s\S]*?~~~/g, ' ').replace(/`[^`\n]*`/g, ' ');
+  return text
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/~~~[\s\S]*?~~~/g, ' ')
+    .replace(/`[^`\n]*`/g, ' ');
 }
 
 /**
@@ -57,9 +60,7 @@ export function findIssueRefs(text: string, repo: string, self?: number): IssueR
   for (const m of clean.matchAll(URL_RE)) add(m[1], m[2]!, 'url', m.index);
   for (const m of clean.matchAll(CROSS_RE)) add(m[1], m[2]!, 'cross-repo', m.index);
   for (const m of clean.matchAll(LOCAL_RE)) add(undefined, m[1]!, 'reference', m.index);
-  return [...found.values()]
-    .sort((a, b) => STRENGTH[b.ref.via] - STRENGTH[a.ref.via] || a.at - b.at)
-    .map((x) => x.ref);
+  return [...found.values()].sort((a, b) => STRENGTH[b.ref.via] - STRENGTH[a.ref.via] || a.at - b.at).map((x) => x.ref);
 }
 
 /** Whether something created at `createdAt` existed before the pull request was opened. */

@@ -19,7 +19,11 @@ export interface CodeSearchResult {
   readonly unreachable: number;
 }
 
-export async function searchAsvRepositories(gh: GitHubService, config: DiscoverConfig['codeSearch'], log: Logger): Promise<CodeSearchResult> {
+export async function searchAsvRepositories(
+  gh: GitHubService,
+  config: DiscoverConfig['codeSearch'],
+  log: Logger,
+): Promise<CodeSearchResult> {
   const paths = new Map<string, { name: string; paths: string[] }>();
   let requests = 0;
   let shards = 0;
@@ -47,7 +51,10 @@ export async function searchAsvRepositories(gh: GitHubService, config: DiscoverC
       }
       if (decision.unreachable > 0) {
         unreachable += decision.unreachable;
-        log.warn({ q, total: first.totalCount, unreachable: decision.unreachable }, 'code search: a one-byte size shard has more results than GitHub returns');
+        log.warn(
+          { q, total: first.totalCount, unreachable: decision.unreachable },
+          'code search: a one-byte size shard has more results than GitHub returns',
+        );
       }
       if (first.incomplete) log.warn({ q }, 'code search: GitHub reports incomplete results for this shard');
       for (const item of items) {

@@ -12,7 +12,10 @@ export const discoverConfig = z
     /** Dropped when nothing was pushed for this long before the window's end. */
     maxInactiveYears: z.number().positive().default(3),
     /** Dropped when requires-python / classifiers show no support for this version or later. */
-    minPython: z.string().regex(/^3\.\d+$/, 'expected 3.N').default('3.8'),
+    minPython: z
+      .string()
+      .regex(/^3\.\d+$/, 'expected 3.N')
+      .default('3.8'),
     /** Drop repositories without asv.conf.json(c) in their default branch. */
     requireAsvConfig: z.boolean().default(true),
     codeSearch: z
@@ -32,7 +35,10 @@ export const discoverConfig = z
     bigquery: z
       .object({
         /** GitHub's public dataset: file paths at the head of each repository's default branch. */
-        filesTable: z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/).default('bigquery-public-data.github_repos.files'),
+        filesTable: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/)
+          .default('bigquery-public-data.github_repos.files'),
         /** Language statistics, to keep Python repositories only (null: no language filter). */
         languagesTable: z
           .string()

@@ -56,24 +56,42 @@ export async function enrichFromGitHub(ctx: ItemContext, input: GitHubDiscoverIn
   const asvConfigPath = pickAsvConfigPath(blobs) ?? (tree.truncated ? input.asvConfigPath : null);
   const withAsv = { ...record, asvConfigPath };
   if (asvConfigPath === null && rules.requireAsvConfig) {
-    return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json(c) in ${repo.default_branch}`, output: { ...withAsv, verdict: 'no-asv-config' } };
+    return {
+      status: 'dropped',
+      reason: 'no-asv-config',
+      detail: `no asv.conf.json(c) in ${repo.default_branch}`,
+      output: { ...withAsv, verdict: 'no-asv-config' },
+    };
   }
 
   const files = await readProjectFiles(gh, repo.full_name, repo.default_branch, new Set(blobs), asvConfigPath, tree.truncated);
   const support = readPythonSupport(files, rules.minPython);
   const withPython = { ...withAsv, pythonRequires: support.evidence };
   const python = judgePython(support, rules);
-  if (!python.keep) return { status: 'dropped', reason: python.reason, detail: python.detail, output: { ...withPython, verdict: python.reason } };
+  if (!python.keep)
+    return { status: 'dropped', reason: python.reason, detail: python.detail, output: { ...withPython, verdict: python.reason } };
   return { status: 'done', output: withPython, ...(support.supported === null ? { detail: 'Python version support not stated' } : {}) };
 }
 
 /** pyproject.toml, setup.cfg and setup.py at the root, else next to the asv config (monorepos). */
-async function readProjectFiles(gh: GitHubService, repo: string, ref: string, blobs: ReadonlySet<string>, asvConfigPath: string | null, truncated: boolean): Promise<ProjectFiles> {
+async function readProjectFiles(
+  gh: GitHubService,
+  repo: string,
+  ref: string,
+  blobs: ReadonlySet<string>,
+  asvConfigPath: string | null,
+  truncated: boolean,
+): Promise<ProjectFiles> {
   const dirs = [''];
   if (asvConfigPath && dirname(asvConfigPath) !== '.') dirs.push(`${dirname(asvConfigPath)}/`);
   for (const dir of dirs) {
-    const read = (name: string) => (truncated || blobs.has(`${dir}${name}`) ? gh.getFileText(repo, `${dir}${name}`, ref) : Promise.resolve(null));
-    const files: ProjectFiles = { pyproject: await read('pyproject.toml'), setupCfg: await read('setup.cfg'), setupPy: await read('setup.py') };
+    const read = (name: string) =>
+      truncated || blobs.has(`${dir}${name}`) ? gh.getFileText(repo, `${dir}${name}`, ref) : Promise.resolve(null);
+    const files: ProjectFiles = {
+      pyproject: await read('pyproject.toml'),
+      setupCfg: await read('setup.cfg'),
+      setupPy: await read('setup.py'),
+    };
     if (files.pyproject !== null || files.setupCfg !== null || files.setupPy !== null) return files;
   }
   return {};
@@ -83,9 +101,12 @@ async function readProjectFiles(gh: GitHubService, repo: string, ref: string, bl
 export async function describeClone(ctx: ItemContext, input: GitDiscoverInput): Promise<Outcome<RepositoryRecord>> {
   const git = ctx.services.git;
   const asv = await git.findAsvConfig(input.path, input.tip);
-  if (asv === null) ctx.log.warn({ path: input.path }, 'no asv.conf.json(c) in the clone\'s default branch');
+  if (asv === null) ctx.log.warn({ path: input.path }, "no asv.conf.json(c) in the clone's default branch");
   const text = async (name: string) => (await git.show(input.path, input.tip, name))?.toString('utf8') ?? null;
-  const support = readPythonSupport({ pyproject: await text('pyproject.toml'), setupCfg: await text('setup.cfg'), setupPy: await text('setup.py') }, input.settings.minPython);
+  const support = readPythonSupport(
+    { pyproject: await text('pyproject.toml'), setupCfg: await text('setup.cfg'), setupPy: await text('setup.py') },
+    input.settings.minPython,
+  );
   const dates = await git.commitDates(input.path, input.tip);
   return {
     status: 'done',

@@ -28,7 +28,11 @@ export function judgeMetadata(facts: RepositoryFacts, rules: FilterRules, asOf: 
   const cutoff = new Date(asOf);
   cutoff.setUTCMonth(cutoff.getUTCMonth() - Math.round(rules.maxInactiveYears * 12));
   if (facts.pushedAt === null || Date.parse(facts.pushedAt) < cutoff.getTime()) {
-    return { keep: false, reason: 'inactive', detail: `no push since ${facts.pushedAt ?? 'ever'} (cutoff ${cutoff.toISOString().slice(0, 10)})` };
+    return {
+      keep: false,
+      reason: 'inactive',
+      detail: `no push since ${facts.pushedAt ?? 'ever'} (cutoff ${cutoff.toISOString().slice(0, 10)})`,
+    };
   }
   return KEEP;
 }

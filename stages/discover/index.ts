@@ -36,24 +36,29 @@ export const discoverStage = defineStage<DiscoverInput, RepositoryRecord>({
       const git = ctx.services.git;
       const path = scope.source.path;
       const { name, defaultBranch, tip } = await openLocalRepository(git, path, scope.repos);
-      return [{ key: name, repo: name, at: null, input: { via: 'git', name, path, defaultBranch, tip, settings: cloneResultSettings(ctx.config) } }];
+      return [
+        {
+          key: name,
+          repo: name,
+          at: null,
+          input: { via: 'git', name, path, defaultBranch, tip, settings: cloneResultSettings(ctx.config) },
+        },
+      ];
     }
     const rules = discoverResultSettings(ctx.config);
     const candidates = await listCandidates(ctx, scope);
-    return candidates.map(
-      (c): WorkItem<DiscoverInput> => ({
-        key: c.name,
-        repo: c.name,
-        at: null,
-        input: {
-          via: c.via,
-          name: c.name,
-          asvConfigPath: c.asvConfigPath,
-          asOf: scope.window.end,
-          rules,
-        },
-      }),
-    );
+    return candidates.map((c): WorkItem<DiscoverInput> => ({
+      key: c.name,
+      repo: c.name,
+      at: null,
+      input: {
+        via: c.via,
+        name: c.name,
+        asvConfigPath: c.asvConfigPath,
+        asOf: scope.window.end,
+        rules,
+      },
+    }));
   },
 
   run(ctx, item) {

@@ -28,6 +28,7 @@ export function readPythonSupport(files: ProjectFiles, minPython: string): Pytho
     if (allowed !== null) return { supported: allowed, evidence: `${req.from} ${req.spec}` };
   }
   const minors = classifierMinors(files);
-  if (minors.length > 0) return { supported: minors.some((m) => m >= minMinor), evidence: `classifiers ${minors.map((m) => `3.${m}`).join(', ')}` };
+  if (minors.length > 0)
+    return { supported: minors.some((m) => m >= minMinor), evidence: `classifiers ${minors.map((m) => `3.${m}`).join(', ')}` };
   return { supported: null, evidence: null };
 }

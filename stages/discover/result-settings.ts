@@ -9,7 +9,12 @@ import type { Config } from '../../pipeline/config/schema.js';
  * `bigquery.*`) decides which items are planned, not what an item's record is; GitHub's address,
  * tokens, retries and rate limits decide only how it is fetched. Pure (test/run/input-hashes.test.ts).
  */
-export function discoverResultSettings(config: Config): { minStars: number; maxInactiveYears: number; minPython: string; requireAsvConfig: boolean } {
+export function discoverResultSettings(config: Config): {
+  minStars: number;
+  maxInactiveYears: number;
+  minPython: string;
+  requireAsvConfig: boolean;
+} {
   const d = config.discover;
   return { minStars: d.minStars, maxInactiveYears: d.maxInactiveYears, minPython: d.minPython, requireAsvConfig: d.requireAsvConfig };
 }

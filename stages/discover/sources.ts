@@ -24,23 +24,35 @@ export async function listCandidates(ctx: PipelineContext, scope: Scope): Promis
       try {
         text = await readFile(config.listFile, 'utf8');
       } catch (error) {
-        throw new ConfigError(`discover.listFile: cannot read ${config.listFile}: ${(error as Error).message}`, { reason: 'invalid-config' });
+        throw new ConfigError(`discover.listFile: cannot read ${config.listFile}: ${(error as Error).message}`, {
+          reason: 'invalid-config',
+        });
       }
       const parsed = parseRepoList(text);
       for (const e of parsed.errors) log.warn({ file: config.listFile }, e);
       if (parsed.candidates.length === 0 && parsed.errors.length > 0) {
-        throw new ConfigError(parsed.errors.map((e) => `discover.listFile ${config.listFile}: ${e}`), { reason: 'invalid-config' });
+        throw new ConfigError(
+          parsed.errors.map((e) => `discover.listFile ${config.listFile}: ${e}`),
+          { reason: 'invalid-config' },
+        );
       }
       log.info({ file: config.listFile, repositories: parsed.candidates.length }, 'read the repository list');
       return parsed.candidates;
     }
     case 'code-search': {
       const result = await searchAsvRepositories(ctx.services.github, config.codeSearch, log);
-      log.info({ repositories: result.candidates.length, requests: result.requests, shards: result.shards, unreachable: result.unreachable }, 'code search done');
+      log.info(
+        { repositories: result.candidates.length, requests: result.requests, shards: result.shards, unreachable: result.unreachable },
+        'code search done',
+      );
       return result.candidates;
     }
     case 'bigquery': {
-      const { sql, params } = buildAsvQuery({ filesTable: config.bigquery.filesTable, languagesTable: config.bigquery.languagesTable, maxRows: config.bigquery.maxRows });
+      const { sql, params } = buildAsvQuery({
+        filesTable: config.bigquery.filesTable,
+        languagesTable: config.bigquery.languagesTable,
+        maxRows: config.bigquery.maxRows,
+      });
       const rows = await ctx.services.bigquery.query(sql, params, asvRowSchema, { maxBytesBilled: config.bigquery.maxBytesBilled });
       const { candidates, skipped } = rowsToCandidates(rows);
       log.info({ rows: rows.length, repositories: candidates.length, skipped }, 'BigQuery query done');

@@ -49,7 +49,10 @@ export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: 
     if (ctx.ledger.get('validate', row.key)?.status !== 'done') continue;
     const parsed = emitOutputSchema.safeParse(row.output);
     if (!parsed.success) {
-      ctx.log.warn({ stage: 'emit', item: row.key, issue: parsed.error.issues[0]?.message }, 'emit output unreadable; task left out of the month');
+      ctx.log.warn(
+        { stage: 'emit', item: row.key, issue: parsed.error.issues[0]?.message },
+        'emit output unreadable; task left out of the month',
+      );
       continue;
     }
     tasks.push(parsed.data);
@@ -58,7 +61,11 @@ export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: 
 }
 
 /** Writes the whole month from every kept task of it (whatever this run's --repo or --pr filter). */
-export function emitMonth(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'>, month: string, producedAt: string = nowIso()): MonthManifest {
+export function emitMonth(
+  ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'>,
+  month: string,
+  producedAt: string = nowIso(),
+): MonthManifest {
   const manifest = writeMonth(ctx.config.out, month, monthTasks(ctx, month), producedAt, PRODUCER);
   ctx.log.info({ stage: 'emit', month, tasks: manifest.tasks, out: ctx.config.out }, 'month written');
   return manifest;
@@ -90,7 +97,9 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
         continue;
       }
       if (scope.prs.length > 0 && !scope.prs.includes(validate.data.number)) continue;
-      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', commitKey(validate.data.repo, validate.data.baseSha))?.output);
+      const synthesize = synthesizeOutputSchema.safeParse(
+        ctx.ledger.get('synthesize', commitKey(validate.data.repo, validate.data.baseSha))?.output,
+      );
       const validation = loadValidation(ctx.db, row.key);
       const prContentHash = pullRequestContentHash(ctx.db, validate.data.repo, validate.data.number);
       if (!synthesize.success || !validation || prContentHash === undefined) {
@@ -121,10 +130,18 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
     const { validate, classify, synthesize, config } = item.input;
     const pr = loadPullRequest(ctx.db, validate.repo, validate.number);
     if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`);
-    const statement = emittedStatement({ classify, improved: item.input.improved, diff: pr.diff, files: pr.files, templateText: statementTemplateText(loadPrompt('problem-statement')) });
+    const statement = emittedStatement({
+      classify,
+      improved: item.input.improved,
+      diff: pr.diff,
+      files: pr.files,
+      templateText: statementTemplateText(loadPrompt('problem-statement')),
+    });
     if (!statement.ok) {
       if (statement.reason === 'no-measured-workloads') {
-        throw new ItemError('no-measured-workloads', `${item.key}: validate kept it but ${statement.detail}`, { fix: `run \`perfmine stage validate --force --pr ${validate.number}\` for it` });
+        throw new ItemError('no-measured-workloads', `${item.key}: validate kept it but ${statement.detail}`, {
+          fix: `run \`perfmine stage validate --force --pr ${validate.number}\` for it`,
+        });
       }
       ctx.log.info({ leaks: statement.leaks.slice(0, 10) }, 'problem statement names the solution: not emitted');
       return { status: 'dropped', reason: 'statement-leaks-solution', detail: statement.detail };

@@ -51,7 +51,8 @@ export function measuredWorkloadsSection(workloads: readonly ImprovedWorkload[])
   const sorted = [...workloads].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const shown = sorted.slice(0, MAX_WORKLOAD_ROWS);
   const rows = shown.map(
-    (w) => `| \`${benchmarkName(w)}\` | ${w.params === null ? '' : cell(w.params)} | ${formatMeasure(w.baseMedian, w.unit)} | ${w.speedup === null ? 'not measured' : `${w.speedup.toFixed(2)}x`} |`,
+    (w) =>
+      `| \`${benchmarkName(w)}\` | ${w.params === null ? '' : cell(w.params)} | ${formatMeasure(w.baseMedian, w.unit)} | ${w.speedup === null ? 'not measured' : `${w.speedup.toFixed(2)}x`} |`,
   );
   const more = sorted.length > shown.length ? [``, `... and ${sorted.length - shown.length} more improved workloads.`] : [];
   return [

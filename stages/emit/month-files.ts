@@ -42,7 +42,13 @@ export function monthFiles(tasks: readonly MonthTask[]): Map<string, string | Ui
   return out;
 }
 
-export function writeMonth(outDir: string, month: string, tasks: readonly MonthTask[], producedAt: string, producer: string): MonthManifest {
+export function writeMonth(
+  outDir: string,
+  month: string,
+  tasks: readonly MonthTask[],
+  producedAt: string,
+  producer: string,
+): MonthManifest {
   const files = monthFiles(tasks);
   const final = join(outDir, month);
   const staging = join(outDir, `.${month}.writing-${process.pid}`);

@@ -8,7 +8,12 @@ import { sortRows, type TaskRow } from './row.js';
  * same rows give the same bytes. Pure.
  */
 
-const utf8 = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'REQUIRED') => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: repetition });
+const utf8 = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'REQUIRED') => ({
+  name,
+  type: 'BYTE_ARRAY' as const,
+  converted_type: 'UTF8' as const,
+  repetition_type: repetition,
+});
 
 const SCHEMA = [
   { name: 'root', num_children: 17 },

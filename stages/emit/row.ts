@@ -35,7 +35,10 @@ function sorted(names: Iterable<string>): string[] {
 
 export function assembleRow(input: RowInput): TaskRow {
   const speedups = input.workloads.map((w) => w.speedup).filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
-  const improved = input.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.speedup).filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
+  const improved = input.workloads
+    .filter((w) => w.paired.change === 'improved')
+    .map((w) => w.speedup)
+    .filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
   const mergedAt = normalizeInstant(input.mergedAt);
   return {
     instance_id: instanceId(input.repo, input.number),

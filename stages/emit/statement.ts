@@ -23,7 +23,12 @@ export interface StatementInput {
 
 export type StatementResult =
   | { readonly ok: true; readonly statement: string; readonly vocabulary: PatchVocabulary }
-  | { readonly ok: false; readonly reason: 'statement-leaks-solution' | 'no-measured-workloads'; readonly detail: string; readonly leaks: readonly Leak[] };
+  | {
+      readonly ok: false;
+      readonly reason: 'statement-leaks-solution' | 'no-measured-workloads';
+      readonly detail: string;
+      readonly leaks: readonly Leak[];
+    };
 
 /** The vocabulary classify recorded, or (a record from before it did) one from the diff alone over the default core files. */
 function vocabularyOf(input: StatementInput): PatchVocabulary {
@@ -36,19 +41,37 @@ function vocabularyOf(input: StatementInput): PatchVocabulary {
 export function emittedStatement(input: StatementInput): StatementResult {
   const { classify } = input;
   if (classify.problemSource === 'pr-text') {
-    return { ok: false, reason: 'statement-leaks-solution', leaks: [], detail: "the statement is the pull request's own text (classified by a version before 2): run `perfmine stage classify --force` for it" };
+    return {
+      ok: false,
+      reason: 'statement-leaks-solution',
+      leaks: [],
+      detail:
+        "the statement is the pull request's own text (classified by a version before 2): run `perfmine stage classify --force` for it",
+    };
   }
   let statement = classify.problemStatement;
   if (classify.problemSource === 'measured') {
     const at = statement.indexOf(MEASURED_WORKLOADS_SLOT);
     if (at < 0 || input.improved.length === 0) {
-      return { ok: false, reason: 'no-measured-workloads', leaks: [], detail: at < 0 ? 'the rules-only statement has no place for the measured workloads' : 'no improved workload to describe the task with' };
+      return {
+        ok: false,
+        reason: 'no-measured-workloads',
+        leaks: [],
+        detail:
+          at < 0 ? 'the rules-only statement has no place for the measured workloads' : 'no improved workload to describe the task with',
+      };
     }
     statement = `${statement.slice(0, at)}${measuredWorkloadsSection(input.improved)}${statement.slice(at + MEASURED_WORKLOADS_SLOT.length)}`;
   }
   const vocabulary = vocabularyOf(input);
-  const exempt = exemptWords(input.templateText, classify.repositoryDescription ?? '', classify.repo, ...input.improved.map((w) => `${w.name} ${w.params ?? ''}`));
+  const exempt = exemptWords(
+    input.templateText,
+    classify.repositoryDescription ?? '',
+    classify.repo,
+    ...input.improved.map((w) => `${w.name} ${w.params ?? ''}`),
+  );
   const leaks = findLeaks(statement, leakCheckOf(vocabulary, input.diff), exempt);
-  if (leaks.length > 0) return { ok: false, reason: 'statement-leaks-solution', leaks, detail: `the statement names the solution: ${describeLeaks(leaks)}` };
+  if (leaks.length > 0)
+    return { ok: false, reason: 'statement-leaks-solution', leaks, detail: `the statement names the solution: ${describeLeaks(leaks)}` };
   return { ok: true, statement, vocabulary };
 }

@@ -36,7 +36,16 @@ export interface TaskProvenance {
   readonly leakCheckBasis: string;
 }
 
-export const TASK_FILES = ['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json'] as const;
+export const TASK_FILES = [
+  'Dockerfile',
+  'docker_build.sh',
+  'expert.patch',
+  'instruction.md',
+  'metadata.json',
+  'problem_statement.md',
+  'score.sh',
+  'workloads.json',
+] as const;
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -119,12 +128,23 @@ export function metadataJson(input: TaskFileInput): string {
     category_reason: input.provenance.categoryReason,
     problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },
     image_name: row.image_name,
-    environment: { base_image: input.baseImage, verified_image: input.verifiedImage, build_script_source: input.scriptSource, python_version: input.pythonVersion },
+    environment: {
+      base_image: input.baseImage,
+      verified_image: input.verifiedImage,
+      build_script_source: input.scriptSource,
+      python_version: input.pythonVersion,
+    },
     expert_speedup: row.expert_speedup,
     workloads: {
       count: workloads.length,
-      improved: workloads.filter((w) => w.paired.change === 'improved').map((w) => w.workload).sort(),
-      worsened: workloads.filter((w) => w.paired.change === 'worsened').map((w) => w.workload).sort(),
+      improved: workloads
+        .filter((w) => w.paired.change === 'improved')
+        .map((w) => w.workload)
+        .sort(),
+      worsened: workloads
+        .filter((w) => w.paired.change === 'worsened')
+        .map((w) => w.workload)
+        .sort(),
       asv_improved: workloads.filter((w) => w.asv.mark === '-').length,
       asv_worsened: workloads.filter((w) => w.asv.mark === '+').length,
     },
@@ -133,7 +153,13 @@ export function metadataJson(input: TaskFileInput): string {
       protocol: v.protocol,
       minimum_detectable_speedup: { median: v.mdsMedian },
       selection: v.selection
-        ? { mode: v.selection.mode, reason: v.selection.reason, selected: v.selection.selected, controls: v.selection.controls, skipped: v.selection.skipped.length }
+        ? {
+            mode: v.selection.mode,
+            reason: v.selection.reason,
+            selected: v.selection.selected,
+            controls: v.selection.controls,
+            skipped: v.selection.skipped.length,
+          }
         : null,
       pairs: v.pairs,
       calibration_pairs: v.calibrationPairs,
@@ -155,8 +181,8 @@ export function instructionMarkdown(row: TaskRow): string {
     `The repository ${row.repo} is checked out at ${REPO_DIR} (commit ${row.base_commit}) in the environment this folder's Dockerfile builds`,
     `(\`docker build -t ${row.image_name} .\`; the package installed from source by docker_build.sh).`,
     '',
-    'Make the code described below faster. Your change is judged by the speedup of the repository\'s asv benchmarks against the',
-    'unchanged repository, compared with the expert\'s change; it fails when a test that passes now stops passing or a benchmark',
+    "Make the code described below faster. Your change is judged by the speedup of the repository's asv benchmarks against the",
+    "unchanged repository, compared with the expert's change; it fails when a test that passes now stops passing or a benchmark",
     'function returns a different value. Do not edit the benchmarks or the tests. Hand in your change as a unified diff',
     `against ${row.base_commit}; \`bash score.sh your.patch\` scores it.`,
     '',

@@ -38,7 +38,11 @@ function matcherFor(config: FilterConfig, benchmarkDir: string | null): PathMatc
   let byDir = matchers.get(config);
   if (!byDir) matchers.set(config, (byDir = new Map()));
   let matcher = byDir.get(benchmarkDir);
-  if (!matcher) byDir.set(benchmarkDir, (matcher = pathMatcher([...config.nonFunctionalPaths, ...config.extraNonFunctionalPaths, ...(benchmarkDir ? [benchmarkDir] : [])])));
+  if (!matcher)
+    byDir.set(
+      benchmarkDir,
+      (matcher = pathMatcher([...config.nonFunctionalPaths, ...config.extraNonFunctionalPaths, ...(benchmarkDir ? [benchmarkDir] : [])])),
+    );
   return matcher;
 }
 
@@ -57,8 +61,7 @@ export function decideFilter(
 ): FilterDecision {
   const message = judgeMessage(pr);
   const asv = pr.asvConfig ? parseAsvConfig(pr.asvConfig.text) : null;
-  const benchmarkDir =
-    pr.asvConfig && asv?.ok ? benchmarkDirGlob(pr.asvConfig.path, asv.config.benchmark_dir ?? 'benchmarks') : null;
+  const benchmarkDir = pr.asvConfig && asv?.ok ? benchmarkDirGlob(pr.asvConfig.path, asv.config.benchmark_dir ?? 'benchmarks') : null;
   const matcher = matcherFor(config, benchmarkDir);
   // A rename counts as core when either side of it is core (moving a module out of the package changes it).
   const coreFiles = pr.files
@@ -95,7 +98,8 @@ export function decideFilter(
   if (!pr.asvConfig) return drop('no-asv-config', `no asv config in the tree at the base commit ${pr.baseSha.slice(0, 12)}`);
   if (asv && !asv.ok) return drop('invalid-asv-config', `${pr.asvConfig.path} at the base commit: ${asv.error}`);
   if (changedFiles > config.maxFiles) return drop('too-many-files', `${changedFiles} changed files (limit ${config.maxFiles})`);
-  if (changedLines > config.maxChangedLines) return drop('too-many-lines', `${changedLines} changed lines (limit ${config.maxChangedLines})`);
+  if (changedLines > config.maxChangedLines)
+    return drop('too-many-lines', `${changedLines} changed lines (limit ${config.maxChangedLines})`);
   if (coreFiles.length === 0) {
     return drop('no-core-files', `all ${pr.files.length} changed files are tests, docs, benchmarks, CI, packaging or prose`);
   }

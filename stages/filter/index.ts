@@ -39,7 +39,11 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
 
   async plan(ctx, scope) {
     // Only the fields the items need are read from collect's outputs (by SQLite), not each output whole.
-    const rows = ctx.ledger.outputFields('collect', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] }, ['number', 'contentHash']);
+    const rows = ctx.ledger.outputFields(
+      'collect',
+      { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] },
+      ['number', 'contentHash'],
+    );
     const items: WorkItem<FilterInput>[] = [];
     const rules = hashOf(filterResultSettings(ctx.config));
     for (const row of rows) {
@@ -71,7 +75,11 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
     }
     const results: BatchResult<FilterInput, FilterOutput>[] = [];
     for (const [repo, list] of byRepo) {
-      const stored = loadPullRequestSummaries(ctx.db, repo, list.map((i) => i.input.number));
+      const stored = loadPullRequestSummaries(
+        ctx.db,
+        repo,
+        list.map((i) => i.input.number),
+      );
       for (const item of list) {
         const found = stored.get(item.input.number);
         if (!found) results.push({ item, error: missingRecord(item.key) });
@@ -83,11 +91,18 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
 });
 
 function missingRecord(key: string): ItemError {
-  return new ItemError('pull-request-missing', `${key}: collect marked it done but its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+  return new ItemError('pull-request-missing', `${key}: collect marked it done but its record is not in the store`, {
+    fix: 'run `perfmine stage collect --force` for it',
+  });
 }
 
 /** One item's outcome from its stored record (without the diff, known by its size). */
-function decideItem(db: Db, config: FilterConfig, item: WorkItem<FilterInput>, stored: { record: Omit<PullRequest, 'diff'>; diffBytes: number }): Outcome<FilterOutput> {
+function decideItem(
+  db: Db,
+  config: FilterConfig,
+  item: WorkItem<FilterInput>,
+  stored: { record: Omit<PullRequest, 'diff'>; diffBytes: number },
+): Outcome<FilterOutput> {
   const { repo, number, contentHash } = item.input;
   // The diff is read only if its size alone cannot settle the token budget; it is measured as
   // the LLM is shown it (binary patches as one line), and its stored size bounds that.

@@ -65,14 +65,35 @@ export const POSITIVE_CUES: readonly Rule[] = [
 export const NEGATIVE_PATTERNS: readonly Rule[] = [
   { cue: 'revert', re: /^\s*revert\b/i },
   { cue: 'backport', re: /^\s*backport\b|\[backport\]/i },
-  { cue: 'release', re: /^\s*REL\s*:|\b(?:release|releasing|prepare|preparing)\s+(?:for\s+)?v?\d+\.\d+|\brelease notes?\b|\bchangelog\b|\bwhat'?s\s?new\b/i },
-  { cue: 'version-bump', re: /\bbump(?:s|ed|ing)?\b|\bversion bump\b|\bupdate (?:the )?version\b|^\s*(?:build|chore)\(deps(?:-dev)?\)|\bdependabot\b|\bpre-commit\.ci\b/i },
+  {
+    cue: 'release',
+    re: /^\s*REL\s*:|\b(?:release|releasing|prepare|preparing)\s+(?:for\s+)?v?\d+\.\d+|\brelease notes?\b|\bchangelog\b|\bwhat'?s\s?new\b/i,
+  },
+  {
+    cue: 'version-bump',
+    re: /\bbump(?:s|ed|ing)?\b|\bversion bump\b|\bupdate (?:the )?version\b|^\s*(?:build|chore)\(deps(?:-dev)?\)|\bdependabot\b|\bpre-commit\.ci\b/i,
+  },
   { cue: 'typo', re: /\btypos?\b|\bspelling\b|\bmisspell/i },
-  { cue: 'formatting', re: /^\s*STY\s*[:(\]]|\breformat(?:s|ted|ting)?\b|\bformatting\b|\bcode style\b|\bwhitespace\b|\bblack\b|\bisort\b|\bruff format\b|\bautopep8\b|\byapf\b/i },
-  { cue: 'docs', re: /^\s*(?:DOC|DOCS)\s*[:(\]]|^\s*docs?(?:\([^)]*\))?\s*:|\bdocumentation\b|\bdocstrings?\b|\bREADME\b|\bdocs?[\s-]only\b|\bfix(?:es|ed)? (?:the )?docs?\b/i },
-  { cue: 'ci', re: /^\s*(?:CI|BLD)\s*[:(\]]|^\s*ci(?:\([^)]*\))?\s*:|\bCI\b|\b[Gg]it[Hh]ub [Aa]ctions?\b|\b[Ww]orkflows?\b|\b[Aa]zure [Pp]ipelines?\b|\b[Cc]ircle[Cc][Ii]\b|\b[Tt]ravis\b|\b[Cc]odecov\b/ },
-  { cue: 'lint', re: /\blint(?:s|ing|er|ers)?\b|\bflake8\b|\bpylint\b|\bmypy\b|\bruff\b|\bpre-commit\b|\btype (?:hints?|annotations?)\b|\btyping\b/i },
-  { cue: 'tests-only', re: /^\s*(?:TST|TEST|TESTS)\s*[:(\]]|^\s*tests?(?:\([^)]*\))?\s*:|\badd(?:s|ed|ing)? (?:a |more |missing )?tests?\b/i },
+  {
+    cue: 'formatting',
+    re: /^\s*STY\s*[:(\]]|\breformat(?:s|ted|ting)?\b|\bformatting\b|\bcode style\b|\bwhitespace\b|\bblack\b|\bisort\b|\bruff format\b|\bautopep8\b|\byapf\b/i,
+  },
+  {
+    cue: 'docs',
+    re: /^\s*(?:DOC|DOCS)\s*[:(\]]|^\s*docs?(?:\([^)]*\))?\s*:|\bdocumentation\b|\bdocstrings?\b|\bREADME\b|\bdocs?[\s-]only\b|\bfix(?:es|ed)? (?:the )?docs?\b/i,
+  },
+  {
+    cue: 'ci',
+    re: /^\s*(?:CI|BLD)\s*[:(\]]|^\s*ci(?:\([^)]*\))?\s*:|\bCI\b|\b[Gg]it[Hh]ub [Aa]ctions?\b|\b[Ww]orkflows?\b|\b[Aa]zure [Pp]ipelines?\b|\b[Cc]ircle[Cc][Ii]\b|\b[Tt]ravis\b|\b[Cc]odecov\b/,
+  },
+  {
+    cue: 'lint',
+    re: /\blint(?:s|ing|er|ers)?\b|\bflake8\b|\bpylint\b|\bmypy\b|\bruff\b|\bpre-commit\b|\btype (?:hints?|annotations?)\b|\btyping\b/i,
+  },
+  {
+    cue: 'tests-only',
+    re: /^\s*(?:TST|TEST|TESTS)\s*[:(\]]|^\s*tests?(?:\([^)]*\))?\s*:|\badd(?:s|ed|ing)? (?:a |more |missing )?tests?\b/i,
+  },
   { cue: 'deprecation', re: /^\s*DEP\s*[:(\]]|\bdeprecat(?:e|es|ed|ing|ion)\b/i },
   { cue: 'merge-branch', re: /^\s*Merge (?:branch|remote-tracking branch|pull request)\b/i },
 ];
@@ -98,7 +119,10 @@ const REVERT_OR_BACKPORT_BRANCH = /^(?:revert|backport|auto-backport)\b/i;
  */
 export function branchText(headRef: string | null | undefined, title: string): string {
   if (!headRef || REVERT_OR_BACKPORT_BRANCH.test(headRef) || REVERT_OR_BACKPORT_TITLE.test(title)) return '';
-  return headRef.split(/[-_/]+/).filter((w) => w !== '').join(' ');
+  return headRef
+    .split(/[-_/]+/)
+    .filter((w) => w !== '')
+    .join(' ');
 }
 
 function matches(rules: readonly Rule[], text: string, where: CueSource): CueMatch[] {

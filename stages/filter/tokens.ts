@@ -33,7 +33,11 @@ export function countTokens(text: string, name: TokenizerName = 'o200k_base'): n
  * BPE token covers at least one byte, so a text of no more UTF-8 bytes than the limit is within it
  * without counting (`tokens: null`); only longer texts are tokenized.
  */
-export function withinTokens(text: string | TextSource, limit: number, name: TokenizerName = 'o200k_base'): { within: boolean; tokens: number | null; bytes: number } {
+export function withinTokens(
+  text: string | TextSource,
+  limit: number,
+  name: TokenizerName = 'o200k_base',
+): { within: boolean; tokens: number | null; bytes: number } {
   const source = typeof text === 'string' ? textSource(text) : text;
   if (source.bytes <= limit) return { within: true, tokens: null, bytes: source.bytes };
   const tokens = countTokens(source.text(), name);

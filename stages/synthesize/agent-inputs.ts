@@ -42,13 +42,20 @@ export function agentInputs(s: AgentSituation, tailChars = 8000): Record<string,
     s.history.length === 0
       ? '(none)'
       : s.history
-          .map((h, i) => `${i + 1}. ${h.source}${h.detail ? ` (${h.detail})` : ''}: ${h.failure ? describeFailure(h.failure) : 'not built'}`)
+          .map(
+            (h, i) => `${i + 1}. ${h.source}${h.detail ? ` (${h.detail})` : ''}: ${h.failure ? describeFailure(h.failure) : 'not built'}`,
+          )
           .join('\n');
   return {
     repository: s.repo,
     commit: s.sha,
     python_version: s.pythonVersion,
-    network: s.buildNetwork === 'none' ? 'none (no PyPI: use only what the image has)' : s.offline ? 'available, but PyPI is not (install with --no-build-isolation --no-deps)' : 'available (PyPI reachable)',
+    network:
+      s.buildNetwork === 'none'
+        ? 'none (no PyPI: use only what the image has)'
+        : s.offline
+          ? 'available, but PyPI is not (install with --no-build-isolation --no-deps)'
+          : 'available (PyPI reachable)',
     repo_facts: formatFacts(s.facts),
     failure_stage: s.lastFailure ? `${s.lastFailure.step}` : 'none',
     failure_summary: s.lastFailure ? describeFailure(s.lastFailure) : 'no script has been tried yet',

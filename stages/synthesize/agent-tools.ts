@@ -35,7 +35,10 @@ export function listTree(paths: readonly string[], prefix: string): string {
     const child = slash < 0 ? rest : `${rest.slice(0, slash)}/`;
     counts.set(child, (counts.get(child) ?? 0) + 1);
   }
-  return [`${under.length} files under ${p || 'the root'}; its entries (directories with their file counts):`, ...[...counts].map(([c, n]) => (c.endsWith('/') ? `${c} (${n} files)` : c))].join('\n');
+  return [
+    `${under.length} files under ${p || 'the root'}; its entries (directories with their file counts):`,
+    ...[...counts].map(([c, n]) => (c.endsWith('/') ? `${c} (${n} files)` : c)),
+  ].join('\n');
 }
 
 function sandboxOutput(r: { exitCode: number | null; timedOut: boolean; stdout: string; stderr: string }, max: number): string {
@@ -63,14 +66,20 @@ export function buildAgentTools(ctx: ToolContext): AgentTool[] {
 
   const parse = <T>(schema: z.ZodType<T>, args: unknown): T | string => {
     const r = schema.safeParse(args);
-    return r.success ? r.data : `error: invalid arguments: ${r.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`;
+    return r.success
+      ? r.data
+      : `error: invalid arguments: ${r.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`;
   };
 
   return [
     {
       name: 'list_tree',
       description: 'List the tracked files of the repository at the commit, under an optional directory.',
-      parameters: { type: 'object', properties: { path: { type: 'string', description: 'directory, relative to the repository root; empty for the root' } }, additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string', description: 'directory, relative to the repository root; empty for the root' } },
+        additionalProperties: false,
+      },
       async run(args) {
         const a = parse(z.object({ path: z.string().optional() }).strict(), args ?? {});
         if (typeof a === 'string') return a;
@@ -91,13 +100,19 @@ export function buildAgentTools(ctx: ToolContext): AgentTool[] {
         if (typeof a === 'string') return a;
         const text = await ctx.tree.readFile(ctx.sha, a.path, 2_000_000).catch((e: Error) => `error: ${e.message}`);
         if (text === null) return `error: no file ${a.path} at this commit`;
-        const from = a.start_line ? text.split('\n').slice(a.start_line - 1).join('\n') : text;
+        const from = a.start_line
+          ? text
+              .split('\n')
+              .slice(a.start_line - 1)
+              .join('\n')
+          : text;
         return from.length > max ? `${from.slice(0, max)}\n[... ${from.length - max} more characters; read on with start_line]` : from;
       },
     },
     {
       name: 'probe_repo',
-      description: 'Run a shell command in a throwaway sandbox copy of the repository checked out at the commit (no network, time-limited). Use it to inspect, not to build.',
+      description:
+        'Run a shell command in a throwaway sandbox copy of the repository checked out at the commit (no network, time-limited). Use it to inspect, not to build.',
       parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false },
       async run(args) {
         const a = parse(z.object({ command: z.string().min(1).max(2000) }).strict(), args);
@@ -107,14 +122,17 @@ export function buildAgentTools(ctx: ToolContext): AgentTool[] {
     },
     {
       name: 'try_import',
-      description: 'Try to import a Python module: in the image of the last build when there is one, otherwise from the sources of the commit (PYTHONPATH=/repo:/repo/src).',
+      description:
+        'Try to import a Python module: in the image of the last build when there is one, otherwise from the sources of the commit (PYTHONPATH=/repo:/repo/src).',
       parameters: { type: 'object', properties: { module: { type: 'string' } }, required: ['module'], additionalProperties: false },
       async run(args) {
         const a = parse(z.object({ module: z.string().regex(/^[A-Za-z_][\w.]*$/, 'a dotted module name') }).strict(), args);
         if (typeof a === 'string') return a;
         const code = `"\${PERFMINE_PYTHON:-python3}" -c 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print("imported", m.__name__, "from", getattr(m, "__file__", None))' ${a.module}`;
         const last = ctx.lastImage();
-        const r = last ? await sandbox(last, `cd / && ${code}`, false) : await sandbox(ctx.repoImage, `cd / && ${code}`, true, { PYTHONPATH: '/repo:/repo/src' });
+        const r = last
+          ? await sandbox(last, `cd / && ${code}`, false)
+          : await sandbox(ctx.repoImage, `cd / && ${code}`, true, { PYTHONPATH: '/repo:/repo/src' });
         return `${last ? `in the last built image` : 'from the sources (no image built yet)'}: ${sandboxOutput(r, max)}`;
       },
     },

@@ -21,7 +21,10 @@ export const synthesizeConfig = z
     /** Network of the build step (`bridge` lets pip reach PyPI); verification always runs with none. */
     buildNetwork: z.enum(['bridge', 'none']).default('bridge'),
     /** `X.Y` versions the base image offers as `pythonX.Y` (Debian bookworm: 3.11 only). */
-    pythonVersions: z.array(z.string().regex(/^\d+\.\d+$/, 'expected X.Y')).min(1).default(['3.11']),
+    pythonVersions: z
+      .array(z.string().regex(/^\d+\.\d+$/, 'expected X.Y'))
+      .min(1)
+      .default(['3.11']),
     asv: z
       .object({
         /**

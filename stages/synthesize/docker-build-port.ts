@@ -31,7 +31,10 @@ export class DockerBuildPort implements BuildPort {
       await docker.ping();
     } catch (error) {
       if (error instanceof OutsideServiceError) {
-        throw new ConfigError(`docker: ${error.message}`, { reason: 'docker-unreachable', fix: error.fix ?? 'start the Docker engine, or set DOCKER_HOST' });
+        throw new ConfigError(`docker: ${error.message}`, {
+          reason: 'docker-unreachable',
+          fix: error.fix ?? 'start the Docker engine, or set DOCKER_HOST',
+        });
       }
       throw error;
     }
@@ -47,16 +50,22 @@ export class DockerBuildPort implements BuildPort {
       labels: { 'org.perfmine.role': 'preflight' },
     });
     if (probe.exitCode !== 0 && !asvEngine) {
-      throw new ConfigError(`docker.baseImage: ${toolchain.image} has no python3 (${(probe.stderr || probe.stdout).trim().slice(-200) || 'python3: not found'})`, {
-        reason: 'no-python-in-image',
-        fix: 'use a base image with Python 3.8 or newer (scripts/build-base-image.sh builds perfmine/base:bookworm from Debian packages)',
-      });
+      throw new ConfigError(
+        `docker.baseImage: ${toolchain.image} has no python3 (${(probe.stderr || probe.stdout).trim().slice(-200) || 'python3: not found'})`,
+        {
+          reason: 'no-python-in-image',
+          fix: 'use a base image with Python 3.8 or newer (scripts/build-base-image.sh builds perfmine/base:bookworm from Debian packages)',
+        },
+      );
     }
     if (probe.exitCode !== 0) {
-      throw new ConfigError(`docker.baseImage: ${toolchain.image} has no asv (${(probe.stderr || probe.stdout).trim().slice(-200) || 'asv: not found'})`, {
-        reason: 'no-asv-in-image',
-        fix: 'set validate.engine to perfmine (needs no asv), or build the base image from scripts/base-pypi.Dockerfile (hosts with PyPI), or set synthesize.asv.wheelhouse to a directory of asv wheels',
-      });
+      throw new ConfigError(
+        `docker.baseImage: ${toolchain.image} has no asv (${(probe.stderr || probe.stdout).trim().slice(-200) || 'asv: not found'})`,
+        {
+          reason: 'no-asv-in-image',
+          fix: 'set validate.engine to perfmine (needs no asv), or build the base image from scripts/base-pypi.Dockerfile (hosts with PyPI), or set synthesize.asv.wheelhouse to a directory of asv wheels',
+        },
+      );
     }
     const removed = await docker.removeLeftovers();
     if (removed.containers.length + removed.images.length > 0) {

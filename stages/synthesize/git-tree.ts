@@ -42,7 +42,8 @@ export class LocalGitTree implements GitTree {
       return stdout;
     } catch (error) {
       const e = error as { code?: number | string; stderr?: string; message: string };
-      if (typeof e.code === 'number') throw new ItemError('git-failed', `git ${args[0]} in ${this.path}: ${(e.stderr ?? e.message).trim()}`);
+      if (typeof e.code === 'number')
+        throw new ItemError('git-failed', `git ${args[0]} in ${this.path}: ${(e.stderr ?? e.message).trim()}`);
       throw new OutsideServiceError('git', 'git-unavailable', `git: ${e.message}`, { cause: error });
     }
   }
@@ -112,7 +113,11 @@ export class ImageGitTree implements GitTree {
 
   async readFile(sha: string, path: string, maxChars = 200_000): Promise<string | null> {
     const p = checkPath(path).replace(/'/g, `'\\''`);
-    const r = await this.#git(sha, `[ "$(git cat-file -t "$SHA:${p}" 2>/dev/null)" = blob ] && git show "$SHA:${p}" | head -c ${maxChars}`, maxChars + 1000);
+    const r = await this.#git(
+      sha,
+      `[ "$(git cat-file -t "$SHA:${p}" 2>/dev/null)" = blob ] && git show "$SHA:${p}" | head -c ${maxChars}`,
+      maxChars + 1000,
+    );
     return r.code === 0 ? r.stdout : null;
   }
 

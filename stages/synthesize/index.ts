@@ -64,7 +64,8 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
   return defineStage<SynthesizeInput, SynthesizeOutput>({
     name: 'synthesize',
     version: 1,
-    description: "builds and verifies a Docker environment for each candidate's base commit (cached, neighbouring, template or agent-written build script)",
+    description:
+      "builds and verifies a Docker environment for each candidate's base commit (cached, neighbouring, template or agent-written build script)",
     system: 'docker',
 
     async preflight(ctx: PipelineContext) {
@@ -80,7 +81,8 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         .filter((c) => scope.prs.length === 0 || scope.prs.includes(c.number));
       const settings = synthesizeResultSettings(ctx.config);
       return groupCandidates(candidates).map((g) => {
-        const asvConfigPath = g.prs.map((n) => loadPullRequest(ctx.db, g.repo, n)?.asvConfig?.path).find((p): p is string => typeof p === 'string') ?? null;
+        const asvConfigPath =
+          g.prs.map((n) => loadPullRequest(ctx.db, g.repo, n)?.asvConfig?.path).find((p): p is string => typeof p === 'string') ?? null;
         const input: SynthesizeInput = {
           repo: g.repo,
           sha: g.sha,
@@ -99,20 +101,17 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
       if (!target) return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
       const { python } = target;
 
-      const result = await synthesizeCommit(
-        target,
-        {
-          port,
-          store: new BuildScripts(ctx.db),
-          llm: input.agent === null ? null : llmOf(ctx),
-          hasFallback: Boolean(ctx.config.llm.fallbackModel),
-          config: ctx.config.synthesize,
-          log: ctx.log,
-          metrics: ctx.metrics,
-          runId: ctx.runId,
-          signal: ctx.signal,
-        },
-      );
+      const result = await synthesizeCommit(target, {
+        port,
+        store: new BuildScripts(ctx.db),
+        llm: input.agent === null ? null : llmOf(ctx),
+        hasFallback: Boolean(ctx.config.llm.fallbackModel),
+        config: ctx.config.synthesize,
+        log: ctx.log,
+        metrics: ctx.metrics,
+        runId: ctx.runId,
+        signal: ctx.signal,
+      });
       if (result.status === 'failed') {
         return {
           status: 'dropped',

@@ -14,7 +14,11 @@ export interface Neighbour extends VerifiedScript {
  * the older commit first, then the later attempt), one per distinct script (its nearest
  * commit), at most `limit`.
  */
-export function orderNeighbours(target: { readonly sha: string; readonly commitDate: string }, verified: readonly VerifiedScript[], limit = 10): Neighbour[] {
+export function orderNeighbours(
+  target: { readonly sha: string; readonly commitDate: string },
+  verified: readonly VerifiedScript[],
+  limit = 10,
+): Neighbour[] {
   const t = Date.parse(target.commitDate);
   if (Number.isNaN(t)) throw new RangeError(`not a date: ${target.commitDate}`);
   const ranked = verified

@@ -23,17 +23,32 @@ export function choosePython(meta: PythonMetadata, offered: readonly string[]): 
   if (spec) {
     const fits = byNewest.filter((v) => seriesSatisfies(v, spec) === true);
     const listed = fits.filter((v) => meta.classifierVersions.includes(v));
-    if (listed.length > 0) return { version: listed[0]!, satisfiesMetadata: true, reason: `newest offered version that satisfies requires-python "${spec}" and is listed in the classifiers` };
-    if (fits.length > 0) return { version: fits[0]!, satisfiesMetadata: true, reason: `newest offered version that satisfies requires-python "${spec}"` };
+    if (listed.length > 0)
+      return {
+        version: listed[0]!,
+        satisfiesMetadata: true,
+        reason: `newest offered version that satisfies requires-python "${spec}" and is listed in the classifiers`,
+      };
+    if (fits.length > 0)
+      return { version: fits[0]!, satisfiesMetadata: true, reason: `newest offered version that satisfies requires-python "${spec}"` };
     if (byNewest.every((v) => seriesSatisfies(v, spec) === null)) {
       return { version: newest, satisfiesMetadata: false, reason: `requires-python "${spec}" could not be read; newest offered version` };
     }
-    return { version: newest, satisfiesMetadata: false, reason: `no offered version (${offered.join(', ')}) satisfies requires-python "${spec}"; newest offered version` };
+    return {
+      version: newest,
+      satisfiesMetadata: false,
+      reason: `no offered version (${offered.join(', ')}) satisfies requires-python "${spec}"; newest offered version`,
+    };
   }
   const listed = byNewest.filter((v) => meta.classifierVersions.includes(v));
-  if (listed.length > 0) return { version: listed[0]!, satisfiesMetadata: true, reason: 'newest offered version listed in the classifiers' };
+  if (listed.length > 0)
+    return { version: listed[0]!, satisfiesMetadata: true, reason: 'newest offered version listed in the classifiers' };
   if (meta.classifierVersions.length > 0) {
-    return { version: newest, satisfiesMetadata: false, reason: `classifiers list ${meta.classifierVersions.join(', ')}, none offered; newest offered version` };
+    return {
+      version: newest,
+      satisfiesMetadata: false,
+      reason: `classifiers list ${meta.classifierVersions.join(', ')}, none offered; newest offered version`,
+    };
   }
   return { version: newest, satisfiesMetadata: true, reason: 'the project declares no Python version; newest offered version' };
 }

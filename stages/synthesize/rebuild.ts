@@ -14,7 +14,13 @@ export interface RebuildResult {
   /** The attempt recorded in the store (when a store was given). */
   readonly attemptId: number | null;
   readonly failure: string | null;
-  readonly steps: readonly { readonly step: string; readonly ok: boolean; readonly exitCode: number | null; readonly timedOut: boolean; readonly durationMs: number }[];
+  readonly steps: readonly {
+    readonly step: string;
+    readonly ok: boolean;
+    readonly exitCode: number | null;
+    readonly timedOut: boolean;
+    readonly durationMs: number;
+  }[];
   readonly durationMs: number;
 }
 
@@ -27,7 +33,13 @@ export async function rebuildEnvironment(
   docker: DockerService,
   config: Config,
   spec: RebuildSpec,
-  options: { readonly log: Logger; readonly store?: BuildScripts; readonly commitDate: string; readonly runId?: number | null; readonly signal?: AbortSignal },
+  options: {
+    readonly log: Logger;
+    readonly store?: BuildScripts;
+    readonly commitDate: string;
+    readonly runId?: number | null;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<RebuildResult> {
   const envs = new Environments(docker, buildSettings(config), options.log);
   const tiers = await envs.ensureTiers(spec, wheelhouseOf(config), options.signal);
@@ -35,7 +47,15 @@ export async function rebuildEnvironment(
   const repoImage = tiers.repoImage;
   const tag = attemptImageTag(spec.repo, spec.sha, `${Date.now()}`);
   const run = await envs.buildAndVerify(
-    { repo: spec.repo, sha: spec.sha, script: spec.script, repoImage, importName: spec.importName, asvConfigPath: spec.asvConfigPath, pythonVersion: spec.pythonVersion },
+    {
+      repo: spec.repo,
+      sha: spec.sha,
+      script: spec.script,
+      repoImage,
+      importName: spec.importName,
+      asvConfigPath: spec.asvConfigPath,
+      pythonVersion: spec.pythonVersion,
+    },
     tag,
     options.signal,
   );

@@ -1,4 +1,15 @@
-import { asList, asString, iniList, pythonMetadataOf, readIni, readTomlTables, setupPyList, setupPyString, type PythonMetadata, type TomlValue } from '../../pipeline/concepts/python-project.js';
+import {
+  asList,
+  asString,
+  iniList,
+  pythonMetadataOf,
+  readIni,
+  readTomlTables,
+  setupPyList,
+  setupPyString,
+  type PythonMetadata,
+  type TomlValue,
+} from '../../pipeline/concepts/python-project.js';
 
 /**
  * Facts about a repository at one commit, read from its file list and a few packaging files:
@@ -28,7 +39,26 @@ export interface RepoFacts {
 /** The files whose text the facts are read from (when they exist). */
 export const FACT_FILES = ['pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'] as const;
 
-const NOT_PACKAGES = new Set(['test', 'tests', 'testing', 'benchmarks', 'benchmark', 'bench', 'asv_bench', 'docs', 'doc', 'examples', 'example', 'tools', 'scripts', 'ci', 'build', 'dist', 'site-packages', 'conftest']);
+const NOT_PACKAGES = new Set([
+  'test',
+  'tests',
+  'testing',
+  'benchmarks',
+  'benchmark',
+  'bench',
+  'asv_bench',
+  'docs',
+  'doc',
+  'examples',
+  'example',
+  'tools',
+  'scripts',
+  'ci',
+  'build',
+  'dist',
+  'site-packages',
+  'conftest',
+]);
 
 // ---- the facts ---------------------------------------------------------------------------------
 
@@ -52,9 +82,22 @@ export function extractFacts(paths: readonly string[], files: ReadonlyMap<string
   const poetry = toml.get('tool.poetry');
 
   const distributionName =
-    asString(project.get('name')) ?? asString(poetry?.get('name')) ?? cfg.get('metadata')?.get('name') ?? (setupPy ? setupPyString(setupPy, 'name') : null) ?? null;
+    asString(project.get('name')) ??
+    asString(poetry?.get('name')) ??
+    cfg.get('metadata')?.get('name') ??
+    (setupPy ? setupPyString(setupPy, 'name') : null) ??
+    null;
 
-  const packagingFiles = ['pyproject.toml', 'setup.py', 'setup.cfg', 'meson.build', 'CMakeLists.txt', 'requirements.txt', 'environment.yml', 'Makefile'].filter((f) => paths.includes(f));
+  const packagingFiles = [
+    'pyproject.toml',
+    'setup.py',
+    'setup.cfg',
+    'meson.build',
+    'CMakeLists.txt',
+    'requirements.txt',
+    'environment.yml',
+    'Makefile',
+  ].filter((f) => paths.includes(f));
 
   let buildBackend = asString(buildSystem?.get('build-backend'));
   if (!buildBackend && setupPy) buildBackend = 'setuptools (legacy setup.py)';
@@ -66,7 +109,12 @@ export function extractFacts(paths: readonly string[], files: ReadonlyMap<string
     ...(setupPy ? setupPyList(setupPy, 'install_requires') : []),
   ];
   if (dependencies.length === 0 && requirements) {
-    dependencies.push(...requirements.split(/\r?\n/).map((l) => l.replace(/#.*/, '').trim()).filter((l) => l && !l.startsWith('-')));
+    dependencies.push(
+      ...requirements
+        .split(/\r?\n/)
+        .map((l) => l.replace(/#.*/, '').trim())
+        .filter((l) => l && !l.startsWith('-')),
+    );
   }
 
   // Packages: directories holding an __init__.py, at the root or under src/.
@@ -106,12 +154,17 @@ export function extractFacts(paths: readonly string[], files: ReadonlyMap<string
   if (pyx > 0) compiledMarkers.push(`${pyx} Cython file(s)`);
   if (paths.includes('meson.build')) compiledMarkers.push('meson.build');
   if (paths.includes('CMakeLists.txt')) compiledMarkers.push('CMakeLists.txt');
-  if (buildBackend && /mesonpy|scikit_build|maturin|setuptools_rust/.test(buildBackend)) compiledMarkers.push(`build backend ${buildBackend}`);
-  for (const req of buildRequires) if (/^(cython|numpy|pybind11|setuptools[-_]rust|nanobind|scikit-build)/i.test(req)) compiledMarkers.push(`build requires ${req}`);
+  if (buildBackend && /mesonpy|scikit_build|maturin|setuptools_rust/.test(buildBackend))
+    compiledMarkers.push(`build backend ${buildBackend}`);
+  for (const req of buildRequires)
+    if (/^(cython|numpy|pybind11|setuptools[-_]rust|nanobind|scikit-build)/i.test(req)) compiledMarkers.push(`build requires ${req}`);
 
-
-  const asvCandidates = paths.filter((p) => /(^|\/)asv\.conf\.jsonc?$/.test(p)).sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
-  const testDirs = [...new Set(paths.map((p) => /^((?:src\/[\w]+\/)?tests?)\//.exec(p)?.[1]).filter((d): d is string => Boolean(d)))].sort();
+  const asvCandidates = paths
+    .filter((p) => /(^|\/)asv\.conf\.jsonc?$/.test(p))
+    .sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  const testDirs = [
+    ...new Set(paths.map((p) => /^((?:src\/[\w]+\/)?tests?)\//.exec(p)?.[1]).filter((d): d is string => Boolean(d))),
+  ].sort();
 
   return {
     distributionName,

@@ -80,11 +80,27 @@ const DAY_MS = 86_400_000;
  */
 export function plannedScripts(inputs: StrategyInputs): PlannedScript[] {
   const out: PlannedScript[] = [];
-  if (inputs.cached) out.push({ source: 'cache', detail: `attempt ${inputs.cached.attemptId}`, script: inputs.cached.script, scriptHash: scriptHash(inputs.cached.script) });
+  if (inputs.cached)
+    out.push({
+      source: 'cache',
+      detail: `attempt ${inputs.cached.attemptId}`,
+      script: inputs.cached.script,
+      scriptHash: scriptHash(inputs.cached.script),
+    });
   for (const n of inputs.neighbours) {
-    out.push({ source: 'neighbour', detail: `${n.sha.slice(0, 12)} (${(n.distanceMs / DAY_MS).toFixed(1)} days away)`, script: n.script, scriptHash: scriptHash(n.script) });
+    out.push({
+      source: 'neighbour',
+      detail: `${n.sha.slice(0, 12)} (${(n.distanceMs / DAY_MS).toFixed(1)} days away)`,
+      script: n.script,
+      scriptHash: scriptHash(n.script),
+    });
   }
-  out.push({ source: 'template', detail: inputs.template.name, script: inputs.template.script, scriptHash: scriptHash(inputs.template.script) });
+  out.push({
+    source: 'template',
+    detail: inputs.template.name,
+    script: inputs.template.script,
+    scriptHash: scriptHash(inputs.template.script),
+  });
   return out;
 }
 

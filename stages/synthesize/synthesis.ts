@@ -42,14 +42,19 @@ interface Candidate {
 /** An agent answer identical to a script already tried for the commit is not built again. */
 function repeatedRun(): AttemptRun {
   const detail = 'the same script was already tried for this commit, and failed';
-  const steps: StepResult[] = [{ step: 'script', ok: false, exitCode: null, timedOut: false, stdout: '', stderr: detail, durationMs: 0, detail }];
+  const steps: StepResult[] = [
+    { step: 'script', ok: false, exitCode: null, timedOut: false, stdout: '', stderr: detail, durationMs: 0, detail },
+  ];
   return { steps, failure: classifyFailure(steps), image: null, durationMs: 0 };
 }
 
 const NO_USAGE: LlmUsage = { promptTokens: 0, completionTokens: 0, costUsd: 0, requests: 0, cacheHits: 0 };
 
 /** What the strategy starts from: the store's scripts for the commit and its repository, the template, the agent's plan. */
-export function strategyInputs(target: CommitTarget, deps: Pick<SynthesisDeps, 'store' | 'llm' | 'hasFallback' | 'config'>): StrategyInputs {
+export function strategyInputs(
+  target: CommitTarget,
+  deps: Pick<SynthesisDeps, 'store' | 'llm' | 'hasFallback' | 'config'>,
+): StrategyInputs {
   const { config, store } = deps;
   const cached = config.reuse ? store.latestVerified(target.repo, target.sha) : undefined;
   return {
@@ -57,7 +62,11 @@ export function strategyInputs(target: CommitTarget, deps: Pick<SynthesisDeps, '
     neighbours: config.reuse ? orderNeighbours(target, store.verifiedScripts(target.repo), config.neighbours) : [],
     template: chooseTemplate(target.facts, { offline: config.offline }),
     agent: deps.llm
-      ? { phases: config.agent.fallback && deps.hasFallback ? ['primary', 'fallback'] : ['primary'], roundsPerModel: config.agent.roundsPerModel, tokenBudget: config.agent.tokenBudget }
+      ? {
+          phases: config.agent.fallback && deps.hasFallback ? ['primary', 'fallback'] : ['primary'],
+          roundsPerModel: config.agent.roundsPerModel,
+          tokenBudget: config.agent.tokenBudget,
+        }
       : { unavailable: 'no LLM (--llm none or no adapter)' },
   };
 }
@@ -124,7 +133,14 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
     });
     deps.metrics.add('synthesize.attempts');
     log.info(
-      { attempt: id, source: candidate.source, sourceDetail: candidate.detail, outcome: verified ? 'verified' : 'failed', failure: run.failure ? describeFailure(run.failure) : null, durationMs: run.durationMs },
+      {
+        attempt: id,
+        source: candidate.source,
+        sourceDetail: candidate.detail,
+        outcome: verified ? 'verified' : 'failed',
+        failure: run.failure ? describeFailure(run.failure) : null,
+        durationMs: run.durationMs,
+      },
       verified ? 'build script verified' : 'build script failed',
     );
     if (verified) {
@@ -184,7 +200,10 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
       throw error;
     }
     deps.metrics.add('synthesize.agentCalls');
-    await attempt({ source: 'agent', detail: `${answer.model} round ${round}`, script: answer.value.script }, { usage: answer.usage, model: answer.model });
+    await attempt(
+      { source: 'agent', detail: `${answer.model} round ${round}`, script: answer.value.script },
+      { usage: answer.usage, model: answer.model },
+    );
   };
 
   try {

@@ -51,7 +51,10 @@ export async function prepareTarget(
   if (!asvConfigPath) return null;
   const benchmarkDir = benchmarkDirOf(asvConfigPath, await tree.readFile(request.sha, asvConfigPath));
   const python = choosePython(facts.python, request.pythonVersions);
-  log.info({ commitDate, importName: facts.importName, backend: facts.buildBackend, python: python.version, pythonReason: python.reason }, 'synthesizing');
+  log.info(
+    { commitDate, importName: facts.importName, backend: facts.buildBackend, python: python.version, pythonReason: python.reason },
+    'synthesizing',
+  );
   return {
     repo: request.repo,
     sha: request.sha,

@@ -41,7 +41,10 @@ export const harnessConfig = z
     /** A batch's time limit in seconds (null: the benchmark's own `timeout`, asv's 60 s by default). */
     batchTimeoutSeconds: positiveInt.nullable().default(null),
     /** PYTHONHASHSEED of every worker: the same string hashing on both sides. */
-    hashSeed: z.string().regex(/^(random|\d+)$/).default('0'),
+    hashSeed: z
+      .string()
+      .regex(/^(random|\d+)$/)
+      .default('0'),
     /** Seed of the random orders (null: a fresh one per candidate, recorded with the measurement). */
     seed: z.number().int().nonnegative().nullable().default(null),
     /**
@@ -92,19 +95,32 @@ export const validateConfig = z
     /** Base/base calibration pairs, interleaved with the A/B pairs (engine asv; at least paired.minCalibrationPairs for a calibrated verdict). */
     calibrationPairs: z.number().int().nonnegative().default(3),
     /** The machine name asv files results under (`asv machine --yes --machine NAME`). */
-    machine: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('perfmine'),
+    machine: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/)
+      .default('perfmine'),
     /** `asv run --bench REGEX`: which benchmarks to measure (null: all). */
     bench: z.string().min(1).nullable().default(null),
     /** `-a rounds=N` per invocation. */
     rounds: positiveInt.default(2),
     /** More `-a key=value` benchmark attribute overrides (repeat, number, warmup_time, timeout ...). */
-    attributes: z.partialRecord(z.enum(['timeout', 'warmup_time', 'repeat', 'number', 'sample_time']), z.union([z.string(), z.number()])).default({}),
+    attributes: z
+      .partialRecord(z.enum(['timeout', 'warmup_time', 'repeat', 'number', 'sample_time']), z.union([z.string(), z.number()]))
+      .default({}),
     /** `asv run --cpu-affinity LIST` (e.g. "1" or "0-1"); null: unset. */
-    cpuAffinity: z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/).nullable().default(null),
+    cpuAffinity: z
+      .string()
+      .regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/)
+      .nullable()
+      .default(null),
     /** Environment of every measurement, test and snapshot container (threads pinned to one). */
-    env: z
-      .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string())
-      .default({ OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', NUMEXPR_NUM_THREADS: '1', VECLIB_MAXIMUM_THREADS: '1' }),
+    env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string()).default({
+      OMP_NUM_THREADS: '1',
+      MKL_NUM_THREADS: '1',
+      OPENBLAS_NUM_THREADS: '1',
+      NUMEXPR_NUM_THREADS: '1',
+      VECLIB_MAXIMUM_THREADS: '1',
+    }),
     /** Repositories whose suites may use the network while measured (some download data at import). */
     networkRepos: z.array(repoName).default([]),
     /** The Python that runs pytest and the snapshot helper in the image (null: the `pythonX.Y` synthesize chose). */

@@ -25,7 +25,8 @@ export const DROP_REASONS = [
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-export type Decision = { readonly kept: true; readonly detail: string } | { readonly kept: false; readonly reason: DropReason; readonly detail: string };
+export type Decision =
+  { readonly kept: true; readonly detail: string } | { readonly kept: false; readonly reason: DropReason; readonly detail: string };
 
 export interface MeasurementEvidence {
   /** asv's discovery message when the suite could not be imported, else null. */
@@ -74,10 +75,21 @@ export function decideSoFar(e: Evidence, options: DecideOptions = { requireImpro
   if (!m) return null;
   if (m.suiteNotImportable !== null) return drop('suite-not-importable', m.suiteNotImportable);
   if (m.nothingSelected && options.requireImprovement) return drop('no-improvement', m.nothingSelected);
-  if (m.baseMeasured === 0) return drop('benchmarks-fail-on-base', `no benchmark produced a timing on the base${m.problems.length ? ` (${list(m.problems)})` : ''}`);
-  if (m.expertMeasured === 0) return drop('benchmarks-fail-on-expert', `no benchmark produced a timing on the expert${m.problems.length ? ` (${list(m.problems)})` : ''}`);
+  if (m.baseMeasured === 0)
+    return drop(
+      'benchmarks-fail-on-base',
+      `no benchmark produced a timing on the base${m.problems.length ? ` (${list(m.problems)})` : ''}`,
+    );
+  if (m.expertMeasured === 0)
+    return drop(
+      'benchmarks-fail-on-expert',
+      `no benchmark produced a timing on the expert${m.problems.length ? ` (${list(m.problems)})` : ''}`,
+    );
   if (m.pairs < m.minPairs || !m.calibrated) {
-    return drop('measurement-incomplete', `${m.pairs} complete base/expert pairs (at least ${m.minPairs} needed), ${m.calibrated ? 'calibrated' : 'not calibrated'}${m.problems.length ? `: ${list(m.problems)}` : ''}`);
+    return drop(
+      'measurement-incomplete',
+      `${m.pairs} complete base/expert pairs (at least ${m.minPairs} needed), ${m.calibrated ? 'calibrated' : 'not calibrated'}${m.problems.length ? `: ${list(m.problems)}` : ''}`,
+    );
   }
   if (m.improved.length === 0 && options.requireImprovement) return drop('no-improvement', 'no workload is improved by the paired verdict');
   const t = e.tests;
@@ -86,12 +98,27 @@ export function decideSoFar(e: Evidence, options: DecideOptions = { requireImpro
   if (!t.comparison) return null;
   if (t.comparison.regressions.length > 0) {
     const r = t.comparison.regressions;
-    return drop('tests-regressed', `${r.length} test${r.length === 1 ? '' : 's'} passing on the base do not pass on the expert: ${list(r.map((x) => `${x.test} (${x.expert})`))}${t.comparison.expertHitTimeLimit ? '; the expert run hit the time limit' : ''}`);
+    return drop(
+      'tests-regressed',
+      `${r.length} test${r.length === 1 ? '' : 's'} passing on the base do not pass on the expert: ${list(r.map((x) => `${x.test} (${x.expert})`))}${t.comparison.expertHitTimeLimit ? '; the expert run hit the time limit' : ''}`,
+    );
   }
   const s = e.snapshot;
   if (!s) return null;
-  if (s.baseImportErrors.length > 0) return drop('suite-not-importable', `the snapshot helper cannot import ${list(s.baseImportErrors.map((x) => `${x.module} (${x.error})`))}`);
-  if (s.expertImportErrors.length > 0) return drop('snapshot-mismatch', `the expert cannot import ${list(s.expertImportErrors.map((x) => `${x.module} (${x.error})`))}`);
-  if (s.mismatches.length > 0) return drop('snapshot-mismatch', `return values differ: ${list(s.mismatches.map((x) => `${x.name}: ${x.reason ?? 'differs'}`), 3)}`);
+  if (s.baseImportErrors.length > 0)
+    return drop(
+      'suite-not-importable',
+      `the snapshot helper cannot import ${list(s.baseImportErrors.map((x) => `${x.module} (${x.error})`))}`,
+    );
+  if (s.expertImportErrors.length > 0)
+    return drop('snapshot-mismatch', `the expert cannot import ${list(s.expertImportErrors.map((x) => `${x.module} (${x.error})`))}`);
+  if (s.mismatches.length > 0)
+    return drop(
+      'snapshot-mismatch',
+      `return values differ: ${list(
+        s.mismatches.map((x) => `${x.name}: ${x.reason ?? 'differs'}`),
+        3,
+      )}`,
+    );
   return { kept: true, detail: `${m.improved.length} workload${m.improved.length === 1 ? '' : 's'} improved: ${list(m.improved)}` };
 }

@@ -4,7 +4,12 @@ import type { Metrics } from '../../pipeline/metrics.js';
 import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { ItemError } from '../../pipeline/errors.js';
-import { Environments, type AttemptRun, type BuildSettings, type CommitBuildSpec } from '../../pipeline/services/environments/environment.js';
+import {
+  Environments,
+  type AttemptRun,
+  type BuildSettings,
+  type CommitBuildSpec,
+} from '../../pipeline/services/environments/environment.js';
 import { describeFailure } from '../../pipeline/services/environments/failure.js';
 import { attemptImageTag, expertAttemptTag, expertImageTag } from '../../pipeline/services/environments/image-names.js';
 import { SNAPSHOT_SCRIPT } from './correctness/snapshot.js';
@@ -16,7 +21,14 @@ import { snapshotScript } from './protocol/snapshot-script.js';
 import { ContainerHarnessWorker, serveCommand } from './harness/container-worker.js';
 import { harnessTarEntries } from '../../pipeline/services/environments/harness-files.js';
 import type { HarnessWorker } from './harness/interleave.js';
-import type { CandidateEnvironment, ExpertBuildOutcome, HarnessWorkerSpec, MeasurementRunner, SnapshotRequest, SnapshotRun } from './runner-port.js';
+import type {
+  CandidateEnvironment,
+  ExpertBuildOutcome,
+  HarnessWorkerSpec,
+  MeasurementRunner,
+  SnapshotRequest,
+  SnapshotRun,
+} from './runner-port.js';
 
 /**
  * The measurement runner against the Docker engine, through the one container adapter
@@ -71,7 +83,15 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     }
   }
 
-  async #bash(env: CandidateEnvironment, image: string, script: string, timeoutMs: number, role: string, signal?: AbortSignal, files?: readonly TarEntry[]): Promise<RunResult> {
+  async #bash(
+    env: CandidateEnvironment,
+    image: string,
+    script: string,
+    timeoutMs: number,
+    role: string,
+    signal?: AbortSignal,
+    files?: readonly TarEntry[],
+  ): Promise<RunResult> {
     return this.#docker.run(
       {
         image,
@@ -132,9 +152,13 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     }
     if (run.failure !== null || run.image === null) {
       if (run.image) await envs.discard(run.image);
-      throw new ItemError('base-image-unverified', `${env.key}: the base image ${env.baseImage} was gone, and building it again failed: ${describeFailure(run.failure!)}`, {
-        fix: 'run `perfmine stage synthesize --force` for its base commit',
-      });
+      throw new ItemError(
+        'base-image-unverified',
+        `${env.key}: the base image ${env.baseImage} was gone, and building it again failed: ${describeFailure(run.failure!)}`,
+        {
+          fix: 'run `perfmine stage synthesize --force` for its base commit',
+        },
+      );
     }
     await envs.promote(tag, env.baseImage);
   }
@@ -143,7 +167,12 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     const result = await this.#bash(env, image, asvInvocationScript(layout, settings), timeoutMs, `asv-${invocation.role}`, signal);
     this.#metrics?.add('docker.measureMs', result.durationMs);
     this.#metrics?.add('validate.invocations');
-    return { output: readInvocationOutput(result.stdout), exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs };
+    return {
+      output: readInvocationOutput(result.stdout),
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+    };
   }
 
   async openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec, signal?: AbortSignal): Promise<HarnessWorker> {
@@ -172,13 +201,35 @@ export class DockerMeasurementRunner implements MeasurementRunner {
 
   async changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null> {
     if (!/^[0-9a-f]{7,40}$/.test(fromSha)) return null;
-    const result = await this.#bash(env, env.baseImage, `git -C ${env.repoDir} diff --name-only ${fromSha} HEAD`, 120_000, 'changed-files', signal);
+    const result = await this.#bash(
+      env,
+      env.baseImage,
+      `git -C ${env.repoDir} diff --name-only ${fromSha} HEAD`,
+      120_000,
+      'changed-files',
+      signal,
+    );
     if (result.exitCode !== 0) return null;
-    return new Set(result.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+    return new Set(
+      result.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    );
   }
 
-  async runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal) {
-    const script = pytestScript({ repoDir: env.repoDir, python: env.python, timeLimitSeconds: options.timeLimitSeconds, args: options.args });
+  async runTests(
+    env: CandidateEnvironment,
+    image: string,
+    options: { args: readonly string[]; timeLimitSeconds: number },
+    signal?: AbortSignal,
+  ) {
+    const script = pytestScript({
+      repoDir: env.repoDir,
+      python: env.python,
+      timeLimitSeconds: options.timeLimitSeconds,
+      args: options.args,
+    });
     // the container outlives pytest's own limit by a margin, so that pytest can write its report
     const result = await this.#bash(env, image, script, (options.timeLimitSeconds + 120) * 1000, 'pytest', signal);
     const framed = parseFramedOutput(result.stdout);
@@ -219,14 +270,22 @@ export class DockerMeasurementRunner implements MeasurementRunner {
 
   async recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal) {
     const script = snapshotScript(this.#settings(env, request), { script: `/${HELPER_DIR}/snapshot.py`, mode: 'record' });
-    const result = await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-record', signal, [this.#helper()]);
+    const result = await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-record', signal, [
+      this.#helper(),
+    ]);
     return this.#snapshotResult(result);
   }
 
   async compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal) {
-    const script = snapshotScript(this.#settings(env, request), { script: `/${HELPER_DIR}/snapshot.py`, mode: 'compare', baseline: `/${HELPER_DIR}/baseline.json` });
+    const script = snapshotScript(this.#settings(env, request), {
+      script: `/${HELPER_DIR}/snapshot.py`,
+      mode: 'compare',
+      baseline: `/${HELPER_DIR}/baseline.json`,
+    });
     const files = [this.#helper(), { name: `${HELPER_DIR}/baseline.json`, content: baseline }];
-    return this.#snapshotResult(await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-compare', signal, files));
+    return this.#snapshotResult(
+      await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-compare', signal, files),
+    );
   }
 
   async release(images: readonly string[]) {

@@ -64,19 +64,25 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
     name: 'validate',
     // 2: measured in synthesize's images (checkout at /repo), the expert built and verified by synthesize's machinery
     version: 2,
-    description: 'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
+    description:
+      'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
     system: 'docker',
 
     async preflight(ctx) {
       const c = ctx.config.validate;
       if (c.engine === 'asv' && c.calibrationPairs < c.paired.minCalibrationPairs) {
-        throw new ConfigError(`validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`, {
-          reason: 'invalid-config',
-          fix: `set validate.calibrationPairs to at least ${c.paired.minCalibrationPairs}`,
-        });
+        throw new ConfigError(
+          `validate.calibrationPairs: ${c.calibrationPairs} is fewer than validate.paired.minCalibrationPairs (${c.paired.minCalibrationPairs}): no candidate could be kept`,
+          {
+            reason: 'invalid-config',
+            fix: `set validate.calibrationPairs to at least ${c.paired.minCalibrationPairs}`,
+          },
+        );
       }
       if (c.engine === 'asv' && c.pairs < c.paired.minPairs) {
-        throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, { reason: 'invalid-config' });
+        throw new ConfigError(`validate.pairs: ${c.pairs} is fewer than validate.paired.minPairs (${c.paired.minPairs})`, {
+          reason: 'invalid-config',
+        });
       }
       // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts.
       await runnerFactory(ctx).prepare?.();
@@ -89,7 +95,10 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
         if (synth?.status !== 'done') continue;
         const synthesize = synthesizeOutputSchema.safeParse(synth.output);
         if (!synthesize.success) {
-          ctx.log.warn({ stage: 'validate', item: row.key, issue: synthesize.error.issues[0]?.message }, 'synthesize output unreadable; item skipped');
+          ctx.log.warn(
+            { stage: 'validate', item: row.key, issue: synthesize.error.issues[0]?.message },
+            'synthesize output unreadable; item skipped',
+          );
           continue;
         }
         const prContentHash = pullRequestContentHash(ctx.db, classify.repo, classify.number);
@@ -114,14 +123,21 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       // every setting read below is in the item's input (validateResultSettings) or cannot change its result
       const config = ctx.config.validate;
       const pr = loadPullRequest(ctx.db, classify.repo, classify.number);
-      if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`, { fix: 'run `perfmine stage collect --force` for it' });
+      if (!pr)
+        throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`, {
+          fix: 'run `perfmine stage collect --force` for it',
+        });
       if (!pr.asvConfig) throw new ItemError('asv-config-missing', `${item.key}: no asv config at the base commit in the collected record`);
       const asvConfig = parseAsvConfig(pr.asvConfig.text);
       if (!asvConfig.ok) throw new ItemError('asv-config-unreadable', `${item.key}: ${pr.asvConfig.path}: ${asvConfig.error}`);
       if (pr.asvConfig.path !== synthesize.asvConfigPath) {
-        throw new ItemError('asv-config-mismatch', `${item.key}: the collected record has ${pr.asvConfig.path}, the environment was verified with ${synthesize.asvConfigPath}`, {
-          fix: 'run `perfmine stage synthesize --force` for its base commit',
-        });
+        throw new ItemError(
+          'asv-config-mismatch',
+          `${item.key}: the collected record has ${pr.asvConfig.path}, the environment was verified with ${synthesize.asvConfigPath}`,
+          {
+            fix: 'run `perfmine stage synthesize --force` for its base commit',
+          },
+        );
       }
       const resultsDir = (asvConfig.config as Record<string, unknown>)['results_dir'];
       const validation = await validateCandidate(
@@ -145,7 +161,14 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             benchmarkDir: benchmarkDirOf(synthesize.asvConfigPath, pr.asvConfig.text) ?? 'benchmarks',
           },
         },
-        { runner: runnerFactory(ctx), config, log: ctx.log, signal: ctx.signal, metrics: ctx.metrics, fingerprints: new FingerprintCache(ctx.db) },
+        {
+          runner: runnerFactory(ctx),
+          config,
+          log: ctx.log,
+          signal: ctx.signal,
+          metrics: ctx.metrics,
+          fingerprints: new FingerprintCache(ctx.db),
+        },
       );
       const calibration = validation.verdicts?.paired.calibration;
       if (calibration?.calibrated) {
@@ -157,7 +180,14 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       const output = summarize(item.input, validation);
       const d = validation.decision;
       const detail = withSelection(d.detail, validation.selection);
-      const id = { key: item.key, repo: classify.repo, number: classify.number, baseSha: classify.baseSha, mergeSha: classify.mergeSha, baseImage: synthesize.imageTag };
+      const id = {
+        key: item.key,
+        repo: classify.repo,
+        number: classify.number,
+        baseSha: classify.baseSha,
+        mergeSha: classify.mergeSha,
+        baseImage: synthesize.imageTag,
+      };
       const rows = { id, rows: validationRows(validation) };
       return d.kept ? { status: 'done', output, detail, rows } : { status: 'dropped', reason: d.reason, detail, output, rows };
     },

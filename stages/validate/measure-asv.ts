@@ -58,7 +58,12 @@ function sides(parsed: readonly Parsed[], first: InvocationRole, second: Invocat
   return { first: complete.map(([, e]) => e.a!), second: complete.map(([, e]) => e.b!) };
 }
 
-export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: string, invocations: InvocationRecord[], deps: MeasureDeps): Promise<Measured> {
+export async function measureWithAsv(
+  candidate: MeasuredCandidate,
+  expertImage: string,
+  invocations: InvocationRecord[],
+  deps: MeasureDeps,
+): Promise<Measured> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const imageOf = (inv: PlannedInvocation) => (inv.image === 'expert' ? expertImage : env.baseImage);
@@ -73,11 +78,31 @@ export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: 
   for (const group of groups(schedule)) {
     if (spentMs > 0 && spentMs + group.length * longestMs > config.timeBudgetSeconds * 1000) {
       budgetExhausted = true;
-      for (const inv of group) invocations.push({ seq: inv.seq, role: inv.role, pair: inv.pair, image: inv.image, status: 'not-run', asvExitCode: null, commit: null, results: null, log: '', durationMs: 0 });
+      for (const inv of group)
+        invocations.push({
+          seq: inv.seq,
+          role: inv.role,
+          pair: inv.pair,
+          image: inv.image,
+          status: 'not-run',
+          asvExitCode: null,
+          commit: null,
+          results: null,
+          log: '',
+          durationMs: 0,
+        });
       continue;
     }
     for (const inv of group) {
-      const run = await runner.runInvocation(env, imageOf(inv), inv, candidate.layout, settings, config.invocationTimeoutSeconds * 1000, signal);
+      const run = await runner.runInvocation(
+        env,
+        imageOf(inv),
+        inv,
+        candidate.layout,
+        settings,
+        config.invocationTimeoutSeconds * 1000,
+        signal,
+      );
       spentMs += run.durationMs;
       longestMs = Math.max(longestMs, run.durationMs);
       const out = run.output;
@@ -92,8 +117,20 @@ export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: 
           problems.push(`invocation ${inv.seq} (${inv.role}): ${error.message}`);
         }
       }
-      if (status === 'timed-out' || status === 'asv-failed') problems.push(`invocation ${inv.seq} (${inv.role}): ${status}${out.asvExitCode === null ? '' : ` (asv exit ${out.asvExitCode})`}`);
-      const record: InvocationRecord = { seq: inv.seq, role: inv.role, pair: inv.pair, image: inv.image, status, asvExitCode: out.asvExitCode, commit: out.commit, results: out.results, log: out.log, durationMs: run.durationMs };
+      if (status === 'timed-out' || status === 'asv-failed')
+        problems.push(`invocation ${inv.seq} (${inv.role}): ${status}${out.asvExitCode === null ? '' : ` (asv exit ${out.asvExitCode})`}`);
+      const record: InvocationRecord = {
+        seq: inv.seq,
+        role: inv.role,
+        pair: inv.pair,
+        image: inv.image,
+        status,
+        asvExitCode: out.asvExitCode,
+        commit: out.commit,
+        results: out.results,
+        log: out.log,
+        durationMs: run.durationMs,
+      };
       invocations.push(record);
       parsed.push({ record, set, benchmarks: out.benchmarks });
       log.info({ seq: inv.seq, role: inv.role, status, measured: measuredCount(set), durationMs: run.durationMs }, 'asv invocation');
@@ -117,7 +154,12 @@ export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: 
     }
   }
   const verdicts =
-    baseSide.first.length > 0 ? twoVerdicts({ base: baseSide.first, expert: baseSide.second, calibration }, { paired: config.paired, factor: config.factor, benchmarks }) : null;
+    baseSide.first.length > 0
+      ? twoVerdicts(
+          { base: baseSide.first, expert: baseSide.second, calibration },
+          { paired: config.paired, factor: config.factor, benchmarks },
+        )
+      : null;
   const evidence: MeasurementEvidence = {
     suiteNotImportable,
     baseMeasured: Math.max(0, ...parsed.filter((p) => p.record.image === 'base').map((p) => measuredCount(p.set))),
@@ -128,7 +170,12 @@ export async function measureWithAsv(candidate: MeasuredCandidate, expertImage: 
     improved: verdicts?.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name) ?? [],
     problems: budgetExhausted ? [...problems, 'time budget reached'] : problems,
   };
-  const protocol = { engine: 'asv', pairs: config.pairs, calibrationPairs: config.calibrationPairs, schedule: measurementSchedule(config.pairs, config.calibrationPairs).map((i) => i.role) };
+  const protocol = {
+    engine: 'asv',
+    pairs: config.pairs,
+    calibrationPairs: config.calibrationPairs,
+    schedule: measurementSchedule(config.pairs, config.calibrationPairs).map((i) => i.role),
+  };
   return { verdicts, evidence, benchmarksJson, budgetExhausted, protocol, harness: null };
 }
 

@@ -37,7 +37,9 @@ function failureLines(workloads: readonly WorkloadRecord[]): string[] {
     const failed = workloads.filter((w) => w[side].failure !== null && w[side].failure!.status !== 'missing');
     if (failed.length === 0) continue;
     const first = failed[0]!;
-    out.push(`${failed.length} workload${failed.length === 1 ? '' : 's'} failed on the ${side}, e.g. ${first.ref.name}: ${first[side].failure!.status} (${first[side].failure!.message.split('\n')[0]!.slice(0, 160)})`);
+    out.push(
+      `${failed.length} workload${failed.length === 1 ? '' : 's'} failed on the ${side}, e.g. ${first.ref.name}: ${first[side].failure!.status} (${first[side].failure!.message.split('\n')[0]!.slice(0, 160)})`,
+    );
   }
   return out;
 }
@@ -71,7 +73,12 @@ export interface MeasuredChange {
  * outlines of the changed Python files and the suite's imported files there, and selects
  * (selection.ts). Records the selection in `into`.
  */
-function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: MeasureDeps, into: { selection: Selection | null }): NonNullable<InterleaveSettings['choose']> {
+function chooser(
+  env: CandidateEnvironment,
+  change: MeasuredChange,
+  deps: MeasureDeps,
+  into: { selection: Selection | null },
+): NonNullable<InterleaveSettings['choose']> {
   return async (base, ready, signal) => {
     const { config, log } = deps;
     const started = Date.now();
@@ -87,16 +94,28 @@ function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: Measur
       }
       const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
       // only the checkout's code matters (the harness and the standard library run too)
-      const code = f.ok ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const) : null;
+      const code = f.ok
+        ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const)
+        : null;
       stored.push({ workload: ref.name, version, code, opaque: f.ok && f.opaque });
     }
     const s = env.synthesized;
     deps.fingerprints?.save(s.repo, s.sha, s.commitDate, stored);
-    const fingerprints: Fingerprint[] = stored.map((f) => ({ workload: f.workload, opaque: f.opaque, code: f.code === null ? null : f.code.map(([p, a, b]) => [`${root}${p}`, a, b] as const) }));
+    const fingerprints: Fingerprint[] = stored.map((f) => ({
+      workload: f.workload,
+      opaque: f.opaque,
+      code: f.code === null ? null : f.code.map(([p, a, b]) => [`${root}${p}`, a, b] as const),
+    }));
     const changed = diffFiles(change.patch)
       .filter((f) => /\.pyi?$/.test(f.previousPath ?? f.path) && f.status !== 'added')
       .map((f) => f.previousPath ?? f.path);
-    const outlines = changed.length > 0 ? await base.outline(changed.map((p) => `${root}${p}`), signal) : {};
+    const outlines =
+      changed.length > 0
+        ? await base.outline(
+            changed.map((p) => `${root}${p}`),
+            signal,
+          )
+        : {};
     const selection = selectWorkloads({
       diff: change.patch,
       repoDir: env.repoDir,
@@ -129,7 +148,12 @@ function chooser(env: CandidateEnvironment, change: MeasuredChange, deps: Measur
  * commit of the repository whose covered files did not change since (git in the base image says
  * which changed), and only for benchmarks of the same version. A failed one is never reused.
  */
-async function reusableFingerprints(env: CandidateEnvironment, ready: ReadyMessage, deps: MeasureDeps, signal?: AbortSignal): Promise<Map<string, StoredFingerprint>> {
+async function reusableFingerprints(
+  env: CandidateEnvironment,
+  ready: ReadyMessage,
+  deps: MeasureDeps,
+  signal?: AbortSignal,
+): Promise<Map<string, StoredFingerprint>> {
   const out = new Map<string, StoredFingerprint>();
   const cache = deps.fingerprints;
   if (!cache) return out;
@@ -148,7 +172,13 @@ async function reusableFingerprints(env: CandidateEnvironment, ready: ReadyMessa
   return out;
 }
 
-export async function measureWithHarness(env: CandidateEnvironment, configPath: string, expertImage: string, deps: MeasureDeps, change?: MeasuredChange): Promise<Measured> {
+export async function measureWithHarness(
+  env: CandidateEnvironment,
+  configPath: string,
+  expertImage: string,
+  deps: MeasureDeps,
+  change?: MeasuredChange,
+): Promise<Measured> {
   const { runner, config, log, signal } = deps;
   const h = config.harness;
   const cpusets = workerCpusets(h.mode, h.cpus, await runner.hostCpus());
@@ -168,7 +198,18 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
     warmupSeconds: h.warmupSeconds,
   };
   const chosen: { selection: Selection | null } = { selection: null };
-  const protocol = { adaptive: h.adaptive, engine: 'perfmine', rounds: h.rounds, roundsPerProcess: h.roundsPerProcess, samples: h.samples, warmupSeconds: h.warmupSeconds, mode: h.mode, cpusets, seed, hashSeed: h.hashSeed };
+  const protocol = {
+    adaptive: h.adaptive,
+    engine: 'perfmine',
+    rounds: h.rounds,
+    roundsPerProcess: h.roundsPerProcess,
+    samples: h.samples,
+    warmupSeconds: h.warmupSeconds,
+    mode: h.mode,
+    cpusets,
+    seed,
+    hashSeed: h.hashSeed,
+  };
   log.info({ mode: h.mode, rounds: h.rounds, samples: h.samples, cpusets, seed }, 'harness: starting the workers');
   const m = await measureInterleaved(
     {
@@ -176,7 +217,15 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
         runner.openHarnessWorker(
           env,
           side === 'expert' ? expertImage : env.baseImage,
-          { side, configPath, bench: config.bench, cpuset: cpusets[side], hashSeed: h.hashSeed, startTimeoutMs, maxLifetimeMs: startTimeoutMs + 2 * budgetMs + 600_000 },
+          {
+            side,
+            configPath,
+            bench: config.bench,
+            cpuset: cpusets[side],
+            hashSeed: h.hashSeed,
+            startTimeoutMs,
+            maxLifetimeMs: startTimeoutMs + 2 * budgetMs + 600_000,
+          },
           s,
         ),
     },
@@ -188,10 +237,22 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
       settle: (snapshot) => {
         const table = harnessPairTable(snapshot);
         const { evidence } = tableEvidence(table, harnessCalibrationTable(snapshot), config.paired);
-        const settled = settleAtLook(evidence, evidence.map(() => true), config.paired, h.adaptive);
+        const settled = settleAtLook(
+          evidence,
+          evidence.map(() => true),
+          config.paired,
+          h.adaptive,
+        );
         const out = new Map<string, Settlement>();
         settled.forEach((s, i) => s && out.set(table.names[i]!, s));
-        log.info({ round: snapshot.rounds, changed: [...out.values()].filter((s) => s === 'changed').length, unchanged: [...out.values()].filter((s) => s === 'unchanged').length }, 'harness look: workloads settled');
+        log.info(
+          {
+            round: snapshot.rounds,
+            changed: [...out.values()].filter((s) => s === 'changed').length,
+            unchanged: [...out.values()].filter((s) => s === 'unchanged').length,
+          },
+          'harness look: workloads settled',
+        );
         return out;
       },
     },
@@ -217,15 +278,33 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
   const base = m.base;
   if (base.event !== 'ready') {
     const message = `${base.reason}: ${base.message}`;
-    if (base.reason === 'no-benchmarks') return { verdicts: null, evidence: evidenceOf({ problems: [message] }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m, selection: null };
-    return { verdicts: null, evidence: evidenceOf({ suiteNotImportable: message }), benchmarksJson: null, budgetExhausted: false, protocol, harness: m, selection: null };
+    if (base.reason === 'no-benchmarks')
+      return {
+        verdicts: null,
+        evidence: evidenceOf({ problems: [message] }),
+        benchmarksJson: null,
+        budgetExhausted: false,
+        protocol,
+        harness: m,
+        selection: null,
+      };
+    return {
+      verdicts: null,
+      evidence: evidenceOf({ suiteNotImportable: message }),
+      benchmarksJson: null,
+      budgetExhausted: false,
+      protocol,
+      harness: m,
+      selection: null,
+    };
   }
-  if (m.expert && m.expert.event !== 'ready') problems.push(`the expert's suite: ${m.expert.reason}: ${m.expert.message.split('\n').slice(-3).join(' ')}`);
+  if (m.expert && m.expert.event !== 'ready')
+    problems.push(`the expert's suite: ${m.expert.reason}: ${m.expert.message.split('\n').slice(-3).join(' ')}`);
 
   const benchmarksJson = benchmarksJsonOf(base);
   let benchmarks: ReadonlyMap<string, BenchmarkInfo> | null = null;
   try {
-    benchmarks = parseBenchmarksFile(benchmarksJson, 'the harness\'s benchmarks');
+    benchmarks = parseBenchmarksFile(benchmarksJson, "the harness's benchmarks");
   } catch (error) {
     if (!(error instanceof ItemError)) throw error;
     problems.push(error.message);
@@ -242,14 +321,19 @@ export async function measureWithHarness(env: CandidateEnvironment, configPath: 
             paired,
             base: harnessResultSet(m, 'base', 'base'),
             expert: harnessResultSet(m, 'expert', 'expert'),
-            calibration: calibrationTable ? { first: harnessResultSet(m, 'base', 'base'), second: harnessResultSet(m, 'calibration', 'base') } : null,
+            calibration: calibrationTable
+              ? { first: harnessResultSet(m, 'base', 'base'), second: harnessResultSet(m, 'calibration', 'base') }
+              : null,
           },
           { paired: config.paired, factor: config.factor, benchmarks },
         );
   return {
     verdicts,
     evidence: evidenceOf({
-      nothingSelected: chosen.selection?.mode === 'coverage' && chosen.selection.selected.length === 0 ? `${chosen.selection.reason}: no workload can be faster` : null,
+      nothingSelected:
+        chosen.selection?.mode === 'coverage' && chosen.selection.selected.length === 0
+          ? `${chosen.selection.reason}: no workload can be faster`
+          : null,
       calibrated: verdicts?.paired.calibration.calibrated ?? false,
       improved: verdicts?.workloads.filter((w) => w.paired.change === 'improved').map((w) => w.name) ?? [],
     }),

@@ -60,4 +60,3 @@ export interface MeasureDeps {
   readonly log: Logger;
   readonly signal?: AbortSignal;
 }
-

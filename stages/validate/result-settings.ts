@@ -27,7 +27,13 @@ interface CommonSettings {
     readonly buildNetwork: 'bridge' | 'none';
     readonly discovery: BenchmarkDiscovery;
     readonly wheelhouse: string | null;
-    readonly timeouts: { readonly repoImage: number; readonly import: number; readonly asv: number; readonly pytest: number; readonly tamper: number };
+    readonly timeouts: {
+      readonly repoImage: number;
+      readonly import: number;
+      readonly asv: number;
+      readonly pytest: number;
+      readonly tamper: number;
+    };
   };
 }
 

@@ -111,11 +111,22 @@ export interface MeasurementRunner {
   /** Paths (relative to the checkout) that differ between a commit and the base image's checkout; null when git cannot tell (the commit is not in the clone). */
   changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null>;
   /** pytest in a fresh container of `image`, under a time limit. */
-  runTests(env: CandidateEnvironment, image: string, options: { args: readonly string[]; timeLimitSeconds: number }, signal?: AbortSignal): Promise<TestsRun>;
+  runTests(
+    env: CandidateEnvironment,
+    image: string,
+    options: { args: readonly string[]; timeLimitSeconds: number },
+    signal?: AbortSignal,
+  ): Promise<TestsRun>;
   /** The snapshot helper's record on `image` (the base). */
   recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
   /** The snapshot helper's compare on `image` (the expert) against the base's record. */
-  compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal): Promise<SnapshotRun>;
+  compareSnapshot(
+    env: CandidateEnvironment,
+    image: string,
+    baseline: string,
+    request: SnapshotRequest,
+    signal?: AbortSignal,
+  ): Promise<SnapshotRun>;
   /** Removes images this runner built for the candidate. */
   release(images: readonly string[]): Promise<void>;
   /** Keeps the expert image under its lasting name (`validate.keepExpertImages`); returns that name. */

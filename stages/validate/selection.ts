@@ -107,12 +107,22 @@ function controlsOf(candidates: readonly string[], n: number): string[] {
 
 export function selectWorkloads(input: SelectionInput): Selection {
   const names = input.fingerprints.map((f) => f.workload);
-  const all = (reason: string, touched: TouchedFunction[] = []): Selection => ({ mode: 'all', reason, selected: names, controls: [], skipped: [], touched });
+  const all = (reason: string, touched: TouchedFunction[] = []): Selection => ({
+    mode: 'all',
+    reason,
+    selected: names,
+    controls: [],
+    skipped: [],
+    touched,
+  });
   const root = input.repoDir.endsWith('/') ? input.repoDir : `${input.repoDir}/`;
   const benchDir = `${root}${input.benchmarkDir.replace(/\/+$/, '')}/`;
 
   const packageRuns = input.fingerprints.some((f) => f.code?.some(([file]) => file.startsWith(root) && !file.startsWith(benchDir)));
-  if (!packageRuns) return all('no workload ran code of the checkout outside the benchmarks (the package is not installed in editable mode?): fingerprints cannot be mapped');
+  if (!packageRuns)
+    return all(
+      'no workload ran code of the checkout outside the benchmarks (the package is not installed in editable mode?): fingerprints cannot be mapped',
+    );
 
   const touched: TouchedFunction[] = [];
   for (const file of diffFiles(input.diff)) {
@@ -129,18 +139,24 @@ export function selectWorkloads(input: SelectionInput): Selection {
     for (const hunk of file.hunks) {
       const fn = enclosingFunction(hunk, outline);
       if (fn) {
-        if (!touched.some((t) => t.file === absolute && t.first === fn[2])) touched.push({ file: absolute, name: fn[1], first: fn[2], last: fn[3] });
+        if (!touched.some((t) => t.file === absolute && t.first === fn[2]))
+          touched.push({ file: absolute, name: fn[1], first: fn[2], last: fn[3] });
         continue;
       }
       if (onlyAddsDefinitions(hunk)) continue;
-      if (input.imported.has(absolute)) return all(`module-level code changed in ${path} (line ${hunk.oldStart}), which the suite imports`, touched);
+      if (input.imported.has(absolute))
+        return all(`module-level code changed in ${path} (line ${hunk.oldStart}), which the suite imports`, touched);
     }
   }
 
-  const runsTouched = (f: Fingerprint) => f.code === null || f.opaque || f.code.some(([file, first, last]) => touched.some((t) => t.file === file && first <= t.last && last >= t.first));
+  const runsTouched = (f: Fingerprint) =>
+    f.code === null ||
+    f.opaque ||
+    f.code.some(([file, first, last]) => touched.some((t) => t.file === file && first <= t.last && last >= t.first));
   const selected = input.fingerprints.filter(runsTouched).map((f) => f.workload);
   const touchedText = touched.map((t) => `${t.file.slice(root.length)}:${t.name}`).join(', ');
-  if (selected.length === names.length) return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
+  if (selected.length === names.length)
+    return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
   const unselected = names.filter((n) => !selected.includes(n));
   const controls = controlsOf(unselected, input.controls);
   return {

@@ -6,7 +6,14 @@ import { compareResultSets, type CompareReport, type CompareRow, type ResultSet 
 import { mannWhitneyU } from '../../pipeline/concepts/asv/stats.js';
 import { workloadHierarchy } from '../../pipeline/concepts/asv/workloads.js';
 import { speedup } from '../../pipeline/concepts/asv/metrics.js';
-import { DEFAULT_PAIRED_OPTIONS, pairedVerdict, type PairedInput, type PairedOptions, type PairedReport, type PairedWorkloadVerdict } from './paired/index.js';
+import {
+  DEFAULT_PAIRED_OPTIONS,
+  pairedVerdict,
+  type PairedInput,
+  type PairedOptions,
+  type PairedReport,
+  type PairedWorkloadVerdict,
+} from './paired/index.js';
 
 /**
  * The two verdicts per workload, side by side: asv's own (`asv compare` on the pooled samples of
@@ -79,7 +86,10 @@ export function twoVerdicts(input: PairedInput, options: TwoVerdictOptions = {})
       paired: pairedVerdict(input, options.paired ?? DEFAULT_PAIRED_OPTIONS),
       base: input.base.length > 0 ? poolInvocations(input.base) : null,
       expert: input.expert.length > 0 ? poolInvocations(input.expert) : null,
-      calibration: cal && cal.first.length > 0 && cal.second.length > 0 ? { first: poolInvocations(cal.first), second: poolInvocations(cal.second) } : null,
+      calibration:
+        cal && cal.first.length > 0 && cal.second.length > 0
+          ? { first: poolInvocations(cal.first), second: poolInvocations(cal.second) }
+          : null,
     },
     options,
   );

@@ -1,5 +1,11 @@
 import { ItemError } from '../../pipeline/errors.js';
-import { parseSnapshotComparison, parseSnapshotRecord, SnapshotFormatError, summarizeSnapshot, type SnapshotSummary } from './correctness/snapshot.js';
+import {
+  parseSnapshotComparison,
+  parseSnapshotRecord,
+  SnapshotFormatError,
+  summarizeSnapshot,
+  type SnapshotSummary,
+} from './correctness/snapshot.js';
 import { compareTests, readPytestRun, type PytestReading, type TestComparison } from './correctness/tests.js';
 import { decideSoFar, type Decision, type DecideOptions, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
@@ -46,7 +52,11 @@ export type ValidateDeps = MeasureDeps;
 export type { MeasuredCandidate, InvocationRecord, InvocationStatus };
 
 /** `requireImprovement: false` (scoring an agent's patch): the tests and the snapshot run whatever the measurement found. */
-export async function validateCandidate(candidate: MeasuredCandidate, deps: ValidateDeps, options: DecideOptions = { requireImprovement: true }): Promise<CandidateValidation> {
+export async function validateCandidate(
+  candidate: MeasuredCandidate,
+  deps: ValidateDeps,
+  options: DecideOptions = { requireImprovement: true },
+): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const invocations: InvocationRecord[] = [];
@@ -103,7 +113,10 @@ async function measureAndCheck(
   // 2. measurement with the configured engine, within the time budget
   const measured =
     config.engine === 'perfmine'
-      ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps, { patch: candidate.patch, benchmarkDir: candidate.layout.benchmarkDir ?? 'benchmarks' })
+      ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps, {
+          patch: candidate.patch,
+          benchmarkDir: candidate.layout.benchmarkDir ?? 'benchmarks',
+        })
       : await measureWithAsv(candidate, expertImage, invocations, deps);
   const { verdicts, benchmarksJson, budgetExhausted, protocol, harness } = measured;
   const selection = measured.selection ?? null;
@@ -111,7 +124,16 @@ async function measureAndCheck(
   evidence.measurement = measurement;
   const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection };
   const afterMeasurement = decideSoFar(evidence, options);
-  log.info({ engine: config.engine, pairs: measurement.pairs, improved: measurement.improved.length, calibrated: measurement.calibrated, budgetExhausted }, 'verdicts');
+  log.info(
+    {
+      engine: config.engine,
+      pairs: measurement.pairs,
+      improved: measurement.improved.length,
+      calibrated: measurement.calibrated,
+      budgetExhausted,
+    },
+    'verdicts',
+  );
   if (afterMeasurement) return done(afterMeasurement, rest);
 
   // 3. tests: the expert must pass every test the base passes
@@ -120,15 +142,23 @@ async function measureAndCheck(
   evidence.tests = { base: baseReading };
   let tests: TestsSummary = { baseCollected: baseReading.collected, why: baseReading.collected ? null : baseReading.why, comparison: null };
   const notCollected = decideSoFar(evidence, options);
-  if (notCollected || !baseReading.collected) return done(notCollected ?? { kept: false, reason: 'tests-not-collected', detail: 'no report' }, { ...rest, tests });
+  if (notCollected || !baseReading.collected)
+    return done(notCollected ?? { kept: false, reason: 'tests-not-collected', detail: 'no report' }, { ...rest, tests });
   const expertReading: PytestReading = readPytestRun(await runner.runTests(env, expertImage, testOptions, signal));
-  const comparison = compareTests(baseReading.report, expertReading.collected ? expertReading.report : { tests: new Map(), collectionErrors: [] }, {
-    base: baseReading.hitTimeLimit,
-    expert: expertReading.collected ? expertReading.hitTimeLimit : true,
-  });
+  const comparison = compareTests(
+    baseReading.report,
+    expertReading.collected ? expertReading.report : { tests: new Map(), collectionErrors: [] },
+    {
+      base: baseReading.hitTimeLimit,
+      expert: expertReading.collected ? expertReading.hitTimeLimit : true,
+    },
+  );
   evidence.tests = { base: baseReading, comparison };
   tests = { ...tests, comparison };
-  log.info({ basePassed: comparison.basePassed, expertPassed: comparison.expertPassed, regressions: comparison.regressions.length }, 'tests');
+  log.info(
+    { basePassed: comparison.basePassed, expertPassed: comparison.expertPassed, regressions: comparison.regressions.length },
+    'tests',
+  );
   const regressed = decideSoFar(evidence, options);
   if (regressed) return done(regressed, { ...rest, tests });
 
@@ -141,21 +171,29 @@ async function measureAndCheck(
   };
   const recorded = await runner.recordSnapshot(env, env.baseImage, request, signal);
   if (recorded.json === null) {
-    throw new ItemError('snapshot-failed', `${candidate.key}: the snapshot helper wrote nothing on the base (${recorded.timedOut ? 'time limit' : `exit ${recorded.exitCode ?? 'none'}`}): ${lastLines(recorded.log, 8)}`, {
-      fix: 'raise validate.snapshotTimeoutSeconds, or look at the log tail',
-    });
+    throw new ItemError(
+      'snapshot-failed',
+      `${candidate.key}: the snapshot helper wrote nothing on the base (${recorded.timedOut ? 'time limit' : `exit ${recorded.exitCode ?? 'none'}`}): ${lastLines(recorded.log, 8)}`,
+      {
+        fix: 'raise validate.snapshotTimeoutSeconds, or look at the log tail',
+      },
+    );
   }
   const compared = await runner.compareSnapshot(env, expertImage, recorded.json, request, signal);
   let snapshot: SnapshotSummary;
   try {
     const record = parseSnapshotRecord(recorded.json);
     if (compared.json === null) {
-      snapshot = { ...summarizeSnapshot(record, null), mismatches: [{ name: '(all)', reason: `the helper failed on the expert: ${lastLines(compared.log, 4)}` }] };
+      snapshot = {
+        ...summarizeSnapshot(record, null),
+        mismatches: [{ name: '(all)', reason: `the helper failed on the expert: ${lastLines(compared.log, 4)}` }],
+      };
     } else {
       snapshot = summarizeSnapshot(record, parseSnapshotComparison(compared.json));
     }
   } catch (error) {
-    if (error instanceof SnapshotFormatError) throw new ItemError('snapshot-malformed', `${candidate.key}: ${error.message}`, { cause: error });
+    if (error instanceof SnapshotFormatError)
+      throw new ItemError('snapshot-malformed', `${candidate.key}: ${error.message}`, { cause: error });
     throw error;
   }
   evidence.snapshot = snapshot;

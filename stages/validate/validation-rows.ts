@@ -35,48 +35,49 @@ export function validationRows(v: CandidateValidation): ValidationRows {
     selection: json(v.selection),
   } as const;
   const settled = new Map((v.harness?.workloads ?? []).map((w) => [w.ref.name, w.settled]));
-  const workloads = (v.verdicts?.workloads ?? []).map(
-    (w): WorkloadVerdictRow => [
-      w.name,
-      w.benchmark,
-      w.module,
-      w.className,
-      w.function,
-      w.params,
-      w.unit,
-      finite(w.baseMedian),
-      finite(w.expertMedian),
-      finite(w.speedup),
-      w.asv.mark,
-      w.asv.change,
-      finite(w.asv.ratio),
-      w.asv.tilde ? 1 : 0,
-      finite(w.asv.pValue),
-      w.asv.baseSamples,
-      w.asv.expertSamples,
-      w.paired.change,
-      w.paired.reason,
-      JSON.stringify(w.paired.pairRatios),
-      JSON.stringify(w.paired.normalizedRatios),
-      finite(w.paired.normalizedMedian),
-      w.paired.usablePairs,
-      w.paired.fasterPairs,
-      w.paired.slowerPairs,
-      p!.threshold,
-      finite(w.paired.noise),
-      finite(w.paired.pValue),
-      w.paired.significant ? 1 : 0,
-      finite(w.paired.mds),
-      json(settled.get(w.name) ?? null),
-    ],
-  );
+  const workloads = (v.verdicts?.workloads ?? []).map((w): WorkloadVerdictRow => [
+    w.name,
+    w.benchmark,
+    w.module,
+    w.className,
+    w.function,
+    w.params,
+    w.unit,
+    finite(w.baseMedian),
+    finite(w.expertMedian),
+    finite(w.speedup),
+    w.asv.mark,
+    w.asv.change,
+    finite(w.asv.ratio),
+    w.asv.tilde ? 1 : 0,
+    finite(w.asv.pValue),
+    w.asv.baseSamples,
+    w.asv.expertSamples,
+    w.paired.change,
+    w.paired.reason,
+    JSON.stringify(w.paired.pairRatios),
+    JSON.stringify(w.paired.normalizedRatios),
+    finite(w.paired.normalizedMedian),
+    w.paired.usablePairs,
+    w.paired.fasterPairs,
+    w.paired.slowerPairs,
+    p!.threshold,
+    finite(w.paired.noise),
+    finite(w.paired.pValue),
+    w.paired.significant ? 1 : 0,
+    finite(w.paired.mds),
+    json(settled.get(w.name) ?? null),
+  ]);
   const batches: HarnessBatchRow[] = [];
   for (const w of v.harness?.workloads ?? []) {
     for (const side of ['base', 'expert', 'calibration'] as const) {
       const rec = w[side];
       if (rec === null) continue;
       // duet: the calibration pair's own base batches are kept beside the calibration side's
-      const rounds = side === 'calibration' && w.calibrationBase ? rec.rounds.map((r, i) => ({ calibration: r, base: w.calibrationBase![i] ?? null })) : rec.rounds;
+      const rounds =
+        side === 'calibration' && w.calibrationBase
+          ? rec.rounds.map((r, i) => ({ calibration: r, base: w.calibrationBase![i] ?? null }))
+          : rec.rounds;
       batches.push({ workload: w.ref.name, side, number: rec.number, samples: JSON.stringify(rounds), failure: json(rec.failure) });
     }
   }
@@ -89,4 +90,3 @@ function medianOf(values: readonly (number | null)[]): number | null {
   const mid = xs.length >> 1;
   return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
 }
-

@@ -4,7 +4,9 @@ import { Anonymizer, anonymize, splitCode } from '../../pipeline/concepts/anonym
 describe('anonymize (outside code only)', () => {
   it('replaces handles consistently and e-mail addresses, in prose', () => {
     const anon = new Anonymizer();
-    expect(anon.anonymize('Thanks @alice-b and @Bob! cc @alice-b, mail jane.doe+x@example.org.')).toBe('Thanks @user1 and @user2! cc @user1, mail <email>.');
+    expect(anon.anonymize('Thanks @alice-b and @Bob! cc @alice-b, mail jane.doe+x@example.org.')).toBe(
+      'Thanks @user1 and @user2! cc @user1, mail <email>.',
+    );
     expect(anon.anonymize('@bob again, and the @numpy/maintainers team')).toBe('@user2 again, and the @user3 team');
   });
 

@@ -27,7 +27,8 @@ const CASE: SolutionCase = {
     'textlib/widths.py': 'def width(ch):\n    return 1 if ord(ch) < 127 else 2\n',
   },
   patch: {
-    'textlib/widths.py': 'from textlib.helpers import fast_width_table\n\n_WIDTH_LOOKUP = fast_width_table(127)\n\n\ndef width(ch):\n    return 1 if ord(ch) < 127 else 2\n',
+    'textlib/widths.py':
+      'from textlib.helpers import fast_width_table\n\n_WIDTH_LOOKUP = fast_width_table(127)\n\n\ndef width(ch):\n    return 1 if ord(ch) < 127 else 2\n',
   },
   improved: [],
   solutionWords: [],

@@ -18,7 +18,8 @@ import { monthScope, testConfig, testContext } from '../helpers/context.js';
 let repo: GitHistory;
 
 const CELLS_BEFORE = 'def cell_len(text):\n    return sum(char_width(c) for c in text)\n';
-const CELLS_AFTER = '_SINGLE = frozenset(range(32, 127))\n\ndef cell_len(text):\n    if all(ord(c) in _SINGLE for c in text):\n        return len(text)\n    return sum(char_width(c) for c in text)\n';
+const CELLS_AFTER =
+  '_SINGLE = frozenset(range(32, 127))\n\ndef cell_len(text):\n    if all(ord(c) in _SINGLE for c in text):\n        return len(text)\n    return sum(char_width(c) for c in text)\n';
 
 beforeAll(async () => {
   const h = new GitHistoryBuilder({ defaultBranch: 'master' });
@@ -33,9 +34,27 @@ beforeAll(async () => {
     },
     date: '2024-10-01T00:00:00Z',
   });
-  h.merge({ number: 3546, from: 'Textualize/faster-cell-len', title: 'use sets', commits: [{ message: 'use sets', files: { 'rich/cells.py': CELLS_AFTER }, date: '2024-10-29T10:00:00Z' }], date: '2024-11-01T12:00:00Z' });
-  h.merge({ number: 3547, from: 'Textualize/text-api', title: 'use sets', commits: [{ message: 'use sets', files: { 'rich/text.py': 'class Text:\n    __slots__ = ()\n' }, date: '2024-11-02T10:00:00Z' }], date: '2024-11-03T12:00:00Z' });
-  h.merge({ number: 3548, from: 'Textualize/revert-3546-faster-cell-len', title: 'Revert "use sets"', commits: [{ message: 'Revert', files: { 'rich/cells.py': CELLS_BEFORE }, date: '2024-11-04T10:00:00Z' }], date: '2024-11-05T12:00:00Z' });
+  h.merge({
+    number: 3546,
+    from: 'Textualize/faster-cell-len',
+    title: 'use sets',
+    commits: [{ message: 'use sets', files: { 'rich/cells.py': CELLS_AFTER }, date: '2024-10-29T10:00:00Z' }],
+    date: '2024-11-01T12:00:00Z',
+  });
+  h.merge({
+    number: 3547,
+    from: 'Textualize/text-api',
+    title: 'use sets',
+    commits: [{ message: 'use sets', files: { 'rich/text.py': 'class Text:\n    __slots__ = ()\n' }, date: '2024-11-02T10:00:00Z' }],
+    date: '2024-11-03T12:00:00Z',
+  });
+  h.merge({
+    number: 3548,
+    from: 'Textualize/revert-3546-faster-cell-len',
+    title: 'Revert "use sets"',
+    commits: [{ message: 'Revert', files: { 'rich/cells.py': CELLS_BEFORE }, date: '2024-11-04T10:00:00Z' }],
+    date: '2024-11-05T12:00:00Z',
+  });
   repo = await h.write();
 });
 

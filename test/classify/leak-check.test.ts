@@ -80,12 +80,14 @@ describe('the patch vocabulary (diff basis)', () => {
     // only in a test file
     expect(vocabulary.identifiers).not.toContain('test_memo_hit_returns_same_width');
     // shorter than 4 characters, keywords, builtins, common local names
-    for (const common of ['out', 'if', 'in', 'is', 'not', 'None', 'return', 'sum', 'map', 'dict', 'result']) expect(vocabulary.identifiers).not.toContain(common);
+    for (const common of ['out', 'if', 'in', 'is', 'not', 'None', 'return', 'sum', 'map', 'dict', 'result'])
+      expect(vocabulary.identifiers).not.toContain(common);
   });
 
   it('names the core files the patch adds (path and file name), not __init__.py-like names', () => {
     expect(vocabulary.fileNames).toEqual(['_fastwidth.py', 'pkg/_fastwidth.py']);
-    const init = 'diff --git a/pkg/sub/__init__.py b/pkg/sub/__init__.py\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/sub/__init__.py\n@@ -0,0 +1 @@\n+X = 1\n';
+    const init =
+      'diff --git a/pkg/sub/__init__.py b/pkg/sub/__init__.py\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/sub/__init__.py\n@@ -0,0 +1 @@\n+X = 1\n';
     expect(patchVocabulary(init, ['pkg/sub/__init__.py'], null).fileNames).toEqual(['pkg/sub/__init__.py']);
   });
 
@@ -151,7 +153,12 @@ describe('leaving out the parts of a text that leak', () => {
   const check = leakCheckOf(patchVocabulary(DIFF, CORE, null), DIFF);
 
   it('splits markdown into paragraphs, a fenced block with its blank lines being one', () => {
-    expect(markdownBlocks('one\ntwo\n\n```py\na = 1\n\nb = 2\n```\nafter\n\n\nlast')).toEqual(['one\ntwo', '```py\na = 1\n\nb = 2\n```', 'after', 'last']);
+    expect(markdownBlocks('one\ntwo\n\n```py\na = 1\n\nb = 2\n```\nafter\n\n\nlast')).toEqual([
+      'one\ntwo',
+      '```py\na = 1\n\nb = 2\n```',
+      'after',
+      'last',
+    ]);
   });
 
   it('keeps indentation, and a text without leaks byte for byte', () => {
@@ -161,12 +168,23 @@ describe('leaving out the parts of a text that leak', () => {
   });
 
   it('keeps the blocks that do not leak', () => {
-    const r = withoutLeakingBlocks('Tables are slow.\n\nMaybe memoize into `_WIDTH_MEMO`?\n\n```\nrender_width(x, None)\n```', check, new Set());
+    const r = withoutLeakingBlocks(
+      'Tables are slow.\n\nMaybe memoize into `_WIDTH_MEMO`?\n\n```\nrender_width(x, None)\n```',
+      check,
+      new Set(),
+    );
     expect(r).toMatchObject({ text: 'Tables are slow.\n\n```\nrender_width(x, None)\n```', dropped: 1 });
   });
 
   it('drops a leaking issue title, blocks of its body and comments, and comments left empty', () => {
-    const comment = (body: string) => ({ author: 'x', authorAssociation: null, body, createdAt: '2025-01-01T00:00:00Z', kind: 'issue' as const, path: null });
+    const comment = (body: string) => ({
+      author: 'x',
+      authorAssociation: null,
+      body,
+      createdAt: '2025-01-01T00:00:00Z',
+      kind: 'issue' as const,
+      path: null,
+    });
     const issue = {
       repo: 'acme/pkg',
       number: 3,
@@ -181,6 +199,10 @@ describe('leaving out the parts of a text that leak', () => {
     };
     const r = issuesWithoutLeaks([issue], check, new Set());
     expect(r.droppedParts).toBe(3);
-    expect(r.issues[0]).toMatchObject({ title: '', body: 'render_width is slow on long lines.', comments: [{ body: 'Same here: 40 ms per line.' }] });
+    expect(r.issues[0]).toMatchObject({
+      title: '',
+      body: 'render_width is slow on long lines.',
+      comments: [{ body: 'Same here: 40 ms per line.' }],
+    });
   });
 });

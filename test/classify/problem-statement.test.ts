@@ -21,8 +21,22 @@ const issue = {
   createdAt: '2025-03-20T09:00:00Z',
   labels: ['Performance'],
   comments: [
-    { author: 'ann', authorAssociation: 'MEMBER', body: 'Confirmed, @zed. The loop in _aggregate is the culprit.', createdAt: '2025-03-21T09:00:00Z', kind: 'issue' as const, path: null },
-    { author: 'ann', authorAssociation: 'MEMBER', body: 'LATE COMMENT: fixed by the PR, thanks!', createdAt: '2025-04-11T09:00:00Z', kind: 'issue' as const, path: null },
+    {
+      author: 'ann',
+      authorAssociation: 'MEMBER',
+      body: 'Confirmed, @zed. The loop in _aggregate is the culprit.',
+      createdAt: '2025-03-21T09:00:00Z',
+      kind: 'issue' as const,
+      path: null,
+    },
+    {
+      author: 'ann',
+      authorAssociation: 'MEMBER',
+      body: 'LATE COMMENT: fixed by the PR, thanks!',
+      createdAt: '2025-04-11T09:00:00Z',
+      kind: 'issue' as const,
+      path: null,
+    },
   ],
   via: 'closing-keyword' as const,
 };
@@ -31,7 +45,16 @@ const laterIssue = { ...issue, number: 90, title: 'LATER ISSUE: follow-up', crea
 const pr = makePullRequest({
   body: 'Closes #77.\n\nThe groupby sum loops in Python over every group. SOLUTION TEXT: this PR switches to np.add.reduceat.',
   linkedIssues: [issue, laterIssue],
-  comments: [{ author: 'rev', authorAssociation: 'MEMBER', body: 'REVIEW TEXT: looks good, 25x faster here.', createdAt: '2025-04-03T00:00:00Z', kind: 'review', path: 'fastlib/core.py' }],
+  comments: [
+    {
+      author: 'rev',
+      authorAssociation: 'MEMBER',
+      body: 'REVIEW TEXT: looks good, 25x faster here.',
+      createdAt: '2025-04-03T00:00:00Z',
+      kind: 'review',
+      path: 'fastlib/core.py',
+    },
+  ],
 });
 
 describe('problem sources', () => {
@@ -55,7 +78,12 @@ describe('problem sources', () => {
   });
   it('tables the file changes', () => {
     expect(fileChangesTable([file('a|b.py', 3, 1), file('new.py', 0, 0, { status: 'renamed', previousPath: 'old.py' })])).toBe(
-      ['| file | status | added | deleted |', '| --- | --- | ---: | ---: |', '| a\\|b.py | modified | +3 | -1 |', '| old.py → new.py | renamed | +0 | -0 |'].join('\n'),
+      [
+        '| file | status | added | deleted |',
+        '| --- | --- | ---: | ---: |',
+        '| a\\|b.py | modified | +3 | -1 |',
+        '| old.py → new.py | renamed | +0 | -0 |',
+      ].join('\n'),
     );
   });
 });
@@ -103,10 +131,20 @@ describe('--llm none heuristic', () => {
   const vocabulary = patchVocabulary(pr.diff, ['fastlib/core.py'], null);
   it("YES when the title or body has a performance cue: the statement leaves the pull request's text out and keeps a slot for the measured workloads", () => {
     const filter = decideFilter(pr, 'hash', config).output;
-    const outcome = classifyHeuristically({ pr, filter, repositoryDescription: '`acme/fastlib`' }, { statementTemplate: template, vocabulary });
+    const outcome = classifyHeuristically(
+      { pr, filter, repositoryDescription: '`acme/fastlib`' },
+      { statementTemplate: template, vocabulary },
+    );
     expect(outcome.status).toBe('done');
     if (outcome.status !== 'done') return;
-    expect(outcome.output).toMatchObject({ classifier: 'heuristic', problemSource: 'measured', problem: null, contentHash: 'hash', categoryModel: 'heuristic', leakCheck: vocabulary });
+    expect(outcome.output).toMatchObject({
+      classifier: 'heuristic',
+      problemSource: 'measured',
+      problem: null,
+      contentHash: 'hash',
+      categoryModel: 'heuristic',
+      leakCheck: vocabulary,
+    });
     expect(outcome.output.reasoning).toContain('speed');
     const statement = outcome.output.problemStatement;
     expect(statement).toContain(MEASURED_WORKLOADS_SLOT);
@@ -123,6 +161,8 @@ describe('--llm none heuristic', () => {
     const plain = makePullRequest({ title: 'Rework the block manager', body: 'Internal cleanup.', labels: ['Performance'] });
     const filter = decideFilter(plain, 'hash', config).output;
     expect(filter.positiveCues.map((c) => c.where)).toEqual(['label']);
-    expect(classifyHeuristically({ pr: plain, filter, repositoryDescription: '' }, { statementTemplate: template, vocabulary })).toMatchObject({ status: 'dropped', reason: 'no-perf-cue' });
+    expect(
+      classifyHeuristically({ pr: plain, filter, repositoryDescription: '' }, { statementTemplate: template, vocabulary }),
+    ).toMatchObject({ status: 'dropped', reason: 'no-perf-cue' });
   });
 });

@@ -52,7 +52,9 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
         '    return total',
         '',
       ].join('\n'),
-      'benchmarks/bench_text.py': BENCH('class TextSuite:\n    def time_align_center(self):\n        textlib.cells.cell_len("abc" * 1000)\n'),
+      'benchmarks/bench_text.py': BENCH(
+        'class TextSuite:\n    def time_align_center(self):\n        textlib.cells.cell_len("abc" * 1000)\n',
+      ),
     },
     patch: {
       'textlib/cells.py': [
@@ -76,7 +78,17 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
       ].join('\n'),
     },
     improved: [{ name: 'bench_text.TextSuite.time_align_center', params: null, unit: 'seconds', baseMedian: 2.53e-5, speedup: 1.77 }],
-    solutionWords: ['use sets', 'sets', 'frozenset', '_SINGLE_CELLS', 'issuperset', 'faster-cell-len', 'Faster cell_len', 'Membership tests on a list', 'sum(map(char_width, text))'],
+    solutionWords: [
+      'use sets',
+      'sets',
+      'frozenset',
+      '_SINGLE_CELLS',
+      'issuperset',
+      'faster-cell-len',
+      'Faster cell_len',
+      'Membership tests on a list',
+      'sum(map(char_width, text))',
+    ],
     category: 'use_better_data_structure_and_layout',
   },
   {
@@ -97,7 +109,9 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
         '    return max(row_width(r) for r in rows)',
         '',
       ].join('\n'),
-      'benchmarks/bench_table.py': BENCH('class WidthSuite:\n    params = [10, 100]\n    def time_render_table(self, n):\n        textlib.table.table_width([["x"] * n] * n)\n'),
+      'benchmarks/bench_table.py': BENCH(
+        'class WidthSuite:\n    params = [10, 100]\n    def time_render_table(self, n):\n        textlib.table.table_width([["x"] * n] * n)\n',
+      ),
     },
     patch: {
       'textlib/table.py': [
@@ -149,7 +163,9 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
         '    return acc',
         '',
       ].join('\n'),
-      'benchmarks/bench_stats.py': BENCH('def time_weighted_total():\n    textlib.stats.weighted_total(list(range(10000)), [1.0] * 10000)\n'),
+      'benchmarks/bench_stats.py': BENCH(
+        'def time_weighted_total():\n    textlib.stats.weighted_total(list(range(10000)), [1.0] * 10000)\n',
+      ),
     },
     patch: {
       'textlib/stats.py': [
@@ -172,7 +188,14 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
     body: 'fibonacci(n) recomputes the same values; two accumulators `prev_value, next_value` make it linear.',
     branch: 'dave/iterative-fib',
     base: {
-      'textlib/numbers.py': ['def fibonacci(n):', '    """The n-th Fibonacci number."""', '    if n < 2:', '        return n', '    return fibonacci(n - 1) + fibonacci(n - 2)', ''].join('\n'),
+      'textlib/numbers.py': [
+        'def fibonacci(n):',
+        '    """The n-th Fibonacci number."""',
+        '    if n < 2:',
+        '        return n',
+        '    return fibonacci(n - 1) + fibonacci(n - 2)',
+        '',
+      ].join('\n'),
       'benchmarks/bench_numbers.py': BENCH('def time_fibonacci():\n    textlib.numbers.fibonacci(20)\n'),
     },
     patch: {
@@ -207,13 +230,41 @@ export const SOLUTION_CASES: readonly SolutionCase[] = [
         '    return len(EDGES)',
         '',
       ].join('\n'),
-      'benchmarks/bench_layout.py': BENCH('class LayoutSuite:\n    params = ["narrow", "wide"]\n    def peakmem_bucket_of(self, kind):\n        textlib.layout.bucket_of(3 if kind == "narrow" else 200)\n'),
+      'benchmarks/bench_layout.py': BENCH(
+        'class LayoutSuite:\n    params = ["narrow", "wide"]\n    def peakmem_bucket_of(self, kind):\n        textlib.layout.bucket_of(3 if kind == "narrow" else 200)\n',
+      ),
     },
     patch: {
-      'textlib/_buckets.py': ['from bisect import bisect_right', '', '_BUCKET_EDGES = (4, 8, 16, 32, 64, 128)', '', '', 'def find_bucket(width):', '    return bisect_right(_BUCKET_EDGES, width)', ''].join('\n'),
-      'textlib/layout.py': ['from textlib._buckets import find_bucket', '', 'EDGES = [4, 8, 16, 32, 64, 128]', '', '', 'def bucket_of(width):', '    return find_bucket(width)', ''].join('\n'),
+      'textlib/_buckets.py': [
+        'from bisect import bisect_right',
+        '',
+        '_BUCKET_EDGES = (4, 8, 16, 32, 64, 128)',
+        '',
+        '',
+        'def find_bucket(width):',
+        '    return bisect_right(_BUCKET_EDGES, width)',
+        '',
+      ].join('\n'),
+      'textlib/layout.py': [
+        'from textlib._buckets import find_bucket',
+        '',
+        'EDGES = [4, 8, 16, 32, 64, 128]',
+        '',
+        '',
+        'def bucket_of(width):',
+        '    return find_bucket(width)',
+        '',
+      ].join('\n'),
     },
-    improved: [{ name: "bench_layout.LayoutSuite.peakmem_bucket_of('wide')", params: "'wide'", unit: 'bytes', baseMedian: 31_457_280, speedup: 1.21 }],
+    improved: [
+      {
+        name: "bench_layout.LayoutSuite.peakmem_bucket_of('wide')",
+        params: "'wide'",
+        unit: 'bytes',
+        baseMedian: 31_457_280,
+        speedup: 1.21,
+      },
+    ],
     solutionWords: ['bisect', 'binary search', '_BUCKET_EDGES', 'bisect_right', '_buckets.py', 'find_bucket', 'bisect-buckets'],
     category: 'use_better_algorithm',
   },
@@ -243,7 +294,10 @@ export interface MadeCase {
  * The case as a collected pull request, from a real repository (removed by the caller): the base
  * commit, then the patch. `source: 'git'` makes it as the git source does (no body, no issues).
  */
-export function makeCase(c: SolutionCase, options: { number?: number; source?: 'github' | 'git'; linkedIssues?: LinkedIssue[] } = {}): MadeCase {
+export function makeCase(
+  c: SolutionCase,
+  options: { number?: number; source?: 'github' | 'git'; linkedIssues?: LinkedIssue[] } = {},
+): MadeCase {
   const repo = new GitRepo();
   repo.commit('base', { 'asv.conf.json': '{"version": 1, "project": "textlib", "benchmark_dir": "benchmarks"}\n', ...c.base });
   const baseSha = repo.git('rev-parse', 'HEAD').trim();

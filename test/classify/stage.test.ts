@@ -44,7 +44,8 @@ function scriptedAnswers(server: FakeLlmServer): void {
       return reply.json({ reasoning: 'Replaces a Python loop by np.add.reduce with a measured 30x speedup.', label: 'YES' });
     }
     if (r.schemaName === 'problem_extract') {
-      const initial = tag === 'invented' ? ['The function total was written in 1998 and nobody understood it.'] : [OBSERVATION, 'Thanks for the review!'];
+      const initial =
+        tag === 'invented' ? ['The function total was written in 1998 and nobody understood it.'] : [OBSERVATION, 'Thanks for the review!'];
       return reply.json({
         initial_observations: initial,
         triage_attempts: [],
@@ -69,7 +70,16 @@ const LLM_TIMEOUT_MS = 3000;
 
 function llmConfig(server: FakeLlmServer, extra: Partial<Config['llm']> = {}): Config {
   return testConfig({
-    llm: { baseUrl: server.url, model: 'primary-model', fallbackModel: 'fallback-model', timeoutMs: LLM_TIMEOUT_MS, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 2, ...extra },
+    llm: {
+      baseUrl: server.url,
+      model: 'primary-model',
+      fallbackModel: 'fallback-model',
+      timeoutMs: LLM_TIMEOUT_MS,
+      maxRetries: 1,
+      retryBaseMs: 10,
+      maxRetryAfterSeconds: 2,
+      ...extra,
+    },
   });
 }
 
@@ -131,9 +141,17 @@ describe('classify stage against the loopback LLM server', () => {
     expect(good.problemStatement).not.toContain('np.add.reduce');
     expect(good.problemStatement).not.toContain('Thanks for the review');
 
-    expect(ctx.ledger.get('classify', 'acme/fastlib#2')).toMatchObject({ status: 'dropped', reason: 'not-performance', detail: expect.stringContaining('Adds a keyword') });
+    expect(ctx.ledger.get('classify', 'acme/fastlib#2')).toMatchObject({
+      status: 'dropped',
+      reason: 'not-performance',
+      detail: expect.stringContaining('Adds a keyword'),
+    });
     expect(ctx.ledger.get('classify', 'acme/fastlib#3')).toMatchObject({ status: 'dropped', reason: 'no-initial-observations' });
-    expect(ctx.ledger.get('classify', 'acme/fastlib#4')).toMatchObject({ status: 'failed', reason: 'llm-refused', errorKind: 'outside-service' });
+    expect(ctx.ledger.get('classify', 'acme/fastlib#4')).toMatchObject({
+      status: 'failed',
+      reason: 'llm-refused',
+      errorKind: 'outside-service',
+    });
     expect(ctx.ledger.get('classify', 'acme/fastlib#5')).toMatchObject({ status: 'done' });
     expect(ctx.ledger.get('classify', 'acme/fastlib#6')).toMatchObject({ status: 'done' });
     expect(ctx.ledger.get('classify', 'acme/fastlib#7')).toMatchObject({ status: 'failed', reason: 'llm-timeout' });
@@ -143,13 +161,20 @@ describe('classify stage against the loopback LLM server', () => {
     expect(outcomes('acme/fastlib#4')).toEqual(['perf-intent:refused', 'perf-intent:refused']);
     expect(outcomes('acme/fastlib#5').slice(0, 2)).toEqual(['perf-intent:malformed', 'perf-intent:ok']);
     expect(outcomes('acme/fastlib#6').slice(0, 2)).toEqual(['perf-intent:rate-limited', 'perf-intent:ok']);
-    expect(outcomes('acme/fastlib#7')).toEqual(['perf-intent:timeout', 'perf-intent:timeout', 'perf-intent:timeout', 'perf-intent:timeout']);
+    expect(outcomes('acme/fastlib#7')).toEqual([
+      'perf-intent:timeout',
+      'perf-intent:timeout',
+      'perf-intent:timeout',
+      'perf-intent:timeout',
+    ]);
     const rateLimited = server.requests.filter((r) => r.text.includes('[rate-limited]') && r.schemaName === 'perf_intent');
     expect(rateLimited[1]!.receivedAt - rateLimited[0]!.receivedAt).toBeGreaterThanOrEqual(950);
 
     expect(ctx.metrics.get('llm.requests')).toBe(server.count());
     expect(lines.join('\n')).not.toContain('sk-test-key-42');
-    expect(lines.some((l) => l.includes('"stage":"classify"') && l.includes('"item":"acme/fastlib#7"') && l.includes('item failed'))).toBe(true);
+    expect(lines.some((l) => l.includes('"stage":"classify"') && l.includes('"item":"acme/fastlib#7"') && l.includes('item failed'))).toBe(
+      true,
+    );
   });
 
   it('a second run makes zero LLM requests: decided items are reused, and forced ones come from the cache', async () => {
@@ -173,13 +198,21 @@ describe('classify stage against the loopback LLM server', () => {
     expect(await runStage(ctx, classifyStage, monthScope())).toMatchObject({ done: 1, failed: { 'llm-timeout': 1 } });
     server.clearRequests();
     server.script(() => reply.json({ reasoning: 'a', label: 'NO' })); // the server recovered
-    expect(await runStage(ctx, classifyStage, monthScope())).toMatchObject({ reused: 1, ran: 1, done: 1, dropped: { 'not-performance': 1 } });
+    expect(await runStage(ctx, classifyStage, monthScope())).toMatchObject({
+      reused: 1,
+      ran: 1,
+      done: 1,
+      dropped: { 'not-performance': 1 },
+    });
     expect(server.requests.every((r) => r.text.includes('[hang]'))).toBe(true);
   });
 
   it('--llm none: no LLM at all; YES only on a title or body cue, marked heuristic', async () => {
     const { ctx } = await filtered(
-      [candidate(1, 'good'), makePullRequest({ number: 2, title: 'Rework the block manager', body: 'Internal cleanup.', labels: ['Performance'] })],
+      [
+        candidate(1, 'good'),
+        makePullRequest({ number: 2, title: 'Rework the block manager', body: 'Internal cleanup.', labels: ['Performance'] }),
+      ],
       testConfig({ llm: { mode: 'none', baseUrl: server.url } }),
     );
     const noKey = testContext(db, { config: testConfig({ llm: { mode: 'none' } }), credentials: credentials() });
@@ -187,7 +220,13 @@ describe('classify stage against the loopback LLM server', () => {
     expect(report).toMatchObject({ done: 1, dropped: { 'no-perf-cue': 1 } });
     const out = classifyOutputSchema.parse(noKey.ledger.get('classify', 'acme/fastlib#1')!.output);
     // the default diff replaces a Python loop by a NumPy call, in 16 changed lines of one file
-    expect(out).toMatchObject({ classifier: 'heuristic', problemSource: 'measured', category: 'use_lower_level_system', difficulty: 'easy', categoryModel: 'heuristic' });
+    expect(out).toMatchObject({
+      classifier: 'heuristic',
+      problemSource: 'measured',
+      category: 'use_lower_level_system',
+      difficulty: 'easy',
+      categoryModel: 'heuristic',
+    });
     expect(out.categoryReason).toContain('a Python loop replaced by NumPy calls (np.add.at)');
     expect(out.leakCheck).toMatchObject({ basis: 'diff', coreFiles: ['fastlib/core.py'] });
     expect(server.count()).toBe(0);

@@ -53,7 +53,9 @@ describe('perfmine status after filter and classify', () => {
         const tag = /\[([a-z-]+)\]/.exec(r.text)?.[1];
         if (r.schemaName === 'perf_intent') {
           if (tag === 'refuse') return reply.refusal();
-          return reply.json(tag === 'not-perf' ? { reasoning: 'Not about speed.', label: 'NO' } : { reasoning: 'Removes a Python loop.', label: 'YES' });
+          return reply.json(
+            tag === 'not-perf' ? { reasoning: 'Not about speed.', label: 'NO' } : { reasoning: 'Removes a Python loop.', label: 'YES' },
+          );
         }
         if (r.schemaName === 'problem_extract') {
           const initial = tag === 'invented' ? ['Nobody knows why the code is slow, said the release notes of 1999.'] : [OBSERVATION];
@@ -82,8 +84,13 @@ describe('perfmine status after filter and classify', () => {
     const status = await perfmine(['status']);
     expect(status.code).toBe(0);
     const lines = status.stdout.split('\n');
-    const row = (stage: string) => lines.find((l) => l.startsWith(stage))!.trim().split(/\s+/);
-    const after = (stage: string, kind: string) => lines[lines.findIndex((l) => l.startsWith(stage)) + 1 + (kind === 'failed' ? 1 : 0)]!.trim();
+    const row = (stage: string) =>
+      lines
+        .find((l) => l.startsWith(stage))!
+        .trim()
+        .split(/\s+/);
+    const after = (stage: string, kind: string) =>
+      lines[lines.findIndex((l) => l.startsWith(stage)) + 1 + (kind === 'failed' ? 1 : 0)]!.trim();
 
     // stage  done  dropped  failed  pending
     expect(row('filter')).toEqual(['filter', '4', '3', '0', '0']);

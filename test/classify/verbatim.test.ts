@@ -15,8 +15,12 @@ describe('LCS ratio (word tokens after NFKC + lower-case; best window of âŒˆ1.5Â
   });
 
   it('is 1 for a sentence copied word for word, whatever its case and punctuation', () => {
-    expect(verbatimRatio('Profiling shows that most of the time is spent in a Python loop over the groups in _aggregate_series.', index)).toBe(1);
-    expect(verbatimRatio('profiling shows that most of the time is spent in a python loop over the groups in _aggregate_series', index)).toBe(1);
+    expect(
+      verbatimRatio('Profiling shows that most of the time is spent in a Python loop over the groups in _aggregate_series.', index),
+    ).toBe(1);
+    expect(
+      verbatimRatio('profiling shows that most of the time is spent in a python loop over the groups in _aggregate_series', index),
+    ).toBe(1);
   });
 
   it('a source word left out costs nothing (the window allows it); a changed or added word costs 1/m', () => {
@@ -73,7 +77,12 @@ describe('LCS ratio (word tokens after NFKC + lower-case; best window of âŒˆ1.5Â
 
 describe('splitting and keeping', () => {
   it('splits passages into sentences at sentence ends, blank lines and list items', () => {
-    expect(splitSentences('It is slow. It takes 12 s!\n\n- first item\n- second item')).toEqual(['It is slow.', 'It takes 12 s!', '- first item', '- second item']);
+    expect(splitSentences('It is slow. It takes 12 s!\n\n- first item\n- second item')).toEqual([
+      'It is slow.',
+      'It takes 12 s!',
+      '- first item',
+      '- second item',
+    ]);
     expect(splitSentences('Use e.g. numpy. Then 3.5 s.')).toEqual(['Use e.g. numpy.', 'Then 3.5 s.']);
   });
 
@@ -88,7 +97,10 @@ describe('splitting and keeping', () => {
       1.5,
     );
     expect(result.kept).toEqual(['Calling df.groupby("key").sum() on a frame with 1,000,000 groups takes 12 s on main.']);
-    expect(result.dropped.map((d) => d.sentence)).toEqual(['Our new kernel fixes this nicely.', 'An invented sentence that appears nowhere.']);
+    expect(result.dropped.map((d) => d.sentence)).toEqual([
+      'Our new kernel fixes this nicely.',
+      'An invented sentence that appears nowhere.',
+    ]);
     expect(result.dropped.every((d) => d.ratio < 0.85)).toBe(true);
   });
 

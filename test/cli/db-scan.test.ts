@@ -42,10 +42,39 @@ afterAll(() => {
  * Every command, with what it needs besides --db. `writes`: it creates the database when there is
  * none; `output`: the file it is asked to write when it succeeds.
  */
-const COMMANDS: ReadonlyArray<{ readonly name: string; readonly args: (out: string) => string[]; readonly writes?: boolean; readonly output?: string }> = [
-  { name: 'run', args: () => ['run', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib', '--llm', 'none', '--until-stage', 'filter'], writes: true },
-  { name: 'run --dry-run', args: () => ['run', '--dry-run', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib', '--llm', 'none', '--until-stage', 'filter'] },
-  { name: 'stage collect', args: () => ['stage', 'collect', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib'], writes: true },
+const COMMANDS: ReadonlyArray<{
+  readonly name: string;
+  readonly args: (out: string) => string[];
+  readonly writes?: boolean;
+  readonly output?: string;
+}> = [
+  {
+    name: 'run',
+    args: () => ['run', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib', '--llm', 'none', '--until-stage', 'filter'],
+    writes: true,
+  },
+  {
+    name: 'run --dry-run',
+    args: () => [
+      'run',
+      '--dry-run',
+      '--month',
+      MONTH,
+      '--source',
+      `git:${clone}`,
+      '--repo',
+      'acme/lib',
+      '--llm',
+      'none',
+      '--until-stage',
+      'filter',
+    ],
+  },
+  {
+    name: 'stage collect',
+    args: () => ['stage', 'collect', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib'],
+    writes: true,
+  },
   { name: 'status', args: () => ['status'] },
   { name: 'status --items', args: () => ['status', '--stage', 'collect', '--items', '--month', MONTH] },
   { name: 'status --json', args: () => ['--json', 'status'] },
@@ -103,30 +132,40 @@ describe('every command with a bad --db: no stack trace, exit 2 naming it, nothi
     const skip = c.as === 'unprivileged' && !UNPRIVILEGED.available;
     describe.skipIf(skip)(`--db ${c.kind}${skip ? ' (skipped: root without setpriv cannot drop privileges)' : ''}`, () => {
       // One at a time: the machine has two cores, shared with the other test files.
-      it.each(COMMANDS.map((command) => [command.name, command] as const))('%s', async (_name, command) => {
-        const dir = join(root, `${c.kind}-${command.name}`.replace(/[^A-Za-z0-9-]+/g, '_'));
-        mkdirSync(dir);
-        chmodSync(dir, 0o755);
-        // The report page goes to a directory anyone may write: --out is not what this scan checks.
-        const out = join(dir, 'out');
-        mkdirSync(out);
-        chmodSync(out, 0o1777);
-        const db = c.make(dir);
-        const before = snapshotTree(dir);
-        const args = ['--db', db, ...command.args(out)];
-        const result: CliResult = c.as === 'me' ? await runCli(args, { cwd: dir }) : await runCliUnprivileged(args, { cwd: dir });
-        const said = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+      it.each(COMMANDS.map((command) => [command.name, command] as const))(
+        '%s',
+        async (_name, command) => {
+          const dir = join(root, `${c.kind}-${command.name}`.replace(/[^A-Za-z0-9-]+/g, '_'));
+          mkdirSync(dir);
+          chmodSync(dir, 0o755);
+          // The report page goes to a directory anyone may write: --out is not what this scan checks.
+          const out = join(dir, 'out');
+          mkdirSync(out);
+          chmodSync(out, 0o1777);
+          const db = c.make(dir);
+          const before = snapshotTree(dir);
+          const args = ['--db', db, ...command.args(out)];
+          const result: CliResult = c.as === 'me' ? await runCli(args, { cwd: dir }) : await runCliUnprivileged(args, { cwd: dir });
+          const said = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
 
-        expect(looksLikeABug(result.stderr), said).toBe(false);
-        expect([0, 1, 2], said).toContain(result.code);
-        if (result.code === 2) expect(result.stderr, said).toContain(db);
+          expect(looksLikeABug(result.stderr), said).toBe(false);
+          expect([0, 1, 2], said).toContain(result.code);
+          if (result.code === 2) expect(result.stderr, said).toContain(db);
 
-        const changes = treeChanges(before, snapshotTree(dir));
-        // A run over a database that is not there yet creates it (with its WAL files), and a
-        // report that succeeds writes its page: the tool's own files.
-        const allowed = [...(c.kind === 'non-existent' && command.writes ? ['+none.db', '+none.db-shm', '+none.db-wal'] : []), ...(result.code === 0 && command.output ? [command.output] : [])];
-        expect(changes.filter((x) => !allowed.includes(x)), said).toEqual([]);
-      }, 180_000);
+          const changes = treeChanges(before, snapshotTree(dir));
+          // A run over a database that is not there yet creates it (with its WAL files), and a
+          // report that succeeds writes its page: the tool's own files.
+          const allowed = [
+            ...(c.kind === 'non-existent' && command.writes ? ['+none.db', '+none.db-shm', '+none.db-wal'] : []),
+            ...(result.code === 0 && command.output ? [command.output] : []),
+          ];
+          expect(
+            changes.filter((x) => !allowed.includes(x)),
+            said,
+          ).toEqual([]);
+        },
+        180_000,
+      );
     });
   }
 });

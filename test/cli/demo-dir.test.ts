@@ -15,7 +15,7 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
  * empty one, or an earlier demo's, and --fresh removes only what the demo puts there.
  */
 describe('the demo directory', () => {
-  it('decides from the listing alone which directories are the demo\'s', () => {
+  it("decides from the listing alone which directories are the demo's", () => {
     expect(classifyDemoDir(null)).toEqual({ kind: 'absent' });
     expect(classifyDemoDir([])).toEqual({ kind: 'empty' });
     expect(classifyDemoDir([DEMO_MARKER, 'fastmath', 'notes.txt'])).toEqual({ kind: 'demo' });
@@ -28,11 +28,15 @@ describe('the demo directory', () => {
   it('--fresh --dir . in a checkout: refused with exit 2, nothing removed or added', async () => {
     const dir = tempDir();
     execFileSync('git', ['init', '-q', dir]);
-    writeFileSync(join(dir, 'perfmine.db'), 'the user\'s real database (bytes do not matter here)');
+    writeFileSync(join(dir, 'perfmine.db'), "the user's real database (bytes do not matter here)");
     mkdirSync(join(dir, 'src'));
     writeFileSync(join(dir, 'src', 'work.py'), 'print("mine")\n');
     const before = snapshotTree(dir);
-    for (const args of [['demo', '--fresh', '--dir', '.'], ['demo', '--dir', '.'], ['demo', '--fresh', '--dir', dir]]) {
+    for (const args of [
+      ['demo', '--fresh', '--dir', '.'],
+      ['demo', '--dir', '.'],
+      ['demo', '--fresh', '--dir', dir],
+    ]) {
       const result = await runCli(args, { cwd: dir });
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(/--dir: .* holds files the demo did not create \(\.git, src\)/);

@@ -31,7 +31,9 @@ function recordedExit(db: string): number | null {
 
 /** The command lines the demo printed after "next:" (or with the funnel): argv without `perfmine`, and the environment they set. */
 function printedCommands(stdout: string): { argv: string[]; env: Record<string, string> }[] {
-  return [...stdout.matchAll(/(?:^ {2}(?:PERFMINE_OUT=(\S+) )?|\()perfmine ((?:status|tasks|report|doctor) [^)\n]*?)(?: {3}.*|\):)?$/gm)].map((m) => ({
+  return [
+    ...stdout.matchAll(/(?:^ {2}(?:PERFMINE_OUT=(\S+) )?|\()perfmine ((?:status|tasks|report|doctor) [^)\n]*?)(?: {3}.*|\):)?$/gm),
+  ].map((m) => ({
     argv: m[2]!.trim().split(/\s+/),
     env: m[1] ? { PERFMINE_OUT: m[1] } : {},
   }));
@@ -55,7 +57,8 @@ describe('perfmine demo', () => {
     const db = join(dir, 'perfmine.db');
     const commands = printedCommands(first.stdout);
     expect(commands.length).toBeGreaterThanOrEqual(3);
-    for (const { argv } of commands) expect(argv.slice(argv.indexOf('--db'), argv.indexOf('--db') + 2), argv.join(' ')).toEqual(['--db', db]);
+    for (const { argv } of commands)
+      expect(argv.slice(argv.indexOf('--db'), argv.indexOf('--db') + 2), argv.join(' ')).toEqual(['--db', db]);
     const status = commands.find((c) => c.argv[0] === 'status' && !c.argv.includes('--items'))!;
     // Run from another directory: the command must not depend on where the demo ran.
     const result = await runCli(status.argv, { cwd: tempDir(), env: status.env });

@@ -47,7 +47,19 @@ beforeAll(async () => {
 describe('run --dry-run against the Docker engine', () => {
   it("runs synthesize's checks (engine, base image, asv in it) and stops where the real run stops, building nothing", async () => {
     const dir = tempDir();
-    const scope = ['run', '--llm', 'none', '--month', MONTH, '--source', `git:${gitClone()}`, '--repo', 'acme/lib', '--until-stage', 'validate'];
+    const scope = [
+      'run',
+      '--llm',
+      'none',
+      '--month',
+      MONTH,
+      '--source',
+      `git:${gitClone()}`,
+      '--repo',
+      'acme/lib',
+      '--until-stage',
+      'validate',
+    ];
     const before = snapshotTree(dir);
     const dry = await runWithPid(['--base-image', BASE, '--db', join(dir, 'p.db'), ...scope, '--dry-run'], dir);
     expect(await leftBy(dry.pid)).toEqual([]);
@@ -73,9 +85,32 @@ describe('run --dry-run against the Docker engine', () => {
     writeFileSync(join(wheelhouse, 'asv-0.6.4-py3-none-any.whl'), 'not really a wheel');
     writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ validate: { engine: 'asv' }, synthesize: { asv: { wheelhouse } } }));
     const before = snapshotTree(dir);
-    const dry = await runWithPid(['--base-image', BASE, '--db', join(dir, 'p.db'), 'run', '--dry-run', '--llm', 'none', '--month', MONTH, '--source', `git:${gitClone()}`, '--repo', 'acme/lib', '--until-stage', 'synthesize'], dir);
+    const dry = await runWithPid(
+      [
+        '--base-image',
+        BASE,
+        '--db',
+        join(dir, 'p.db'),
+        'run',
+        '--dry-run',
+        '--llm',
+        'none',
+        '--month',
+        MONTH,
+        '--source',
+        `git:${gitClone()}`,
+        '--repo',
+        'acme/lib',
+        '--until-stage',
+        'synthesize',
+      ],
+      dir,
+    );
     expect(dry.code, dry.stderr).toBe(0);
-    const note = /note: synthesize: a real run would build the image (\S+) here; a dry run builds and changes nothing; the checks after that step were not made/.exec(dry.stdout);
+    const note =
+      /note: synthesize: a real run would build the image (\S+) here; a dry run builds and changes nothing; the checks after that step were not made/.exec(
+        dry.stdout,
+      );
     expect(note, dry.stdout).not.toBeNull();
     expect(await docker.imageExists(note![1]!)).toBe(false);
     expect(await leftBy(dry.pid)).toEqual([]);

@@ -87,7 +87,23 @@ describe('run --dry-run', () => {
   it('in a fresh directory: plans, exits 0, and creates no database', async () => {
     const dir = tempDir();
     const before = snapshotTree(dir);
-    const dry = await runCli(['run', '--dry-run', '--llm', 'none', '--month', MONTH, '--source', `git:${gitClone()}`, '--repo', 'acme/lib', '--until-stage', 'filter'], { cwd: dir });
+    const dry = await runCli(
+      [
+        'run',
+        '--dry-run',
+        '--llm',
+        'none',
+        '--month',
+        MONTH,
+        '--source',
+        `git:${gitClone()}`,
+        '--repo',
+        'acme/lib',
+        '--until-stage',
+        'filter',
+      ],
+      { cwd: dir },
+    );
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/\[dry run: checked and planned; nothing was run, built or written\]/);
     expect(treeChanges(before, snapshotTree(dir))).toEqual([]);
@@ -97,14 +113,22 @@ describe('run --dry-run', () => {
     const dir = tempDir();
     const db = join(dir, 'perfmine.db');
     const clone = gitClone();
-    const seeded = await runCli(['--db', db, 'run', '--llm', 'none', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib', '--until-stage', 'discover'], { cwd: dir });
+    const seeded = await runCli(
+      ['--db', db, 'run', '--llm', 'none', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib', '--until-stage', 'discover'],
+      { cwd: dir },
+    );
     expect(seeded.code, seeded.stderr).toBe(0);
     // This test process stands for the live run.
     const raw = new Database(db);
-    raw.prepare("INSERT INTO runs (command, args, window_label, pid, host, started_at, status) VALUES ('run', '{}', ?, ?, ?, ?, 'running')").run(MONTH, process.pid, hostname(), new Date().toISOString());
+    raw
+      .prepare("INSERT INTO runs (command, args, window_label, pid, host, started_at, status) VALUES ('run', '{}', ?, ?, ?, ?, 'running')")
+      .run(MONTH, process.pid, hostname(), new Date().toISOString());
     raw.close();
     const before = snapshotTree(dir);
-    const dry = await runCli(['--db', db, 'run', '--dry-run', '--llm', 'none', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib'], { cwd: dir });
+    const dry = await runCli(
+      ['--db', db, 'run', '--dry-run', '--llm', 'none', '--month', MONTH, '--source', `git:${clone}`, '--repo', 'acme/lib'],
+      { cwd: dir },
+    );
     expect(dry.code).toBe(2);
     expect(dry.stderr).toMatch(new RegExp(`another perfmine \\(run, pid ${process.pid} on .*\\) is using this database`));
     expect(treeChanges(before, snapshotTree(dir))).toEqual([]);

@@ -22,7 +22,10 @@ beforeAll(async () => {
   dir = tempDir();
   db = join(dir, 'perfmine.db');
   const sample = createSampleRepo(join(dir, 'fastmath'), MONTH);
-  run = await runCli(['--db', db, 'run', '--month', MONTH, '--source', `git:${sample.path}`, '--repo', 'demo/fastmath', '--llm', 'none'], { cwd: dir, env: NO_ENGINE });
+  run = await runCli(['--db', db, 'run', '--month', MONTH, '--source', `git:${sample.path}`, '--repo', 'demo/fastmath', '--llm', 'none'], {
+    cwd: dir,
+    env: NO_ENGINE,
+  });
 });
 
 describe('a run that stopped before the end', () => {
@@ -33,7 +36,10 @@ describe('a run that stopped before the end', () => {
 
   it('status: the candidates wait for synthesize, and the last run stopped there with its fix', async () => {
     const json = await runCli(['--db', db, '--json', 'status', '--month', MONTH]);
-    const parsed = JSON.parse(json.stdout) as { stages: { stage: string; done: number; pending: number; waiting: number }[]; lastStop: { stage: string; reason: string; fix: string | null } | null };
+    const parsed = JSON.parse(json.stdout) as {
+      stages: { stage: string; done: number; pending: number; waiting: number }[];
+      lastStop: { stage: string; reason: string; fix: string | null } | null;
+    };
     const classify = parsed.stages.find((s) => s.stage === 'classify')!;
     const synthesize = parsed.stages.find((s) => s.stage === 'synthesize')!;
     expect(classify.done).toBeGreaterThan(0);
@@ -42,8 +48,12 @@ describe('a run that stopped before the end', () => {
 
     const text = await runCli(['--db', db, 'status', '--month', MONTH]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`waiting: ${classify.done} done by classify, not planned by synthesize yet (the last run stopped here, see below)`);
-    expect(text.stdout).toMatch(/the last run of 2025-04 \(#1\) stopped at synthesize \(docker-unreachable\); the stages after it did not run:/);
+    expect(text.stdout).toContain(
+      `waiting: ${classify.done} done by classify, not planned by synthesize yet (the last run stopped here, see below)`,
+    );
+    expect(text.stdout).toMatch(
+      /the last run of 2025-04 \(#1\) stopped at synthesize \(docker-unreachable\); the stages after it did not run:/,
+    );
     expect(text.stdout).toMatch(/^ {2}fix: .+/m);
   });
 
@@ -53,7 +63,9 @@ describe('a run that stopped before the end', () => {
     expect(result.code, result.stderr).toBe(0);
     const html = readFileSync(page, 'utf8');
     expect(html).toMatch(/<div id="stopped" class="stopped" data-stage="synthesize" data-reason="docker-unreachable">/);
-    expect(html).toMatch(/The latest run of 2025-04 \(#1\) stopped at synthesize \(docker-unreachable\)<\/b>: no item went through synthesize or the stages after it/);
+    expect(html).toMatch(
+      /The latest run of 2025-04 \(#1\) stopped at synthesize \(docker-unreachable\)<\/b>: no item went through synthesize or the stages after it/,
+    );
     expect(html).toMatch(/What to do: /);
     expect(html).toMatch(/<tr data-stage="synthesize">.*<td class="num">[1-9]\d*<\/td><\/tr>/);
   });

@@ -37,7 +37,21 @@ function gitClone(): string {
 async function seededDb(dir: string, name = 'p.db'): Promise<string> {
   const db = join(dir, name);
   const clone = gitClone();
-  const result = await runCli(['--db', db, 'run', '--month', '2025-04', '--source', `git:${clone}`, '--repo', 'acme/lib', '--llm', 'none', '--until-stage', 'discover']);
+  const result = await runCli([
+    '--db',
+    db,
+    'run',
+    '--month',
+    '2025-04',
+    '--source',
+    `git:${clone}`,
+    '--repo',
+    'acme/lib',
+    '--llm',
+    'none',
+    '--until-stage',
+    'discover',
+  ]);
   expect(result.code, result.stderr).toBe(0);
   return db;
 }
@@ -92,7 +106,7 @@ describe('the database path', () => {
     const dir = openDir();
     const db = join(dir, 'app.db');
     const raw = new Database(db);
-    raw.exec('CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES (\'ada\')');
+    raw.exec("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('ada')");
     raw.close();
     const before = snapshotTree(dir);
     const result = await runCli(['--db', db, 'run', '--llm', 'none', '--source', `git:${gitClone()}`, '--repo', 'a/b'], { cwd: dir });
@@ -108,7 +122,10 @@ describe('the database path', () => {
     const raw = new Database(db);
     raw.pragma('user_version = 999');
     raw.close();
-    for (const args of [['status'], ['run', '--llm', 'none', '--source', `git:${gitClone()}`, '--repo', 'a/b', '--until-stage', 'discover']]) {
+    for (const args of [
+      ['status'],
+      ['run', '--llm', 'none', '--source', `git:${gitClone()}`, '--repo', 'a/b', '--until-stage', 'discover'],
+    ]) {
       const result = await runCli(['--db', db, ...args], { cwd: dir });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/written by a newer perfmine \(schema 999; this version knows up to \d+\)/);
@@ -122,7 +139,10 @@ describe('the database path', () => {
   it('a path under a file: exit 2, names the part that is a file', async () => {
     const dir = openDir();
     writeFileSync(join(dir, 'plain'), 'x');
-    const result = await runCli(['--db', join(dir, 'plain', 'p.db'), 'run', '--llm', 'none', '--source', `git:${gitClone()}`, '--repo', 'a/b'], { cwd: dir });
+    const result = await runCli(
+      ['--db', join(dir, 'plain', 'p.db'), 'run', '--llm', 'none', '--source', `git:${gitClone()}`, '--repo', 'a/b'],
+      { cwd: dir },
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/plain\/p\.db: a part of the path is a file, not a directory/);
     expect(readFileSync(join(dir, 'plain'), 'utf8')).toBe('x');
@@ -153,7 +173,18 @@ describe('the database path', () => {
       const db = await seededDb(dir);
       chmodSync(db, 0o444);
       const before = snapshotTree(dir);
-      const run2 = await runCliUnprivileged(['--db', db, 'stage', 'discover', '--llm', 'none', '--repo', 'a/b', '--source', `git:${REPO_ROOT}`]);
+      const run2 = await runCliUnprivileged([
+        '--db',
+        db,
+        'stage',
+        'discover',
+        '--llm',
+        'none',
+        '--repo',
+        'a/b',
+        '--source',
+        `git:${REPO_ROOT}`,
+      ]);
       expect(run2.code).toBe(2);
       expect(run2.stderr).toMatch(/p\.db is read-only for this user/);
       expect(run2.stderr).toMatch(/fix: make it writable \(chmod u\+w\), run as its owner, or pass --db another file/);
@@ -176,10 +207,32 @@ describe('the database path', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/discover\s+1\s+0\s+0\s+0/);
       expect((await runCliUnprivileged(['--db', db, 'tasks'])).code).toBe(0);
-      const run = await runCliUnprivileged(['--db', db, 'stage', 'discover', '--llm', 'none', '--repo', 'a/b', '--source', `git:${REPO_ROOT}`]);
+      const run = await runCliUnprivileged([
+        '--db',
+        db,
+        'stage',
+        'discover',
+        '--llm',
+        'none',
+        '--repo',
+        'a/b',
+        '--source',
+        `git:${REPO_ROOT}`,
+      ]);
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(/p\.db is read-only for this user|is not writable by this user/);
-      const fresh = await runCliUnprivileged(['--db', join(dir, 'new.db'), 'stage', 'discover', '--llm', 'none', '--repo', 'a/b', '--source', `git:${REPO_ROOT}`]);
+      const fresh = await runCliUnprivileged([
+        '--db',
+        join(dir, 'new.db'),
+        'stage',
+        'discover',
+        '--llm',
+        'none',
+        '--repo',
+        'a/b',
+        '--source',
+        `git:${REPO_ROOT}`,
+      ]);
       expect(fresh.code).toBe(2);
       expect(fresh.stderr).toContain(`db: cannot create ${join(dir, 'new.db')}: the directory ${dir} is not writable by this user`);
       expect(looksLikeABug(status.stderr + run.stderr + fresh.stderr)).toBe(false);
@@ -229,7 +282,10 @@ describe('flags and config', () => {
       [['cache', 'scripts', '--repo', 'bad'], /--repo: expected owner\/name, e\.g\. demo\/fastmath, got "bad"/],
       [['cache', 'stats', '--repo', 'bad'], /--repo: expected owner\/name/],
       [['status', '--clear-run', 'abc'], /--clear-run: expected a run id \(a positive whole number/],
-      [['cache', 'show', 'nonsense'], /cache show: "nonsense" is not a commit key; a key is owner\/name@sha: .*e\.g\. demo\/fastmath@3f2a9c1/],
+      [
+        ['cache', 'show', 'nonsense'],
+        /cache show: "nonsense" is not a commit key; a key is owner\/name@sha: .*e\.g\. demo\/fastmath@3f2a9c1/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(['--db', join(dir, 'p.db'), ...args], { cwd: dir });
@@ -242,9 +298,14 @@ describe('flags and config', () => {
   it('--source git: at a subdirectory of a repository is refused, naming the top level', async () => {
     const clone = gitClone();
     const dir = openDir();
-    const result = await runCli(['--db', join(dir, 'p.db'), 'run', '--llm', 'none', '--source', `git:${join(clone, 'src')}`, '--repo', 'a/b'], { cwd: dir });
+    const result = await runCli(
+      ['--db', join(dir, 'p.db'), 'run', '--llm', 'none', '--source', `git:${join(clone, 'src')}`, '--repo', 'a/b'],
+      { cwd: dir },
+    );
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`--source: ${join(clone, 'src')} is the subdirectory src/ of the repository at ${clone}, not a clone's top level`);
+    expect(result.stderr).toContain(
+      `--source: ${join(clone, 'src')} is the subdirectory src/ of the repository at ${clone}, not a clone's top level`,
+    );
     expect(result.stderr).toContain(`fix: pass --source git:${clone}`);
     // Checked before the run starts: no database was made.
     expect(existsSync(join(dir, 'p.db'))).toBe(false);
@@ -285,7 +346,25 @@ describe('flags and config', () => {
     expect(tasks.stderr).toContain(`perfmine: reading the database ${db}`);
     const status = await runCli(['--db', db, 'status'], { cwd: dir });
     expect(status.stdout).toContain(`database: ${db}`);
-    const run = await runCli(['--db', db, 'run', '--dry-run', '--llm', 'none', '--month', '2025-04', '--source', `git:${gitClone()}`, '--repo', 'acme/lib', '--until-stage', 'discover'], { cwd: dir });
+    const run = await runCli(
+      [
+        '--db',
+        db,
+        'run',
+        '--dry-run',
+        '--llm',
+        'none',
+        '--month',
+        '2025-04',
+        '--source',
+        `git:${gitClone()}`,
+        '--repo',
+        'acme/lib',
+        '--until-stage',
+        'discover',
+      ],
+      { cwd: dir },
+    );
     expect(run.stdout).toContain(`(database ${db})`);
     // The default database is not announced.
     const plain = await runCli(['tasks'], { cwd: dir });

@@ -20,7 +20,10 @@ import { GitHistoryBuilder, type GitHistory } from '../fixtures/git-history.js';
 /** A PDF-like file: a text header, then (past git's first 8,000 bytes) binary streams with NULs, not UTF-8. */
 function illustratorLike(seed: number): Uint8Array {
   const head = Buffer.from(`%PDF-1.6\r%\xe2\xe3\xcf\xd3\r\n`, 'latin1');
-  const text = Buffer.from(Array.from({ length: 300 }, (_, i) => `${i + seed} 0 obj <</Type /Page /Parent 2 0 R>> endobj\r\n`).join(''), 'latin1');
+  const text = Buffer.from(
+    Array.from({ length: 300 }, (_, i) => `${i + seed} 0 obj <</Type /Page /Parent 2 0 R>> endobj\r\n`).join(''),
+    'latin1',
+  );
   const stream = Buffer.from(Array.from({ length: 4000 }, (_, i) => (i * 7 + seed) % 256));
   return Buffer.concat([head, text, Buffer.from('stream\r\n'), stream, Buffer.from('\r\nendstream\r\n')]);
 }
@@ -32,13 +35,23 @@ let repo: GitHistory;
 
 beforeAll(async () => {
   const h = new GitHistoryBuilder({ defaultBranch: 'main' });
-  h.commit({ message: 'Initial import', files: { 'asv.conf.json': '{"version": 1}\n', 'pkg/__init__.py': '', 'pkg/core.py': 'A = 1\n' }, date: '2025-03-01T00:00:00Z' });
+  h.commit({
+    message: 'Initial import',
+    files: { 'asv.conf.json': '{"version": 1}\n', 'pkg/__init__.py': '', 'pkg/core.py': 'A = 1\n' },
+    date: '2025-03-01T00:00:00Z',
+  });
   h.squash({ number: 20, title: 'Before the odd one', files: { 'pkg/core.py': 'A = 2\n' }, date: '2025-04-02T00:00:00Z' });
   h.merge({
     number: 21,
     from: 'willmcgugan/logo',
     title: 'logo',
-    commits: [{ message: 'add logo', files: { 'assets/logo.ai': illustratorLike(1), 'pkg/data.txt': utf8WithNul, 'pkg/core.py': 'A = 3\n' }, date: '2025-04-03T00:00:00Z' }],
+    commits: [
+      {
+        message: 'add logo',
+        files: { 'assets/logo.ai': illustratorLike(1), 'pkg/data.txt': utf8WithNul, 'pkg/core.py': 'A = 3\n' },
+        date: '2025-04-03T00:00:00Z',
+      },
+    ],
     date: '2025-04-04T00:00:00Z',
   });
   h.squash({ number: 22, title: 'Change the logo', files: { 'assets/logo.ai': illustratorLike(2) }, date: '2025-04-05T00:00:00Z' });
@@ -74,7 +87,7 @@ describe('collect --source git:PATH on commits whose patches hold NUL bytes', ()
     expect(patch.includes('\0')).toBe(true);
   });
 
-  it('collects every PR read by the same git process, and each diff applies to its base giving the merge commit\'s tree', async () => {
+  it("collects every PR read by the same git process, and each diff applies to its base giving the merge commit's tree", async () => {
     const t = testContext({ config: { collect: { gitBatchSize: 500 } } });
     const report = await runStage(t.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['o/odd'] }));
     expect(report.failed).toEqual({});
@@ -86,11 +99,18 @@ describe('collect --source git:PATH on commits whose patches hold NUL bytes', ()
     }
     const logo = loadPullRequest(t.db, 'o/odd', 21)!;
     // Line counts are git's own (the file is text to git); the change is held byte for byte.
-    const numstat = (await repo.git(['diff', '--numstat', logo.baseSha, logo.mergeSha])).trim().split('\n').map((l) => l.split('\t'));
+    const numstat = (await repo.git(['diff', '--numstat', logo.baseSha, logo.mergeSha]))
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     expect(logo.files.map((f) => [String(f.additions), String(f.deletions), f.path])).toEqual(numstat);
     expect(logo.missing).toContain('diff.bytes');
-    expect(logo.diff).toMatch(/diff --git a\/assets\/logo\.ai b\/assets\/logo\.ai\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\n/);
-    expect(logo.diff).toMatch(/diff --git a\/pkg\/data\.txt b\/pkg\/data\.txt\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\n/);
+    expect(logo.diff).toMatch(
+      /diff --git a\/assets\/logo\.ai b\/assets\/logo\.ai\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\n/,
+    );
+    expect(logo.diff).toMatch(
+      /diff --git a\/pkg\/data\.txt b\/pkg\/data\.txt\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\n/,
+    );
     // A text change next to them stays readable text.
     expect(logo.diff).toContain('--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1 +1 @@\n-A = 2\n+A = 3\n');
     expect(loadPullRequest(t.db, 'o/odd', 23)!.missing).not.toContain('diff.bytes');
@@ -101,9 +121,18 @@ describe('collect --source git:PATH when git cannot read one commit of a batch',
   let broken: GitHistory;
   beforeAll(async () => {
     const h = new GitHistoryBuilder({ defaultBranch: 'main' });
-    h.commit({ message: 'Initial import', files: { 'asv.conf.json': '{"version": 1}\n', 'pkg/core.py': 'A = 1\n' }, date: '2025-03-01T00:00:00Z' });
+    h.commit({
+      message: 'Initial import',
+      files: { 'asv.conf.json': '{"version": 1}\n', 'pkg/core.py': 'A = 1\n' },
+      date: '2025-03-01T00:00:00Z',
+    });
     h.squash({ number: 30, title: 'One', files: { 'pkg/core.py': 'A = 2\n' }, date: '2025-04-02T00:00:00Z' });
-    h.squash({ number: 31, title: 'Add a video', files: { 'videos/demo.mp4': new Uint8Array(Buffer.from('a video that the clone does not have')) }, date: '2025-04-03T00:00:00Z' });
+    h.squash({
+      number: 31,
+      title: 'Add a video',
+      files: { 'videos/demo.mp4': new Uint8Array(Buffer.from('a video that the clone does not have')) },
+      date: '2025-04-03T00:00:00Z',
+    });
     h.squash({ number: 32, title: 'Three', files: { 'pkg/core.py': 'A = 3\n' }, date: '2025-04-04T00:00:00Z' });
     broken = await h.write();
     // Like a partial clone without its largest blobs: the objects made loose, then one blob removed.
@@ -127,7 +156,7 @@ describe('collect --source git:PATH when git cannot read one commit of a batch',
   });
   const built31 = (r: GitHistory) => r.prs.find((p) => p.number === 31)!.mergeSha;
 
-  it('fails only that commit\'s pull request; the others read by the same git process are collected', async () => {
+  it("fails only that commit's pull request; the others read by the same git process are collected", async () => {
     const t = testContext();
     const report = await runStage(t.ctx, collectStage, testScope({ source: { kind: 'git', path: broken.path }, repos: ['o/broken'] }));
     expect(report.done).toBe(2);

@@ -21,7 +21,8 @@ import {
   unquoteGitPath,
 } from '../../pipeline/services/git-parse.js';
 
-const HEADER = (sha: string, parents: string, message: string) => `${sha}\x1f${parents}\x1f1743494400\x1f1743498000\x1fAda\x1fada@example.com\x1f${message}\n`;
+const HEADER = (sha: string, parents: string, message: string) =>
+  `${sha}\x1f${parents}\x1f1743494400\x1f1743498000\x1fAda\x1fada@example.com\x1f${message}\n`;
 
 describe('git output parsers', () => {
   it('unquotes C-style quoted paths, octal UTF-8 included', () => {
@@ -91,14 +92,17 @@ describe('git output parsers', () => {
   });
 
   it('zips numstat counts with patch sections', () => {
-    const body = '\n\n2\t1\tpkg/a.py\n-\t-\timg.png\n\ndiff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1,2 @@\n-a\n+b\n+c\ndiff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n';
+    const body =
+      '\n\n2\t1\tpkg/a.py\n-\t-\timg.png\n\ndiff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1,2 @@\n-a\n+b\n+c\ndiff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n';
     const { files, patch } = parseCommitBody(body);
     expect(files).toEqual([
       { path: 'pkg/a.py', previousPath: null, status: 'modified', additions: 2, deletions: 1, binary: false },
       { path: 'img.png', previousPath: null, status: 'modified', additions: 0, deletions: 0, binary: true },
     ]);
     expect(patch.startsWith('diff --git a/pkg/a.py')).toBe(true);
-    expect(() => parseCommitBody('\n\n1\t1\ta.py\n2\t0\tb.py\n\ndiff --git a/a.py b/a.py\n')).toThrow(/2 numstat lines but 1 patch sections/);
+    expect(() => parseCommitBody('\n\n1\t1\ta.py\n2\t0\tb.py\n\ndiff --git a/a.py b/a.py\n')).toThrow(
+      /2 numstat lines but 1 patch sections/,
+    );
   });
 
   it('reads whole log outputs record by record, NUL bytes in patches and messages included', () => {
@@ -137,8 +141,14 @@ describe('git output parsers', () => {
       if (last) got.push(last.toString());
       // Whole records only, in order, each byte once.
       expect(got.join(''), `chunks of ${size}`).toBe(records.join(''));
-      expect(got.every((r) => r.startsWith(`\0${m}H`)), `chunks of ${size}`).toBe(true);
-      expect(got.flatMap((r) => parseLog(r, m).map((c) => c.message)), `chunks of ${size}`).toEqual(['one', 'two', 'three']);
+      expect(
+        got.every((r) => r.startsWith(`\0${m}H`)),
+        `chunks of ${size}`,
+      ).toBe(true);
+      expect(
+        got.flatMap((r) => parseLog(r, m).map((c) => c.message)),
+        `chunks of ${size}`,
+      ).toEqual(['one', 'two', 'three']);
       if (size === 1) expect(got).toEqual(records);
     }
     expect(new LogRecordSplitter(m).end()).toBeNull();
@@ -160,14 +170,20 @@ describe('git output parsers', () => {
       { mode: '100644', type: 'blob', oid: '1'.repeat(40), size: 42, path: 'asv.conf.json' },
       { mode: '040000', type: 'tree', oid: '2'.repeat(40), size: null, path: 'pkg' },
     ]);
-    const batch = Buffer.concat([Buffer.from(`${'3'.repeat(40)} blob 3\n`), Buffer.from([0, 10, 255]), Buffer.from('\nHEAD:nope missing\n')]);
+    const batch = Buffer.concat([
+      Buffer.from(`${'3'.repeat(40)} blob 3\n`),
+      Buffer.from([0, 10, 255]),
+      Buffer.from('\nHEAD:nope missing\n'),
+    ]);
     const objects = parseCatFileBatch(batch, ['HEAD:bin', 'HEAD:nope']);
     expect(objects[0]!.content).toEqual(Buffer.from([0, 10, 255]));
     expect(objects[1]).toEqual({ request: 'HEAD:nope', oid: null, type: null, content: null });
   });
 
   it('picks the shallowest asv config, .json before .jsonc', () => {
-    expect(pickAsvConfigPath(['a/b/asv.conf.json', 'bench/asv.conf.jsonc', 'bench/asv.conf.json', 'README.md'])).toBe('bench/asv.conf.json');
+    expect(pickAsvConfigPath(['a/b/asv.conf.json', 'bench/asv.conf.jsonc', 'bench/asv.conf.json', 'README.md'])).toBe(
+      'bench/asv.conf.json',
+    );
     expect(pickAsvConfigPath(['asv.conf.jsonc', 'x/asv.conf.json'])).toBe('asv.conf.jsonc');
     expect(pickAsvConfigPath(['notasv.conf.json.bak', 'myasv.conf.json'])).toBeNull();
   });
@@ -183,7 +199,9 @@ describe('binary patches for text that is not UTF-8', () => {
 
   it('finds the sections of each record, NULs inside them included, and the blobs of a full index line', () => {
     const m = 'pmfeedfacefeedfacefeedface';
-    const out = Buffer.from(`\0${m}Hh\ndiff --git a/not b/a-section\n\0${m}Bdiff --git a/x b/x\nindex 1..2\n+\0\0\n\0${m}Hh2\0${m}B\ndiff --git a/y b/y\nnew file mode 100644\nindex ${'0'.repeat(40)}..${'a'.repeat(40)}\ndiff --git a/z b/z\n`);
+    const out = Buffer.from(
+      `\0${m}Hh\ndiff --git a/not b/a-section\n\0${m}Bdiff --git a/x b/x\nindex 1..2\n+\0\0\n\0${m}Hh2\0${m}B\ndiff --git a/y b/y\nnew file mode 100644\nindex ${'0'.repeat(40)}..${'a'.repeat(40)}\ndiff --git a/z b/z\n`,
+    );
     const ranges = patchSectionRanges(out, m);
     expect(ranges.map((r) => [r.record, out.subarray(r.start, r.end).toString()])).toEqual([
       [0, 'diff --git a/x b/x\nindex 1..2\n+\0\0\n'],
@@ -197,14 +215,23 @@ describe('binary patches for text that is not UTF-8', () => {
   it('rewrites a section as a GIT binary patch, keeping its header', () => {
     const header = `diff --git a/l.py b/l.py\nindex ${'1'.repeat(40)}..${'2'.repeat(40)} 100644\n--- a/l.py\n+++ b/l.py\n@@ -1 +1 @@\n-x\n+y\n`;
     const section = binarySection(header, Buffer.from('x\n'), Buffer.from('y\n'));
-    expect(section).toMatch(new RegExp(`^diff --git a/l.py b/l.py\\nindex 1{40}\\.\\.2{40} 100644\\nGIT binary patch\\nliteral 2\\n[A-Za-z]\\S+\\n\\nliteral 2\\n[A-Za-z]\\S+\\n\\n$`));
+    expect(section).toMatch(
+      new RegExp(
+        `^diff --git a/l.py b/l.py\\nindex 1{40}\\.\\.2{40} 100644\\nGIT binary patch\\nliteral 2\\n[A-Za-z]\\S+\\n\\nliteral 2\\n[A-Za-z]\\S+\\n\\n$`,
+      ),
+    );
   });
 
   it('shows a reader one line per binary patch and leaves text hunks as they are', () => {
     const text = 'diff --git a/u.py b/u.py\n--- a/u.py\n+++ b/u.py\n@@ -1 +1 @@\n-y = 1\n+y = 2\n';
-    const binary = 'diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch\nliteral 3\nKcmZQz{0{&D1OWj6\n\nliteral 0\nHcmV?d00001\n\n';
+    const binary =
+      'diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch\nliteral 3\nKcmZQz{0{&D1OWj6\n\nliteral 0\nHcmV?d00001\n\n';
     expect(readableDiff(text)).toBe(text);
-    expect(readableDiff(binary + text)).toBe(`diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n${text}`);
-    expect(readableDiff(text + binary)).toBe(`${text}diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n`);
+    expect(readableDiff(binary + text)).toBe(
+      `diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n${text}`,
+    );
+    expect(readableDiff(text + binary)).toBe(
+      `${text}diff --git a/t.bin b/t.bin\nnew file mode 100644\nindex 00..49\nGIT binary patch (not shown here: literal 3, literal 0)\n`,
+    );
   });
 });

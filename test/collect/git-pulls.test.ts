@@ -1,17 +1,38 @@
 import { describe, expect, it } from 'vitest';
 import type { CommitHeader } from '../../pipeline/services/git-parse.js';
 import { monthWindow, type Window } from '../../pipeline/window.js';
-import { branchStartDates, findGitPullRequests, mainline, parsePrSubject, pullRequestsInWindow, pullUrl, titleFromMessage, windowSpan } from '../../stages/collect/git-pulls.js';
+import {
+  branchStartDates,
+  findGitPullRequests,
+  mainline,
+  parsePrSubject,
+  pullRequestsInWindow,
+  pullUrl,
+  titleFromMessage,
+  windowSpan,
+} from '../../stages/collect/git-pulls.js';
 import { mulberry32 } from '../helpers/prng.js';
 
 function c(sha: string, parents: string[], subject: string, authored: string, committed = authored): CommitHeader {
-  return { sha, parents, message: subject, authorDate: `${authored}T00:00:00.000Z`, committerDate: `${committed}T00:00:00.000Z`, authorName: '', authorEmail: '' };
+  return {
+    sha,
+    parents,
+    message: subject,
+    authorDate: `${authored}T00:00:00.000Z`,
+    committerDate: `${committed}T00:00:00.000Z`,
+    authorName: '',
+    authorEmail: '',
+  };
 }
 
 describe('pull requests in a git history (pure)', () => {
   it('reads merge and squash subjects', () => {
     expect(parsePrSubject('Merge pull request #42 from alice/fast-path')).toEqual({ kind: 'merge', number: 42, from: 'alice/fast-path' });
-    expect(parsePrSubject('PERF: faster groupby (#61234)\n\nbody')).toEqual({ kind: 'squash', number: 61234, title: 'PERF: faster groupby' });
+    expect(parsePrSubject('PERF: faster groupby (#61234)\n\nbody')).toEqual({
+      kind: 'squash',
+      number: 61234,
+      title: 'PERF: faster groupby',
+    });
     expect(parsePrSubject('Revert "PERF: faster groupby (#61234)"')).toBeNull();
     expect(parsePrSubject('Revert "X (#1)" (#2)')).toEqual({ kind: 'squash', number: 2, title: 'Revert "X (#1)"' });
     expect(parsePrSubject('Merge branch main into dev')).toBeNull();
@@ -37,7 +58,7 @@ describe('pull requests in a git history (pure)', () => {
     c('r', [], 'root', '2025-01-01'),
   ];
 
-  it('walks the first-parent line and dates each merge by its branch\'s first commit', () => {
+  it("walks the first-parent line and dates each merge by its branch's first commit", () => {
     const commits = new Map(graph.map((x) => [x.sha, x]));
     const line = mainline(commits, 's3');
     expect(line.map((x) => x.sha)).toEqual(['s3', 's2', 'm2', 'x', 'm1', 's1', 'r']);
@@ -47,10 +68,21 @@ describe('pull requests in a git history (pure)', () => {
     expect(starts.get('m2')).toBe('2025-04-03T00:00:00.000Z');
   });
 
-  it('lists the window\'s PRs newest first; a number seen twice keeps its latest commit', () => {
+  it("lists the window's PRs newest first; a number seen twice keeps its latest commit", () => {
     const { pulls: prs, withoutBase } = findGitPullRequests(graph, 's3', monthWindow('2025-04'));
     expect(withoutBase).toEqual([]);
-    expect(prs.map((p) => [p.number, p.kind, p.mergeSha, p.baseSha, p.headSha, p.createdAt.slice(0, 10), p.mergedAt.slice(0, 10), p.createdFromBranch])).toEqual([
+    expect(
+      prs.map((p) => [
+        p.number,
+        p.kind,
+        p.mergeSha,
+        p.baseSha,
+        p.headSha,
+        p.createdAt.slice(0, 10),
+        p.mergedAt.slice(0, 10),
+        p.createdFromBranch,
+      ]),
+    ).toEqual([
       [1, 'squash', 's2', 'm2', null, '2025-04-19', '2025-04-20', false],
       [3, 'merge', 'm2', 'x', 'd2', '2025-04-03', '2025-04-09', true],
       [2, 'merge', 'm1', 's1', 'b2', '2025-03-20', '2025-04-05', true],
@@ -91,9 +123,13 @@ describe('pull requests in a git history (pure)', () => {
       n += 1;
       if (roll < 0.4) line.push(add([tip], `Change ${n} (#${random() < 0.05 ? 1 : n})`, Math.max(0, t - int(5)), committed));
       else if (roll < 0.8) {
-        let parent = random() < 0.2 && branchTips.length > 0 ? branchTips[int(branchTips.length)]! : line[Math.max(0, line.length - 1 - int(10))]!;
+        let parent =
+          random() < 0.2 && branchTips.length > 0 ? branchTips[int(branchTips.length)]! : line[Math.max(0, line.length - 1 - int(10))]!;
         for (let k = 0; k < 1 + int(3); k++) {
-          parent = random() < 0.15 ? add([parent, line[Math.max(0, line.length - 1 - int(5))]!], 'Merge branch main', t - int(30)) : add([parent], 'work', Math.max(0, t - int(40)));
+          parent =
+            random() < 0.15
+              ? add([parent, line[Math.max(0, line.length - 1 - int(5))]!], 'Merge branch main', t - int(30))
+              : add([parent], 'work', Math.max(0, t - int(40)));
         }
         branchTips.push(parent);
         line.push(add([tip, parent], `Merge pull request #${n} from u/b${n}`, committed, committed));
@@ -129,7 +165,7 @@ describe('pull requests in a git history (pure)', () => {
     return { line, commits: view, present: (sha: string) => commits.has(sha) };
   }
 
-  it('finds the same pull requests from the window\'s part of a history as from the whole of it', () => {
+  it("finds the same pull requests from the window's part of a history as from the whole of it", () => {
     let compared = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const graph = randomHistory(seed, 0);
@@ -137,7 +173,10 @@ describe('pull requests in a git history (pure)', () => {
       for (const month of ['2025-01', '2025-02', '2025-03', '2025-04', '2025-05', '2025-06']) {
         const window = monthWindow(month);
         const whole = findGitPullRequests(graph, tip, window);
-        for (const slack of [0, 30]) expect(pullRequestsInWindow(windowView(graph, tip, window, slack), window), `seed ${seed} ${month} slack ${slack}`).toEqual(whole);
+        for (const slack of [0, 30])
+          expect(pullRequestsInWindow(windowView(graph, tip, window, slack), window), `seed ${seed} ${month} slack ${slack}`).toEqual(
+            whole,
+          );
         compared += whole.pulls.length;
       }
     }

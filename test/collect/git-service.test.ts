@@ -18,12 +18,28 @@ beforeAll(async () => {
     number: 1,
     from: 'u/bench',
     title: 'Add benchmarks',
-    commits: [{ message: 'bench', files: { 'benchmarks/asv.conf.json': '{"v": "bench"}\n', 'benchmarks/bench_a.py': 'def time_a(): pass\n' }, date: '2025-01-05T00:00:00Z' }],
+    commits: [
+      {
+        message: 'bench',
+        files: { 'benchmarks/asv.conf.json': '{"v": "bench"}\n', 'benchmarks/bench_a.py': 'def time_a(): pass\n' },
+        date: '2025-01-05T00:00:00Z',
+      },
+    ],
     date: '2025-01-06T00:00:00Z',
   });
   refs.addRoot = h.squash({ number: 2, title: 'Root config', files: { 'asv.conf.json': '{"v": "root"}\n' }, date: '2025-02-01T00:00:00Z' });
-  refs.dropBench = h.squash({ number: 3, title: 'Drop bench config', files: { 'benchmarks/asv.conf.json': null }, date: '2025-03-01T00:00:00Z' });
-  refs.toJsonc = h.squash({ number: 4, title: 'jsonc', files: { 'asv.conf.json': null, 'asv.conf.jsonc': '// c\n{"v": "jsonc"}\n' }, date: '2025-04-01T00:00:00Z' });
+  refs.dropBench = h.squash({
+    number: 3,
+    title: 'Drop bench config',
+    files: { 'benchmarks/asv.conf.json': null },
+    date: '2025-03-01T00:00:00Z',
+  });
+  refs.toJsonc = h.squash({
+    number: 4,
+    title: 'jsonc',
+    files: { 'asv.conf.json': null, 'asv.conf.jsonc': '// c\n{"v": "jsonc"}\n' },
+    date: '2025-04-01T00:00:00Z',
+  });
   refs.noAsv = h.squash({ number: 5, title: 'No asv', files: { 'asv.conf.jsonc': null }, date: '2025-04-15T00:00:00Z' });
   refs.edit = h.squash({ number: 6, title: 'Edit a', files: { 'pkg/a.py': 'a = 2\nb = 3\n' }, date: '2025-04-20T00:00:00Z' });
   repo = await h.write();
@@ -37,7 +53,9 @@ describe('git adapter', () => {
   it('reads logs with numstat (and patches), first-parent and date-bounded', async () => {
     const commits = await git.log(repo.path, { revs: ['main'], firstParent: true, since: '2025-03-01T00:00:00Z', patch: true });
     expect(commits.map((c) => c.message.split('\n')[0])).toEqual(['Edit a (#6)', 'No asv (#5)', 'jsonc (#4)', 'Drop bench config (#3)']);
-    expect(commits[0]!.files).toEqual([{ path: 'pkg/a.py', previousPath: null, status: 'modified', additions: 2, deletions: 1, binary: false }]);
+    expect(commits[0]!.files).toEqual([
+      { path: 'pkg/a.py', previousPath: null, status: 'modified', additions: 2, deletions: 1, binary: false },
+    ]);
     expect(commits[0]!.patch).toBe(await repo.git(['diff', '--binary', '--full-index', repo.sha(refs.noAsv!), repo.sha(refs.edit!)]));
     const merge = await git.commits(repo.path, [repo.sha(refs.addBench!)]);
     expect(merge[0]!.files.map((f) => f.path)).toEqual(['benchmarks/asv.conf.json', 'benchmarks/bench_a.py']);
@@ -46,7 +64,9 @@ describe('git adapter', () => {
   it('counts lines from the patch exactly as git --numstat does', async () => {
     const withPatch = await git.log(repo.path, { revs: ['main'], patch: true });
     const withNumstat = await git.log(repo.path, { revs: ['main'] });
-    expect(withPatch.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions]))).toEqual(withNumstat.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions])));
+    expect(withPatch.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions]))).toEqual(
+      withNumstat.map((c) => c.files.map((f) => [f.path, f.additions, f.deletions])),
+    );
     expect(withPatch.flatMap((c) => c.files).length).toBeGreaterThan(10);
   });
 
@@ -59,7 +79,10 @@ describe('git adapter', () => {
     expect(tree[0]!.size).toBe(15);
     expect((await git.show(repo.path, head, 'benchmarks/asv.conf.json'))?.toString()).toBe('{"v": "bench"}\n');
     expect(await git.show(repo.path, head, 'nope.txt')).toBeNull();
-    expect(await git.commitDates(repo.path, repo.sha(refs.edit!))).toEqual({ authorDate: '2025-04-20T00:00:00.000Z', committerDate: '2025-04-20T00:00:00.000Z' });
+    expect(await git.commitDates(repo.path, repo.sha(refs.edit!))).toEqual({
+      authorDate: '2025-04-20T00:00:00.000Z',
+      committerDate: '2025-04-20T00:00:00.000Z',
+    });
     expect(await git.revParse(repo.path, 'main')).toBe(repo.sha(refs.edit!));
     expect(await git.revParse(repo.path, 'no-such-branch')).toBeNull();
   });
@@ -83,8 +106,14 @@ describe('git adapter', () => {
     }
     // A part of the line: read from the oldest wanted commit's tree, the same answers.
     for (const part of [['dropBench', 'toJsonc'], ['addRoot'], ['addBench', 'noAsv']]) {
-      const some = await git.findAsvConfigs(repo.path, line, part.map((k) => repo.sha(refs[k]!)));
-      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(Object.fromEntries(part.map((k) => [k, expected[k]])));
+      const some = await git.findAsvConfigs(
+        repo.path,
+        line,
+        part.map((k) => repo.sha(refs[k]!)),
+      );
+      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(
+        Object.fromEntries(part.map((k) => [k, expected[k]])),
+      );
     }
   });
 

@@ -24,7 +24,12 @@ beforeAll(async () => {
   const h = new GitHistoryBuilder({ defaultBranch: 'main' });
   h.commit({
     message: 'Initial import',
-    files: { [B]: '{"version": 1, "project": "demo"}\n', 'demo/__init__.py': '', 'demo/core.py': 'def f():\n    return 1\n', 'demo/util.py': 'A = 1\n' },
+    files: {
+      [B]: '{"version": 1, "project": "demo"}\n',
+      'demo/__init__.py': '',
+      'demo/core.py': 'def f():\n    return 1\n',
+      'demo/util.py': 'A = 1\n',
+    },
     date: '2025-01-10T00:00:00Z',
   });
   h.squash({ number: 10, title: 'Old change', files: { 'demo/core.py': 'def f():\n    return 2\n' }, date: '2025-03-30T00:00:00Z' });
@@ -52,10 +57,22 @@ beforeAll(async () => {
     from: 'bob/vectorize',
     title: 'Vectorize g',
     base: forkPoint,
-    commits: [{ message: 'add g', files: { 'demo/g.py': 'def g(xs):\n    return [x * 2 for x in xs]\n', 'demo/table.bin': new Uint8Array([0, 1, 2, 255, 0]) }, date: '2025-04-06T00:00:00Z' }],
+    commits: [
+      {
+        message: 'add g',
+        files: { 'demo/g.py': 'def g(xs):\n    return [x * 2 for x in xs]\n', 'demo/table.bin': new Uint8Array([0, 1, 2, 255, 0]) },
+        date: '2025-04-06T00:00:00Z',
+      },
+    ],
     date: '2025-04-09T00:00:00Z',
   });
-  h.squash({ number: 14, title: 'At the boundary', files: { 'demo/core.py': 'def f():\n    return 3\n' }, date: '2025-04-30T00:00:00Z', mergedAt: '2025-05-01T00:00:00Z' });
+  h.squash({
+    number: 14,
+    title: 'At the boundary',
+    files: { 'demo/core.py': 'def f():\n    return 3\n' },
+    date: '2025-04-30T00:00:00Z',
+    mergedAt: '2025-05-01T00:00:00Z',
+  });
   h.squash({ number: 15, title: 'Later', files: { 'demo/core.py': 'def f():\n    return 4\n' }, date: '2025-05-03T00:00:00Z' });
   repo = await h.write();
   await repo.git(['remote', 'add', 'origin', 'git@github.com:demo-org/demo.git']);
@@ -104,14 +121,25 @@ describe('collect --source git:PATH', () => {
     const squash12 = loadPullRequest(t.db, 'demo-org/demo', 12)!;
     expect(squash12.createdAt).toBe('2025-04-04T10:00:00.000Z'); // the squash commit's author date
     expect(squash12.mergedAt).toBe('2025-04-05T10:00:00.000Z');
-    expect(squash12.files).toEqual([{ path: 'demo/helpers.py', previousPath: 'demo/util.py', status: 'renamed', additions: 0, deletions: 0, binary: false }]);
+    expect(squash12.files).toEqual([
+      { path: 'demo/helpers.py', previousPath: 'demo/util.py', status: 'renamed', additions: 0, deletions: 0, binary: false },
+    ]);
     expect(squash12.missing).toContain('headSha');
 
     const merge13 = loadPullRequest(t.db, 'demo-org/demo', 13)!;
     expect(merge13.createdAt).toBe('2025-04-06T00:00:00.000Z');
-    expect(merge13.files.find((f) => f.path === 'demo/table.bin')).toEqual({ path: 'demo/table.bin', previousPath: null, status: 'added', additions: 0, deletions: 0, binary: true });
+    expect(merge13.files.find((f) => f.path === 'demo/table.bin')).toEqual({
+      path: 'demo/table.bin',
+      previousPath: null,
+      status: 'added',
+      additions: 0,
+      deletions: 0,
+      binary: true,
+    });
     // The binary file is in the diff in full, so that `git apply` can apply it.
-    expect(merge13.diff).toMatch(/diff --git a\/demo\/table\.bin b\/demo\/table\.bin\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\nliteral 5\n/);
+    expect(merge13.diff).toMatch(
+      /diff --git a\/demo\/table\.bin b\/demo\/table\.bin\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\nliteral 5\n/,
+    );
   });
 
   it('names the repository from --repo when given, and runs nothing twice', async () => {
@@ -148,15 +176,17 @@ describe('collect --source git:PATH', () => {
 
 describe('git history fixture', () => {
   it('writes the declared history with the given dates and the GitHub message formats', () => {
-    const log = execFileSync('git', ['-C', repo.path, 'log', '--first-parent', '--format=%s|%aI|%cI', 'main'], { encoding: 'utf8' }).trim().split('\n');
+    const log = execFileSync('git', ['-C', repo.path, 'log', '--first-parent', '--format=%s|%aI|%cI', 'main'], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(log).toContain('Move util to helpers (#12)|2025-04-04T10:00:00+00:00|2025-04-05T10:00:00+00:00');
     expect(log).toContain('Merge pull request #13 from bob/vectorize|2025-04-09T00:00:00+00:00|2025-04-09T00:00:00+00:00');
     expect(log).toHaveLength(8);
     expect(repo.commitCount).toBe(11);
-    expect(execFileSync('git', ['-C', repo.path, 'rev-list', '--parents', '-n1', built(13).mergeSha], { encoding: 'utf8' }).trim().split(' ')).toEqual([
-      built(13).mergeSha,
-      built(13).baseSha,
-      built(13).headSha,
-    ]);
+    expect(
+      execFileSync('git', ['-C', repo.path, 'rev-list', '--parents', '-n1', built(13).mergeSha], { encoding: 'utf8' })
+        .trim()
+        .split(' '),
+    ).toEqual([built(13).mergeSha, built(13).baseSha, built(13).headSha]);
   });
 });

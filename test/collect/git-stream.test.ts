@@ -39,7 +39,10 @@ async function stream(binary: string, shas: string[]): Promise<{ got: StreamedCo
   const git = new GitService({ queue: new PQueue({ concurrency: 2 }), timeoutMs: 30_000, binary });
   const got: StreamedCommit[] = [];
   const s = git.streamCommits(dir, shas, (c) => got.push(c));
-  const done = await s.done.then(() => null, (e: unknown) => e);
+  const done = await s.done.then(
+    () => null,
+    (e: unknown) => e,
+  );
   return { got, done };
 }
 
@@ -47,7 +50,10 @@ describe('streamCommits', () => {
   const [a, b, c] = ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)];
 
   it('hands over every commit, in order', async () => {
-    const { got, done } = await stream(fakeGit((m) => record(m, a, 'one', 'x.py') + record(m, b, 'two', 'y.py') + record(m, c, 'three', 'z.py')), [a, b, c]);
+    const { got, done } = await stream(
+      fakeGit((m) => record(m, a, 'one', 'x.py') + record(m, b, 'two', 'y.py') + record(m, c, 'three', 'z.py')),
+      [a, b, c],
+    );
     expect(done).toBeNull();
     expect(got.map((r) => ('commit' in r ? [r.sha, r.commit.message, r.commit.files.map((f) => f.path)] : [r.sha, 'error']))).toEqual([
       [a, 'one', ['x.py']],
@@ -59,7 +65,10 @@ describe('streamCommits', () => {
   it('a record that cannot be parsed fails only its own commit', async () => {
     // b's numstat line cannot be read: its record is a SyntaxError, a and c are fine.
     const broken = (m: string) => `NUL${m}H${header(b, 'two')}NUL${m}B\nnot a numstat line\n`;
-    const { got, done } = await stream(fakeGit((m) => record(m, a, 'one', 'x.py') + broken(m) + record(m, c, 'three', 'z.py')), [a, b, c]);
+    const { got, done } = await stream(
+      fakeGit((m) => record(m, a, 'one', 'x.py') + broken(m) + record(m, c, 'three', 'z.py')),
+      [a, b, c],
+    );
     expect(done).toBeNull();
     expect(got.map((r) => [r.sha, 'commit' in r ? 'ok' : String(r.error)])).toEqual([
       [a, 'ok'],
@@ -70,7 +79,10 @@ describe('streamCommits', () => {
 
   it('when git fails, the records it ended stand, the one it was writing is dropped, and `done` names the failure', async () => {
     // git stopped while writing b (a blob missing from a partial clone): b's record may be cut short.
-    const { got, done } = await stream(fakeGit((m) => record(m, a, 'one', 'x.py') + record(m, b, 'two', 'y.py'), 128), [a, b, c]);
+    const { got, done } = await stream(
+      fakeGit((m) => record(m, a, 'one', 'x.py') + record(m, b, 'two', 'y.py'), 128),
+      [a, b, c],
+    );
     expect(got.map((r) => r.sha)).toEqual([a]);
     expect(String(done)).toMatch(/exited with 128/);
   });

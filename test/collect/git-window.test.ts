@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 describe('collect --source git:PATH over a window', () => {
-  it('finds each month\'s pull requests as the whole history does, reading only the line down to the window', async () => {
+  it("finds each month's pull requests as the whole history does, reading only the line down to the window", async () => {
     const tip = (await repo.git(['rev-parse', 'main'])).trim();
     const whole = await git.graph(repo.path, tip);
     const mainline = await git.graph(repo.path, tip, { firstParent: true });
@@ -51,9 +51,21 @@ describe('collect --source git:PATH over a window', () => {
 
   it('collects a month with the same records as a run over the whole year keeps for it', async () => {
     const year = testContext();
-    await runStage(year.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: rangeWindow(new Date('2023-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z')) }));
+    await runStage(
+      year.ctx,
+      collectStage,
+      testScope({
+        source: { kind: 'git', path: repo.path },
+        repos: ['bench/big'],
+        window: rangeWindow(new Date('2023-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z')),
+      }),
+    );
     const month = testContext();
-    const report = await runStage(month.ctx, collectStage, testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: '2024-05' }));
+    const report = await runStage(
+      month.ctx,
+      collectStage,
+      testScope({ source: { kind: 'git', path: repo.path }, repos: ['bench/big'], window: '2024-05' }),
+    );
     expect(report.failed).toEqual({});
     expect(report.done).toBeGreaterThan(20);
     for (const row of month.ctx.ledger.list('collect')) {

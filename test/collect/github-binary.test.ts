@@ -13,6 +13,8 @@ describe('binary sections of a GitHub diff', () => {
       'diff --git a/t.bin b/t.bin\nindex ce013625030ba8dba906f756967f9e9ca394464a..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100644',
     );
     const added = 'diff --git a/n.bin b/n.bin\nnew file mode 100644\nBinary files /dev/null and b/n.bin differ\n';
-    expect(fullIndexHeader(added, null, new Uint8Array())).toBe(`diff --git a/n.bin b/n.bin\nnew file mode 100644\nindex ${'0'.repeat(40)}..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391`);
+    expect(fullIndexHeader(added, null, new Uint8Array())).toBe(
+      `diff --git a/n.bin b/n.bin\nnew file mode 100644\nindex ${'0'.repeat(40)}..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391`,
+    );
   });
 });

@@ -35,7 +35,10 @@ function repository(extraPulls: FakePull[] = []): FakeRepo {
     stars: 1200,
     defaultBranch: 'main',
     pushedAt: '2025-04-30T00:00:00Z',
-    files: { 'benchmarks/asv.conf.json': '{"version": 1, "project": "fastlib"}\n', 'pyproject.toml': '[project]\nrequires-python = ">=3.9"\n' },
+    files: {
+      'benchmarks/asv.conf.json': '{"version": 1, "project": "fastlib"}\n',
+      'pyproject.toml': '[project]\nrequires-python = ">=3.9"\n',
+    },
     pulls: [
       ...filler,
       pull(90, '2025-03-15T00:00:00Z'),
@@ -177,7 +180,11 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
       expect(requests.length).toBe(4); // the repository, then three list pages
       expect(requests.every((r) => r.conditional && r.status === 304)).toBe(true);
       expect(t.metrics.get('github.notModified')).toBe(4);
-      expect({ prs: countRows(t.db, 'pull_requests'), items: countRows(t.db, 'stage_items'), cache: countRows(t.db, 'http_cache') }).toEqual(before);
+      expect({
+        prs: countRows(t.db, 'pull_requests'),
+        items: countRows(t.db, 'stage_items'),
+        cache: countRows(t.db, 'http_cache'),
+      }).toEqual(before);
       expect(JSON.stringify(t.ctx.ledger.list('collect'))).toBe(ledgerBefore);
       // Nothing at all is written: a 304 is answered from the cache without touching it.
       expect(changes() - changesBefore).toBe(0);
@@ -197,7 +204,11 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
       const scope = testScope({ repos: [REPO], prs: [101] });
       await runStage(t.ctx, collectStage, scope);
       const rerun = (collect: Record<string, unknown>) =>
-        runStage(testContext({ tokens: [TOKEN], db: t.db, config: { github: { baseUrl: gh.url, retryUnitMs: 1, concurrency: 2 }, collect } }).ctx, collectStage, scope);
+        runStage(
+          testContext({ tokens: [TOKEN], db: t.db, config: { github: { baseUrl: gh.url, retryUnitMs: 1, concurrency: 2 }, collect } }).ctx,
+          collectStage,
+          scope,
+        );
 
       expect(await rerun({ listPerPage: 5, gitBatchSize: 7, gitWindowSlackDays: 3 })).toMatchObject({ planned: 1, ran: 0, reused: 1 });
       expect(await rerun({ listPerPage: 10, comments: false, maxLinkedIssues: 1 })).toMatchObject({ planned: 1, ran: 1, reused: 0 });
@@ -220,7 +231,13 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
   it('handles a PR with more than 3,000 changed files: all 30 pages, the rest from the trees, the diff assembled', async () => {
     const base = sha(300, 'base');
     const merge = sha(300, 'merge');
-    const files = Array.from({ length: 3500 }, (_, i) => ({ filename: `data/f${String(i).padStart(4, '0')}.py`, status: 'added' as const, additions: 1, deletions: 0, patch: `@@ -0,0 +1 @@\n+v = ${i}` }));
+    const files = Array.from({ length: 3500 }, (_, i) => ({
+      filename: `data/f${String(i).padStart(4, '0')}.py`,
+      status: 'added' as const,
+      additions: 1,
+      deletions: 0,
+      patch: `@@ -0,0 +1 @@\n+v = ${i}`,
+    }));
     const mergeTree: Record<string, string> = { 'asv.conf.json': '{}' };
     for (const [i, f] of files.entries()) mergeTree[f.filename] = `v = ${i}\n`;
     const big = pull(300, '2025-04-20T00:00:00Z', { files, baseSha: base, mergeSha: merge });
@@ -319,7 +336,11 @@ describe('collect from GitHub (loopback server, real Octokit)', () => {
     const t = setup(gh);
     const first = await runStage(t.ctx, collectStage, testScope({ repos: [REPO, 'acme/deleted'], prs: [101] }));
     expect(first.dropped).toEqual({ 'repo-not-found': 1 });
-    expect(t.ctx.ledger.get('collect', 'acme/deleted')).toMatchObject({ status: 'dropped', reason: 'repo-not-found', repo: 'acme/deleted' });
+    expect(t.ctx.ledger.get('collect', 'acme/deleted')).toMatchObject({
+      status: 'dropped',
+      reason: 'repo-not-found',
+      repo: 'acme/deleted',
+    });
     // The PR disappears between plan and run: the repository loses it.
     gh.inject({ path: `/repos/${REPO}/pulls/101`, fault: { kind: 'status', status: 404, body: { message: 'Not Found' } } });
     const second = await runStage(t.ctx, collectStage, testScope({ repos: [REPO], prs: [101] }), { force: true });

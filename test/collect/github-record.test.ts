@@ -16,7 +16,11 @@ const item = (number: number, updated: string, merged: string | null): GhPullLis
 describe('GitHub record assembly (pure)', () => {
   it('scans a page sorted by updated_at: keeps PRs merged in the window, stops once a PR is older than the start', () => {
     const w = monthWindow('2025-04');
-    const page1 = [item(1, '2025-05-10T00:00:00Z', '2025-05-09T00:00:00Z'), item(2, '2025-05-02T00:00:00Z', '2025-04-30T23:59:59Z'), item(3, '2025-04-15T00:00:00Z', null)];
+    const page1 = [
+      item(1, '2025-05-10T00:00:00Z', '2025-05-09T00:00:00Z'),
+      item(2, '2025-05-02T00:00:00Z', '2025-04-30T23:59:59Z'),
+      item(3, '2025-04-15T00:00:00Z', null),
+    ];
     expect(scanPullPage(page1, w)).toEqual({ inWindow: [page1[1]], done: false });
     const page2 = [item(4, '2025-04-02T00:00:00Z', '2025-04-01T00:00:00Z'), item(5, '2025-03-31T00:00:00Z', '2025-03-30T00:00:00Z')];
     expect(scanPullPage(page2, w)).toEqual({ inWindow: [page2[0]], done: true });
@@ -32,10 +36,24 @@ describe('GitHub record assembly (pure)', () => {
     ]);
     expect(diff).toBe(
       [
-        'diff --git a/a.py b/a.py', '--- a/a.py', '+++ b/a.py', '@@ -1 +1 @@', '-a', '+b',
-        'diff --git a/new.py b/new.py', 'new file mode 100644', '--- /dev/null', '+++ b/new.py', '@@ -0,0 +1 @@', '+x',
-        'diff --git a/old_b.py b/b.py', 'rename from old_b.py', 'rename to b.py',
-        'diff --git a/huge.py b/huge.py', 'Binary files a/huge.py and b/huge.py differ', '',
+        'diff --git a/a.py b/a.py',
+        '--- a/a.py',
+        '+++ b/a.py',
+        '@@ -1 +1 @@',
+        '-a',
+        '+b',
+        'diff --git a/new.py b/new.py',
+        'new file mode 100644',
+        '--- /dev/null',
+        '+++ b/new.py',
+        '@@ -0,0 +1 @@',
+        '+x',
+        'diff --git a/old_b.py b/b.py',
+        'rename from old_b.py',
+        'rename to b.py',
+        'diff --git a/huge.py b/huge.py',
+        'Binary files a/huge.py and b/huge.py differ',
+        '',
       ].join('\n'),
     );
     expect(complete).toBe(false);
@@ -43,9 +61,27 @@ describe('GitHub record assembly (pure)', () => {
   });
 
   it('completes a capped file list from the base and merge trees', () => {
-    const tree = (entries: [string, string][]) => ({ sha: 't', truncated: false, tree: entries.map(([path, sha]) => ({ path, type: 'blob', sha })) });
+    const tree = (entries: [string, string][]) => ({
+      sha: 't',
+      truncated: false,
+      tree: entries.map(([path, sha]) => ({ path, type: 'blob', sha })),
+    });
     const listed = [toFileChange({ filename: 'a.py', status: 'modified', additions: 1, deletions: 1, patch: '@@' })];
-    const extra = filesBeyondList(listed, tree([['a.py', '1'], ['b.py', '1'], ['gone.py', '1'], ['same.py', '1']]), tree([['a.py', '2'], ['b.py', '2'], ['c.py', '1'], ['same.py', '1']]));
+    const extra = filesBeyondList(
+      listed,
+      tree([
+        ['a.py', '1'],
+        ['b.py', '1'],
+        ['gone.py', '1'],
+        ['same.py', '1'],
+      ]),
+      tree([
+        ['a.py', '2'],
+        ['b.py', '2'],
+        ['c.py', '1'],
+        ['same.py', '1'],
+      ]),
+    );
     expect(extra.map((f) => [f.path, f.status])).toEqual([
       ['b.py', 'modified'],
       ['c.py', 'added'],

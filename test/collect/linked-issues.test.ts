@@ -23,13 +23,27 @@ describe('linked issues (pure)', () => {
 
   it('keeps each issue once, drops the PR itself and what sits in code', () => {
     expect(refs('#5 and again #5, fixes #5', 5)).toEqual([]);
-    expect(refs('see #5 and pandas-dev/pandas#5; fixes #6', 99)).toEqual(['pandas-dev/pandas#6:closing-keyword', 'pandas-dev/pandas#5:reference']);
+    expect(refs('see #5 and pandas-dev/pandas#5; fixes #6', 99)).toEqual([
+      'pandas-dev/pandas#6:closing-keyword',
+      'pandas-dev/pandas#5:reference',
+    ]);
     expect(refs('```\nfixes #1\n```\nuse `x#2` or&#35;3 or file.py#L12 or a@b#4')).toEqual([]);
     expect(refs('https://github.com/pandas-dev/pandas/pull/10 is a PR')).toEqual([]);
   });
 
   it('keeps only comments written before the PR was opened', () => {
-    const c = (createdAt: string) => ({ author: 'a', authorAssociation: null, body: createdAt, createdAt, kind: 'issue' as const, path: null });
-    expect(commentsBefore([c('2025-04-01T00:00:00Z'), c('2025-04-02T00:00:00Z'), c('2025-04-03T00:00:00Z')], '2025-04-02T00:00:00Z').map((x) => x.body)).toEqual(['2025-04-01T00:00:00Z']);
+    const c = (createdAt: string) => ({
+      author: 'a',
+      authorAssociation: null,
+      body: createdAt,
+      createdAt,
+      kind: 'issue' as const,
+      path: null,
+    });
+    expect(
+      commentsBefore([c('2025-04-01T00:00:00Z'), c('2025-04-02T00:00:00Z'), c('2025-04-03T00:00:00Z')], '2025-04-02T00:00:00Z').map(
+        (x) => x.body,
+      ),
+    ).toEqual(['2025-04-01T00:00:00Z']);
   });
 });

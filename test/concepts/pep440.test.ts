@@ -45,13 +45,24 @@ describe('PEP 440 specifiers (one module for discover and synthesize)', () => {
 
 describe('Python project metadata (one reader for discover and synthesize)', () => {
   it('reads requires-python, python_requires and the classifiers from their own places only', () => {
-    expect(declaredRequiresPython({ setupCfg: '[options]\npython_requires = ">=3.9"\n' })).toEqual({ spec: '>=3.9', from: 'python_requires' });
-    expect(pythonMetadataOf({ pyproject: '[project]\nrequires-python = ">=3.10"\nclassifiers = [\n  "Programming Language :: Python :: 3.11",\n]\n' })).toEqual({
+    expect(declaredRequiresPython({ setupCfg: '[options]\npython_requires = ">=3.9"\n' })).toEqual({
+      spec: '>=3.9',
+      from: 'python_requires',
+    });
+    expect(
+      pythonMetadataOf({
+        pyproject: '[project]\nrequires-python = ">=3.10"\nclassifiers = [\n  "Programming Language :: Python :: 3.11",\n]\n',
+      }),
+    ).toEqual({
       requiresPython: '>=3.10',
       classifierVersions: ['3.11'],
     });
     // a classifier in a comment or in another table is not a declaration
-    expect(pythonMetadataOf({ pyproject: '# Programming Language :: Python :: 3.7\n[tool.x]\nclassifiers = ["Programming Language :: Python :: 3.6"]\n' })).toEqual({
+    expect(
+      pythonMetadataOf({
+        pyproject: '# Programming Language :: Python :: 3.7\n[tool.x]\nclassifiers = ["Programming Language :: Python :: 3.6"]\n',
+      }),
+    ).toEqual({
       requiresPython: null,
       classifierVersions: [],
     });

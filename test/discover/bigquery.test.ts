@@ -20,12 +20,18 @@ function client(url: string): BigQuery {
 
 describe('BigQuery query (pure)', () => {
   it('finds asv.conf.json / .jsonc anywhere in the tree, Python repositories only, shallowest path first', () => {
-    const { sql, params } = buildAsvQuery({ filesTable: 'bigquery-public-data.github_repos.files', languagesTable: 'bigquery-public-data.github_repos.languages', maxRows: 5000 });
+    const { sql, params } = buildAsvQuery({
+      filesTable: 'bigquery-public-data.github_repos.files',
+      languagesTable: 'bigquery-public-data.github_repos.languages',
+      maxRows: 5000,
+    });
     expect(sql).toContain('FROM `bigquery-public-data.github_repos.files` AS f');
     expect(sql).toContain('WHERE REGEXP_CONTAINS(f.path, @asv_path_pattern)');
-    expect(sql).toContain("FROM `bigquery-public-data.github_repos.languages` AS l, UNNEST(l.language) AS lang");
+    expect(sql).toContain('FROM `bigquery-public-data.github_repos.languages` AS l, UNNEST(l.language) AS lang');
     expect(sql).toContain("WHERE lang.name = 'Python'");
-    expect(sql).toContain("ARRAY_AGG(f.path ORDER BY ARRAY_LENGTH(SPLIT(f.path, '/')), LENGTH(f.path), f.path LIMIT 1)[OFFSET(0)] AS asv_config_path");
+    expect(sql).toContain(
+      "ARRAY_AGG(f.path ORDER BY ARRAY_LENGTH(SPLIT(f.path, '/')), LENGTH(f.path), f.path LIMIT 1)[OFFSET(0)] AS asv_config_path",
+    );
     expect(sql).toContain('GROUP BY f.repo_name');
     expect(sql).toContain('LIMIT @max_rows');
     expect(params).toEqual({ asv_path_pattern: ASV_PATH_PATTERN, max_rows: 5000 });
@@ -43,7 +49,10 @@ describe('BigQuery query (pure)', () => {
       { repo_name: 'Pandas-Dev/pandas', asv_config_path: 'asv.conf.json', asv_configs: 2 },
     ].map((r) => asvRowSchema.parse(r));
     expect(rows[0]!.asv_configs).toBe(1);
-    expect(rowsToCandidates(rows)).toEqual({ candidates: [{ name: 'pandas-dev/pandas', asvConfigPath: 'asv_bench/asv.conf.json', via: 'bigquery' }], skipped: 1 });
+    expect(rowsToCandidates(rows)).toEqual({
+      candidates: [{ name: 'pandas-dev/pandas', asvConfigPath: 'asv_bench/asv.conf.json', via: 'bigquery' }],
+      skipped: 1,
+    });
     expect(asvRowSchema.safeParse({ repo_name: 'a/b' }).success).toBe(false);
   });
 });
@@ -59,11 +68,21 @@ describe('BigQuery adapter against a loopback server (real client)', () => {
     { name: 'asv_config_path', type: 'STRING' as const },
     { name: 'asv_configs', type: 'INTEGER' as const },
   ];
-  const rows = Array.from({ length: 25 }, (_, i) => ({ repo_name: `org${i}/proj${i}`, asv_config_path: i % 2 ? 'asv.conf.json' : 'benchmarks/asv.conf.json', asv_configs: 1 }));
+  const rows = Array.from({ length: 25 }, (_, i) => ({
+    repo_name: `org${i}/proj${i}`,
+    asv_config_path: i % 2 ? 'asv.conf.json' : 'benchmarks/asv.conf.json',
+    asv_configs: 1,
+  }));
 
   it('sends the query with its parameters and reads every page of rows', async () => {
     bq = await FakeBigQuery.start({ fields, rows, pageSize: 10, incompleteFirst: true });
-    const service = new BigQueryService({ client: client(bq.url), location: 'US', queue: new PQueue({ concurrency: 1 }), timeoutMs: 20_000, log: silent });
+    const service = new BigQueryService({
+      client: client(bq.url),
+      location: 'US',
+      queue: new PQueue({ concurrency: 1 }),
+      timeoutMs: 20_000,
+      log: silent,
+    });
     const { sql, params } = buildAsvQuery({ filesTable: 'bigquery-public-data.github_repos.files', languagesTable: null, maxRows: 100 });
     const got = await service.query(sql, params, asvRowSchema, { maxBytesBilled: 1_000_000 });
     expect(got).toHaveLength(25);
@@ -79,15 +98,38 @@ describe('BigQuery adapter against a loopback server (real client)', () => {
   });
 
   it('maps a refusal to a named outside-service error', async () => {
-    bq = await FakeBigQuery.start({ fields, rows, error: { code: 403, reason: 'accessDenied', message: 'Access Denied: Project perfmine-test' } });
-    const service = new BigQueryService({ client: client(bq.url), location: 'US', queue: new PQueue({ concurrency: 1 }), timeoutMs: 20_000, log: silent });
-    await expect(service.query('SELECT 1', {}, asvRowSchema)).rejects.toMatchObject({ kind: 'outside-service', reason: 'bigquery-unauthorized' });
+    bq = await FakeBigQuery.start({
+      fields,
+      rows,
+      error: { code: 403, reason: 'accessDenied', message: 'Access Denied: Project perfmine-test' },
+    });
+    const service = new BigQueryService({
+      client: client(bq.url),
+      location: 'US',
+      queue: new PQueue({ concurrency: 1 }),
+      timeoutMs: 20_000,
+      log: silent,
+    });
+    await expect(service.query('SELECT 1', {}, asvRowSchema)).rejects.toMatchObject({
+      kind: 'outside-service',
+      reason: 'bigquery-unauthorized',
+    });
   });
 
-  it('feeds discover\'s plan: one item per repository BigQuery found, with its asv config path', async () => {
+  it("feeds discover's plan: one item per repository BigQuery found, with its asv config path", async () => {
     bq = await FakeBigQuery.start({ fields, rows: rows.slice(0, 2) });
-    const service = new BigQueryService({ client: client(bq.url), location: 'US', queue: new PQueue({ concurrency: 1 }), timeoutMs: 20_000, log: silent });
-    const t = testContext({ tokens: ['tok'], services: { bigquery: service }, config: { discover: { source: 'bigquery' }, github: { baseUrl: 'http://127.0.0.1:9', retries: 0 } } });
+    const service = new BigQueryService({
+      client: client(bq.url),
+      location: 'US',
+      queue: new PQueue({ concurrency: 1 }),
+      timeoutMs: 20_000,
+      log: silent,
+    });
+    const t = testContext({
+      tokens: ['tok'],
+      services: { bigquery: service },
+      config: { discover: { source: 'bigquery' }, github: { baseUrl: 'http://127.0.0.1:9', retries: 0 } },
+    });
     const plan = await discoverStage.plan(t.ctx, testScope());
     expect(plan.map((i) => [i.key, (i.input as { asvConfigPath: string }).asvConfigPath, (i.input as { via: string }).via])).toEqual([
       ['org0/proj0', 'benchmarks/asv.conf.json', 'bigquery'],

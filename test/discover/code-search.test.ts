@@ -12,7 +12,13 @@ describe('code search sharding (pure)', () => {
       { min: 201, max: 400 },
     ]);
     expect(splitRange({ min: 7, max: 7 })).toBeNull();
-    expect(decideShard({ min: 0, max: 400 }, 2500, 1000, 100)).toEqual({ kind: 'split', ranges: [{ min: 0, max: 200 }, { min: 201, max: 400 }] });
+    expect(decideShard({ min: 0, max: 400 }, 2500, 1000, 100)).toEqual({
+      kind: 'split',
+      ranges: [
+        { min: 0, max: 200 },
+        { min: 201, max: 400 },
+      ],
+    });
     expect(decideShard({ min: 0, max: 400 }, 950, 1000, 100)).toEqual({ kind: 'read', pages: 10, unreachable: 0 });
     expect(decideShard({ min: 5, max: 5 }, 1200, 1000, 100)).toEqual({ kind: 'read', pages: 10, unreachable: 200 });
     expect(decideShard({ min: 0, max: 9 }, 0, 1000, 100)).toEqual({ kind: 'read', pages: 1, unreachable: 0 });
@@ -39,7 +45,10 @@ describe('code search against the loopback server', () => {
   });
 
   it('reaches more than the 1,000-result cap by sharding on size, every repository once', async () => {
-    const t = testContext({ tokens: ['tok'], config: { github: { baseUrl: gh.url, retryUnitMs: 1 }, discover: { codeSearch: { intervalMs: 0 } } } });
+    const t = testContext({
+      tokens: ['tok'],
+      config: { github: { baseUrl: gh.url, retryUnitMs: 1 }, discover: { codeSearch: { intervalMs: 0 } } },
+    });
     const result = await searchAsvRepositories(t.ctx.services.github, t.config.discover.codeSearch, t.ctx.log);
     expect(result.candidates).toHaveLength(total);
     expect(result.unreachable).toBe(0);

@@ -13,18 +13,31 @@ import { FakeGitHub, type FakeRepo } from '../fakes/github-server.js';
 
 const ASV = { 'asv.conf.json': '{"version": 1}\n' };
 const PY39 = { 'pyproject.toml': '[project]\nrequires-python = ">=3.9"\n' };
-const repo = (fullName: string, extra: Partial<FakeRepo> = {}): FakeRepo => ({ fullName, stars: 800, pushedAt: '2025-03-01T00:00:00Z', files: { ...ASV, ...PY39 }, ...extra });
+const repo = (fullName: string, extra: Partial<FakeRepo> = {}): FakeRepo => ({
+  fullName,
+  stars: 800,
+  pushedAt: '2025-03-01T00:00:00Z',
+  files: { ...ASV, ...PY39 },
+  ...extra,
+});
 
 const REPOS: FakeRepo[] = [
   repo('good/kept'),
-  repo('good/nested', { files: { 'benchmarks/asv.conf.jsonc': '{}', 'python/setup.py': 'setup(python_requires=">=3.7")', 'benchmarks/../x': '' } }),
+  repo('good/nested', {
+    files: { 'benchmarks/asv.conf.jsonc': '{}', 'python/setup.py': 'setup(python_requires=">=3.7")', 'benchmarks/../x': '' },
+  }),
   repo('bad/few-stars', { stars: 99 }),
   repo('bad/fork', { fork: true }),
   repo('bad/archived', { archived: true }),
   repo('bad/disabled', { disabled: true }),
   repo('bad/stale', { pushedAt: '2021-12-31T00:00:00Z' }),
   repo('bad/old-python', { files: { ...ASV, 'setup.py': 'setup(python_requires=">=2.7, <3.8")' } }),
-  repo('bad/old-classifiers', { files: { ...ASV, 'setup.cfg': '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.6\n    Programming Language :: Python :: 3.7\n' } }),
+  repo('bad/old-classifiers', {
+    files: {
+      ...ASV,
+      'setup.cfg': '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.6\n    Programming Language :: Python :: 3.7\n',
+    },
+  }),
   repo('bad/no-asv', { files: { ...PY39 } }),
   repo('new/name', { formerNames: ['old/name'] }),
 ];
@@ -60,11 +73,23 @@ describe('discover: enrichment and filters (loopback GitHub)', () => {
       'bad/no-asv': 'no-asv-config',
       'bad/deleted': 'repo-not-found',
     });
-    expect(loadRepository(t.db, 'good/kept')).toMatchObject({ stars: 800, fork: false, archived: false, defaultBranch: 'main', asvConfigPath: 'asv.conf.json', pythonRequires: 'requires-python >=3.9', verdict: 'kept', source: 'github' });
+    expect(loadRepository(t.db, 'good/kept')).toMatchObject({
+      stars: 800,
+      fork: false,
+      archived: false,
+      defaultBranch: 'main',
+      asvConfigPath: 'asv.conf.json',
+      pythonRequires: 'requires-python >=3.9',
+      verdict: 'kept',
+      source: 'github',
+    });
     // A monorepo: the asv config is nested, the package metadata lives next to it.
     expect(loadRepository(t.db, 'good/nested')).toMatchObject({ asvConfigPath: 'benchmarks/asv.conf.jsonc', pythonRequires: null });
     expect(loadRepository(t.db, 'bad/fork')).toMatchObject({ fork: true, verdict: 'repo-fork' });
-    expect(loadRepository(t.db, 'bad/old-python')).toMatchObject({ pythonRequires: 'python_requires >=2.7, <3.8', verdict: 'python-too-old' });
+    expect(loadRepository(t.db, 'bad/old-python')).toMatchObject({
+      pythonRequires: 'python_requires >=2.7, <3.8',
+      verdict: 'python-too-old',
+    });
     expect(loadRepository(t.db, 'bad/deleted')).toBeUndefined();
     expect(t.ctx.ledger.get('discover', 'bad/stale')!.detail).toMatch(/no push since 2021-12-31/);
   });
@@ -106,14 +131,20 @@ describe('discover then collect (loopback GitHub)', () => {
   it('collect takes the repositories discover kept, under their canonical names', async () => {
     const gh = await FakeGitHub.start({
       repos: [
-        { ...syntheticRepo(0, { pulls: 6, mergedFrom: '2025-04-01T00:00:00Z', mergedTo: '2025-05-01T00:00:00Z' }), formerNames: ['org0/oldname'] },
+        {
+          ...syntheticRepo(0, { pulls: 6, mergedFrom: '2025-04-01T00:00:00Z', mergedTo: '2025-05-01T00:00:00Z' }),
+          formerNames: ['org0/oldname'],
+        },
         { ...syntheticRepo(1, { pulls: 4, mergedFrom: '2025-04-01T00:00:00Z', mergedTo: '2025-05-01T00:00:00Z' }), stars: 3 },
       ],
     });
     try {
       const listed = join(tmpdir(), `perfmine-list2-${process.pid}.txt`);
       await writeFile(listed, 'org0/oldname\norg1/project1\n');
-      const t = testContext({ tokens: ['tok'], config: { github: { baseUrl: gh.url, retryUnitMs: 1 }, discover: { source: 'list', listFile: listed } } });
+      const t = testContext({
+        tokens: ['tok'],
+        config: { github: { baseUrl: gh.url, retryUnitMs: 1 }, discover: { source: 'list', listFile: listed } },
+      });
       const d = await runStage(t.ctx, discoverStage, testScope());
       expect(d).toMatchObject({ done: 1, dropped: { 'too-few-stars': 1 } });
       const c = await runStage(t.ctx, collectStage, testScope());
@@ -132,7 +163,11 @@ describe('discover --source git:PATH', () => {
   let clone: GitHistory;
   beforeAll(async () => {
     const h = new GitHistoryBuilder({ defaultBranch: 'develop' });
-    h.commit({ message: 'init', files: { 'benchmarks/asv.conf.json': '{}', 'pyproject.toml': '[project]\nrequires-python = ">=3.10"\n' }, date: '2025-01-01T00:00:00Z' });
+    h.commit({
+      message: 'init',
+      files: { 'benchmarks/asv.conf.json': '{}', 'pyproject.toml': '[project]\nrequires-python = ">=3.10"\n' },
+      date: '2025-01-01T00:00:00Z',
+    });
     clone = await h.write();
     await clone.git(['remote', 'add', 'origin', 'https://github.com/someorg/somerepo.git']);
   });

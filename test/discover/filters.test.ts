@@ -6,7 +6,13 @@ import { classifierMinors, readPythonSupport } from '../../stages/discover/pytho
 
 const rules = { minStars: 100, maxInactiveYears: 3, minPython: '3.8' };
 const asOf = new Date('2025-05-01T00:00:00Z');
-const facts: { stars: number; fork: boolean; archived: boolean; disabled: boolean; pushedAt: string | null } = { stars: 500, fork: false, archived: false, disabled: false, pushedAt: '2025-04-01T00:00:00Z' };
+const facts: { stars: number; fork: boolean; archived: boolean; disabled: boolean; pushedAt: string | null } = {
+  stars: 500,
+  fork: false,
+  archived: false,
+  disabled: false,
+  pushedAt: '2025-04-01T00:00:00Z',
+};
 
 describe('repository filters (pure)', () => {
   it('keeps an active, starred, original repository', () => {
@@ -41,15 +47,34 @@ describe('repository filters (pure)', () => {
   });
 
   it('reads requires-python, python_requires and classifiers', () => {
-    expect(findRequiresPython({ pyproject: '[project]\nname = "x"\nrequires-python = ">=3.10"\n' })).toEqual({ spec: '>=3.10', from: 'requires-python' });
+    expect(findRequiresPython({ pyproject: '[project]\nname = "x"\nrequires-python = ">=3.10"\n' })).toEqual({
+      spec: '>=3.10',
+      from: 'requires-python',
+    });
     expect(findRequiresPython({ setupCfg: '[options]\npython_requires = >=3.6\n' })).toEqual({ spec: '>=3.6', from: 'python_requires' });
-    expect(findRequiresPython({ setupPy: 'setup(name="x", python_requires=">=2.7, <3")' })).toEqual({ spec: '>=2.7, <3', from: 'python_requires' });
-    expect(classifierMinors({ setupPy: 'setup(classifiers=[\n"Programming Language :: Python :: 3.6",\n"Programming Language :: Python :: 3.7",\n"Programming Language :: Python :: 2.7"])' })).toEqual([6, 7]);
+    expect(findRequiresPython({ setupPy: 'setup(name="x", python_requires=">=2.7, <3")' })).toEqual({
+      spec: '>=2.7, <3',
+      from: 'python_requires',
+    });
+    expect(
+      classifierMinors({
+        setupPy:
+          'setup(classifiers=[\n"Programming Language :: Python :: 3.6",\n"Programming Language :: Python :: 3.7",\n"Programming Language :: Python :: 2.7"])',
+      }),
+    ).toEqual([6, 7]);
     expect(readPythonSupport({ setupPy: 'python_requires="<3.8"' }, '3.8')).toEqual({ supported: false, evidence: 'python_requires <3.8' });
-    expect(readPythonSupport({ setupCfg: '[metadata]\nclassifiers =\n  Programming Language :: Python :: 3.7\n' }, '3.8')).toEqual({ supported: false, evidence: 'classifiers 3.7' });
-    expect(readPythonSupport({ pyproject: '[project]\nclassifiers = ["Programming Language :: Python :: 3.12"]' }, '3.8').supported).toBe(true);
+    expect(readPythonSupport({ setupCfg: '[metadata]\nclassifiers =\n  Programming Language :: Python :: 3.7\n' }, '3.8')).toEqual({
+      supported: false,
+      evidence: 'classifiers 3.7',
+    });
+    expect(readPythonSupport({ pyproject: '[project]\nclassifiers = ["Programming Language :: Python :: 3.12"]' }, '3.8').supported).toBe(
+      true,
+    );
     expect(readPythonSupport({}, '3.8')).toEqual({ supported: null, evidence: null });
     expect(judgePython({ supported: null, evidence: null }, rules)).toEqual({ keep: true });
-    expect(judgePython({ supported: false, evidence: 'requires-python <3.8' }, rules)).toMatchObject({ keep: false, reason: 'python-too-old' });
+    expect(judgePython({ supported: false, evidence: 'requires-python <3.8' }, rules)).toMatchObject({
+      keep: false,
+      reason: 'python-too-old',
+    });
   });
 });

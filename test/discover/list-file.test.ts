@@ -4,7 +4,17 @@ import { normalizeRepoName, parseRepoList } from '../../stages/discover/list-fil
 
 describe('repository lists (pure)', () => {
   it('reads one owner/name a line, URLs too, skipping comments and blanks, each repository once', () => {
-    const parsed = parseRepoList(['# asv repos', 'pandas-dev/pandas', '', 'https://github.com/scipy/scipy.git  # trailing comment', 'github.com/numpy/numpy/tree/main', 'Pandas-Dev/Pandas', 'not a repo'].join('\n'));
+    const parsed = parseRepoList(
+      [
+        '# asv repos',
+        'pandas-dev/pandas',
+        '',
+        'https://github.com/scipy/scipy.git  # trailing comment',
+        'github.com/numpy/numpy/tree/main',
+        'Pandas-Dev/Pandas',
+        'not a repo',
+      ].join('\n'),
+    );
     expect(parsed.candidates.map((c) => c.name)).toEqual(['pandas-dev/pandas', 'scipy/scipy', 'numpy/numpy']);
     expect(parsed.candidates.every((c) => c.via === 'list' && c.asvConfigPath === null)).toBe(true);
     expect(parsed.errors).toEqual(['line 7: not a repository: "not"']);

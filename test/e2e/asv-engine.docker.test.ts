@@ -51,13 +51,22 @@ beforeAll(async () => {
   db = openStore(dbPath);
   const config = testConfig(dbPath, { out, llm: { mode: 'none' }, validate: { engine: 'asv', pairs: 4, calibrationPairs: 3, rounds: 2 } });
   ctx = createContext({ config, credentials: readCredentials({}), db, log, metrics, services: { docker } });
-  const result = await runPipeline(ctx, { window: monthWindow('2025-04'), repos: [REPO], prs: [101, 105], source: { kind: 'git', path: sample.path } });
+  const result = await runPipeline(ctx, {
+    window: monthWindow('2025-04'),
+    repos: [REPO],
+    prs: [101, 105],
+    source: { kind: 'git', path: sample.path },
+  });
   reports = result.reports;
   for (const n of [101, 105]) {
     const v = loadValidation(db, key(n));
-    console.log(`#${n} ${v?.decision} threshold ${v?.threshold?.toFixed(3)} machine factors ${v?.machineFactors.map((f) => f.toFixed(3)).join(' ')}`);
+    console.log(
+      `#${n} ${v?.decision} threshold ${v?.threshold?.toFixed(3)} machine factors ${v?.machineFactors.map((f) => f.toFixed(3)).join(' ')}`,
+    );
     for (const w of loadWorkloadVerdicts(db, key(n))) {
-      console.log(`  ${w.workload.padEnd(48)} ${w.paired.change.padEnd(10)} normalized ${w.paired.normalizedMedian?.toPrecision(3)} pairs ${w.paired.pairRatios.map((x) => x?.toPrecision(3)).join(' ')} asv ${w.asv.mark} ${w.asv.ratio?.toPrecision(3)}`);
+      console.log(
+        `  ${w.workload.padEnd(48)} ${w.paired.change.padEnd(10)} normalized ${w.paired.normalizedMedian?.toPrecision(3)} pairs ${w.paired.pairRatios.map((x) => x?.toPrecision(3)).join(' ')} asv ${w.asv.mark} ${w.asv.ratio?.toPrecision(3)}`,
+      );
     }
   }
 }, 1_800_000);
@@ -113,7 +122,10 @@ describe('validate.engine asv through every stage (real Docker engine, stand-in 
     expect(ctx.ledger.get('validate', key(105))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
     const verdicts = loadWorkloadVerdicts(db, key(105));
     const worsened = verdicts.filter((w) => w.paired.change === 'worsened');
-    expect(worsened.map((w) => w.workload)).toEqual(['bench_core.TimePrimes.time_count_primes(2000)', 'bench_core.TimePrimes.time_count_primes(6000)']);
+    expect(worsened.map((w) => w.workload)).toEqual([
+      'bench_core.TimePrimes.time_count_primes(2000)',
+      'bench_core.TimePrimes.time_count_primes(6000)',
+    ]);
     for (const w of worsened) {
       expect(w.paired.normalizedMedian!).toBeGreaterThan(5);
       expect(w.asv.mark).toBe('+');

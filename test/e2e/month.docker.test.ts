@@ -75,7 +75,8 @@ const key = (n: number) => `${REPO}#${n}`;
 const report = (stage: string) => reports.find((r) => r.stage === stage)!;
 /** The paired effect of a workload as a speedup (base / expert, > 1 when faster). */
 const effect = (w: StoredWorkloadVerdict | { paired: { normalizedMedian: number | null } }) => 1 / w.paired.normalizedMedian!;
-const changed = (verdicts: readonly StoredWorkloadVerdict[], change: string) => verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
+const changed = (verdicts: readonly StoredWorkloadVerdict[], change: string) =>
+  verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
 const verdictOf = (n: number, workload: string) => loadWorkloadVerdicts(db, key(n)).find((w) => w.workload === workload)!;
 
 interface BatchRow {
@@ -85,7 +86,12 @@ interface BatchRow {
   samples: string;
   failure: string | null;
 }
-const harnessBatches = (n: number) => db.prepare<[string], BatchRow>('SELECT workload, side, number, samples, failure FROM harness_batches WHERE key = ? ORDER BY workload, side').all(key(n));
+const harnessBatches = (n: number) =>
+  db
+    .prepare<[string], BatchRow>(
+      'SELECT workload, side, number, samples, failure FROM harness_batches WHERE key = ? ORDER BY workload, side',
+    )
+    .all(key(n));
 
 /** The added lines of a patch's hunks, as a fenced code block (what a statement quoting the patch would hold). */
 function addedCode(patch: string): string {
@@ -100,9 +106,18 @@ beforeAll(async () => {
   sample = createSampleRepo(join(dir, 'fastmath'), '2025-04');
   const dbPath = join(dir, 'perfmine.db');
   db = openStore(dbPath);
-  const config = testConfig(dbPath, { out, llm: { mode: 'none' }, docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 } });
+  const config = testConfig(dbPath, {
+    out,
+    llm: { mode: 'none' },
+    docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 },
+  });
   ctx = createContext({ config, credentials: readCredentials({}), db, log, metrics, services: { docker } });
-  const result = await runPipeline(ctx, { window: monthWindow('2025-04'), repos: [REPO], prs: [], source: { kind: 'git', path: sample.path } });
+  const result = await runPipeline(ctx, {
+    window: monthWindow('2025-04'),
+    repos: [REPO],
+    prs: [],
+    source: { kind: 'git', path: sample.path },
+  });
   reports = result.reports;
   // The measured numbers, for the record (and for whoever reads a failure).
   for (const n of MEASURED) {
@@ -159,7 +174,9 @@ describe('a month of the sample repository through every stage (real Docker engi
       const verdicts = new Map(loadWorkloadVerdicts(db, key(n)).map((w) => [w.workload, w]));
       expect([...verdicts.keys()].sort()).toEqual(measured);
       const rows = harnessBatches(n);
-      expect(rows.map((r) => `${r.workload} ${r.side}`)).toEqual(measured.flatMap((w) => ['base', 'calibration', 'expert'].map((side) => `${w} ${side}`)));
+      expect(rows.map((r) => `${r.workload} ${r.side}`)).toEqual(
+        measured.flatMap((w) => ['base', 'calibration', 'expert'].map((side) => `${w} ${side}`)),
+      );
       for (const r of rows) {
         expect(r.failure, `${r.workload} ${r.side}`).toBeNull();
         expect(r.number!).toBeGreaterThan(0);
@@ -168,7 +185,11 @@ describe('a month of the sample repository through every stage (real Docker engi
         const samples = JSON.parse(r.samples) as unknown[];
         expect(samples).toHaveLength(protocolRounds);
         samples.forEach((entry, round) => {
-          const batch = (r.side === 'calibration' && entry !== null && !Array.isArray(entry) ? (entry as { calibration: number[] | null }).calibration : entry) as number[] | null;
+          const batch = (
+            r.side === 'calibration' && entry !== null && !Array.isArray(entry)
+              ? (entry as { calibration: number[] | null }).calibration
+              : entry
+          ) as number[] | null;
           if (round >= ran) return expect(batch, `${r.workload} ${r.side} round ${round}`).toBeNull();
           expect(batch).toHaveLength(5);
           for (const x of batch!) expect(x).toBeGreaterThan(0);
@@ -267,11 +288,27 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(rows.map((r) => r.instance_id)).toEqual(['fixture__fastmath-101', 'fixture__fastmath-107', 'fixture__fastmath-108']);
     for (const row of rows) {
       const pr = loadPullRequest(db, REPO, row.pull_number)!;
-      expect(row).toMatchObject({ repo: REPO, base_commit: pr.baseSha, merge_commit: pr.mergeSha, patch: pr.diff, month: '2025-04', classifier: 'heuristic' });
+      expect(row).toMatchObject({
+        repo: REPO,
+        base_commit: pr.baseSha,
+        merge_commit: pr.mergeSha,
+        patch: pr.diff,
+        month: '2025-04',
+        classifier: 'heuristic',
+      });
       expect(row.workloads.count).toBe(6);
       // --llm none: the measured workloads, never the pull request's title, body or branch
       expect(row.problem_statement).not.toContain(pr.title);
-      expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json']);
+      expect(readdirSync(join(out, '2025-04', row.instance_id)).sort()).toEqual([
+        'Dockerfile',
+        'docker_build.sh',
+        'expert.patch',
+        'instruction.md',
+        'metadata.json',
+        'problem_statement.md',
+        'score.sh',
+        'workloads.json',
+      ]);
     }
     const [fib, odd, isqrt] = rows as [TaskRow, TaskRow, TaskRow];
     expect(fib.expert_speedup.improved!).toBeGreaterThan(20);
@@ -286,7 +323,10 @@ describe('a month of the sample repository through every stage (real Docker engi
   });
 
   it("passes the leak check: no identifier, file name or quote of the patch's added code in any emitted statement", () => {
-    const rows = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => taskRowSchema.parse(JSON.parse(l)));
+    const rows = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => taskRowSchema.parse(JSON.parse(l)));
     const template = statementTemplateText(loadPrompt('problem-statement'));
     // What the check finds when a statement holds the patch's own added lines: the code itself
     // where it has a run of added code long enough to quote (#101, #107); #108 adds only short
@@ -322,7 +362,12 @@ describe('a month of the sample repository through every stage (real Docker engi
     });
     if (!built.ok) console.log(built.log);
     expect(built.ok).toBe(true);
-    const head = await docker.run({ image: tag, cmd: ['bash', '-c', 'git rev-parse HEAD; git status --porcelain; echo "$PERFMINE_PYTHON"'], timeoutMs: 60_000, limits });
+    const head = await docker.run({
+      image: tag,
+      cmd: ['bash', '-c', 'git rev-parse HEAD; git status --porcelain; echo "$PERFMINE_PYTHON"'],
+      timeoutMs: 60_000,
+      limits,
+    });
     const pr = loadPullRequest(db, REPO, 101)!;
     expect(head.stdout.trim().split('\n')).toEqual([pr.baseSha, 'python3.11']);
 
@@ -342,11 +387,19 @@ describe('a month of the sample repository through every stage (real Docker engi
     // Measured as validate measures: the harness's three warm workers on the rebuilt images, the default protocol.
     const { runner } = dockerWorkers(docker, log, { base: tag, expert: expertTag });
     const config = validateConfig.parse({});
-    const measured = await measureWithHarness({ ...environmentOf('fixture/fastmath#101-rebuilt', tag), python: 'python3.11' }, 'asv.conf.json', expertTag, { runner, config, log });
+    const measured = await measureWithHarness(
+      { ...environmentOf('fixture/fastmath#101-rebuilt', tag), python: 'python3.11' },
+      'asv.conf.json',
+      expertTag,
+      { runner, config, log },
+    );
     // adaptive sampling: every workload settled at a look, or the protocol's last round
     expect([...config.harness.adaptive.looks, config.harness.rounds]).toContain(measured.harness?.rounds);
     const workloads = measured.verdicts!.workloads;
-    for (const w of workloads) console.log(`  rebuilt ${w.name.padEnd(48)} ${w.paired.change.padEnd(10)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)}`);
+    for (const w of workloads)
+      console.log(
+        `  rebuilt ${w.name.padEnd(48)} ${w.paired.change.padEnd(10)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)}`,
+      );
     expect(workloads.map((w) => w.name).sort()).toEqual(WORKLOADS);
     const fib = workloads.find((w) => w.name === 'bench_core.time_fib')!;
     expect(fib.paired.change).toBe('improved');

@@ -55,13 +55,27 @@ let sample: SampleRepo;
 
 interface RunSummary {
   readonly exitCode: number;
-  readonly stages: readonly { stage: string; planned: number; reused: number; ran: number; done: number; dropped: Record<string, number>; failed: Record<string, number> }[];
+  readonly stages: readonly {
+    stage: string;
+    planned: number;
+    reused: number;
+    ran: number;
+    done: number;
+    dropped: Record<string, number>;
+    failed: Record<string, number>;
+  }[];
   readonly metrics: Record<string, number>;
 }
 
 function start(args: readonly string[]) {
   const child = spawnNode(BIN, ['--config', configPath, '--db', db, '--out', out, ...args], {
-    env: { PERFMINE_BASE_IMAGE: BASE_IMAGE, PERFMINE_LOG_FORMAT: 'json', OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: API_KEY, PERFMINE_MODEL: 'scripted-model' },
+    env: {
+      PERFMINE_BASE_IMAGE: BASE_IMAGE,
+      PERFMINE_LOG_FORMAT: 'json',
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: API_KEY,
+      PERFMINE_MODEL: 'scripted-model',
+    },
   });
   children.add(child.pid!);
   return child;
@@ -109,7 +123,8 @@ function decisionRows(): Map<string, string> {
 function ledgerStatus(stage: string, key: string): string | undefined {
   const store = openStore(db, { readonly: true });
   try {
-    return store.prepare<[string, string], { status: string }>('SELECT status FROM stage_items WHERE stage = ? AND key = ?').get(stage, key)?.status;
+    return store.prepare<[string, string], { status: string }>('SELECT status FROM stage_items WHERE stage = ? AND key = ?').get(stage, key)
+      ?.status;
   } finally {
     store.close();
   }
@@ -122,12 +137,14 @@ function summaryOf(result: CliResult): RunSummary {
 
 /** Classify's prompts answered as a model would for these pull requests: performance, the title as the observation. */
 function answer(r: RecordedRequest) {
-  if (r.schemaName === 'perf_intent') return reply.json({ reasoning: 'The title names a speedup and the diff changes the function it names.', label: 'YES' });
+  if (r.schemaName === 'perf_intent')
+    return reply.json({ reasoning: 'The title names a speedup and the diff changes the function it names.', label: 'YES' });
   if (r.schemaName === 'problem_extract') {
     const title = /Pull request title: (.+)/.exec(r.lastUser)?.[1]?.trim() ?? '';
     return reply.json({ initial_observations: [title], triage_attempts: [], solution_overview: [], solution_observations: [] });
   }
-  if (r.schemaName === 'optimization_category') return reply.json({ reasoning: 'Replaces an algorithm with a better one.', category: 'use_better_algorithm', difficulty: 'easy' });
+  if (r.schemaName === 'optimization_category')
+    return reply.json({ reasoning: 'Replaces an algorithm with a better one.', category: 'use_better_algorithm', difficulty: 'easy' });
   return reply.serverError(500, `e2e: nothing scripted for ${r.schemaName ?? 'this request'}`);
 }
 
@@ -143,7 +160,11 @@ beforeAll(async () => {
     JSON.stringify({
       llm: { maxRetries: 0 },
       docker: { cpus: 1, memoryMb: 2048, pidsLimit: 512 },
-      synthesize: { offline: true, buildNetwork: 'none', timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 } },
+      synthesize: {
+        offline: true,
+        buildNetwork: 'none',
+        timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
+      },
     }),
   );
   first = summaryOf(await perfmine(runArgs()));
@@ -159,7 +180,12 @@ afterAll(async () => {
     const o = owner ? parseOwner(owner) : null;
     return o !== null && o.host === here.host && o.pidNamespace === here.pidNamespace && children.has(o.pid);
   };
-  for (const c of await docker.containers()) if (ours(c.Labels?.[OWNER_LABEL])) await docker.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  for (const c of await docker.containers())
+    if (ours(c.Labels?.[OWNER_LABEL]))
+      await docker.docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
   let pending = (await docker.images()).filter((i) => ours(i.Labels?.[IMAGE_OWNER_LABEL]));
   while (pending.length > 0) {
     const blocked = [];
@@ -183,7 +209,10 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
     expect(stage('classify')).toMatchObject({ planned: 6, done: 6 });
     expect(stage('validate')).toMatchObject({ planned: 6, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 }, failed: {} });
-    const rows = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { instance_id: string }).instance_id);
+    const rows = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { instance_id: string }).instance_id);
     expect(rows).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
     // three prompts per candidate, all answered by the loopback server; the key is never logged
     expect(llm.count()).toBe(18);
@@ -199,7 +228,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       const template = statementTemplateText(loadPrompt('problem-statement'));
       for (const line of readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8').trimEnd().split('\n')) {
         const row = taskRowSchema.parse(JSON.parse(line));
-        const stored = store.prepare<[string], { output: string }>("SELECT output FROM stage_items WHERE stage = 'classify' AND key = ?").get(`${REPO}#${row.pull_number}`)!;
+        const stored = store
+          .prepare<[string], { output: string }>("SELECT output FROM stage_items WHERE stage = 'classify' AND key = ?")
+          .get(`${REPO}#${row.pull_number}`)!;
         const classified = classifyOutputSchema.parse(JSON.parse(stored.output));
         expect(classified.leakCheck?.basis).toBe('base-tree');
         const exempt = exemptWords(template, classified.repositoryDescription ?? '', ...row.workloads.names);
@@ -221,7 +252,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       }
       // a warm-up batch, then one per round it was measured in, of each
       const samples = store.prepare<[], { samples: string }>('SELECT samples FROM harness_batches').all();
-      expect(first.metrics['validate.batches']).toBe(samples.reduce((sum, r) => sum + 1 + (JSON.parse(r.samples) as unknown[]).filter((x) => x !== null).length, 0));
+      expect(first.metrics['validate.batches']).toBe(
+        samples.reduce((sum, r) => sum + 1 + (JSON.parse(r.samples) as unknown[]).filter((x) => x !== null).length, 0),
+      );
     } finally {
       store.close();
     }
@@ -248,7 +281,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
   }, 600_000);
 
   it('perfmine status --json shows the funnel and the reason each pull request was dropped; perfmine tasks --json lists the task', async () => {
-    const status = JSON.parse((await perfmine(['--json', 'status', '--month', MONTH])).stdout) as { stages: { stage: string; done: number; dropped: number; failed: number; pending: number; droppedBy: Record<string, number> }[] };
+    const status = JSON.parse((await perfmine(['--json', 'status', '--month', MONTH])).stdout) as {
+      stages: { stage: string; done: number; dropped: number; failed: number; pending: number; droppedBy: Record<string, number> }[];
+    };
     const funnel = Object.fromEntries(status.stages.map((s) => [s.stage, [s.done, s.dropped, s.failed, s.pending, s.droppedBy]]));
     expect(funnel).toMatchObject({
       collect: [8, 0, 0, 0, {}],
@@ -259,7 +294,11 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       emit: [3, 0, 0, 0, {}],
     });
     const items = async (stage: string) =>
-      (JSON.parse((await perfmine(['--json', 'status', '--month', MONTH, '--stage', stage, '--items'])).stdout) as { items: { key: string; status: string; reason: string | null }[] }).items.map((i) => [i.key, i.status, i.reason]);
+      (
+        JSON.parse((await perfmine(['--json', 'status', '--month', MONTH, '--stage', stage, '--items'])).stdout) as {
+          items: { key: string; status: string; reason: string | null }[];
+        }
+      ).items.map((i) => [i.key, i.status, i.reason]);
     expect(await items('filter')).toEqual([
       [`${REPO}#101`, 'done', null],
       [`${REPO}#102`, 'dropped', 'no-core-files'],
@@ -278,7 +317,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       [`${REPO}#107`, 'done', null],
       [`${REPO}#108`, 'done', null],
     ]);
-    const tasks = JSON.parse((await perfmine(['--json', 'tasks', '--month', MONTH])).stdout) as { tasks: { instance_id: string; written: boolean; improved: number }[] };
+    const tasks = JSON.parse((await perfmine(['--json', 'tasks', '--month', MONTH])).stdout) as {
+      tasks: { instance_id: string; written: boolean; improved: number }[];
+    };
     // fib; the two is_prime workloads of each is_prime speedup
     expect(tasks.tasks.map((t) => [t.instance_id, t.written, t.improved])).toEqual([
       ['demo__fastmath-101', true, 1],
@@ -291,7 +332,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     const page = join(dir, 'report', 'report.html');
     // In `report`, --out names the page; the datasets it links to come from PERFMINE_OUT.
     const wrote = await collect(
-      spawnNode(BIN, ['--config', configPath, '--db', db, 'report', '--month', MONTH, '--out', page], { env: { PERFMINE_OUT: out, PERFMINE_LOG_FORMAT: 'json' } }),
+      spawnNode(BIN, ['--config', configPath, '--db', db, 'report', '--month', MONTH, '--out', page], {
+        env: { PERFMINE_OUT: out, PERFMINE_LOG_FORMAT: 'json' },
+      }),
     );
     expect(wrote.code).toBe(0);
     const tasks = readFileSync(join(monthDir, 'tasks.jsonl'), 'utf8')
@@ -306,10 +349,26 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       await tab.screenshot({ path: join(dir, 'report', 'report.png'), fullPage: true });
       expect(statSync(join(dir, 'report', 'report.png')).size).toBeGreaterThan(10_000);
       const total = (col: string) => tab.locator(`#funnel tfoot [data-col="${col}"]`).innerText();
-      expect([await total('collected'), await total('filtered'), await total('classified'), await total('built'), await total('validated'), await total('emitted')]).toEqual(['8', '6', '6', '6', '3', '3']);
-      const bars = await tab.locator('svg[data-chart="funnel"] rect.bar').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
+      expect([
+        await total('collected'),
+        await total('filtered'),
+        await total('classified'),
+        await total('built'),
+        await total('validated'),
+        await total('emitted'),
+      ]).toEqual(['8', '6', '6', '6', '3', '3']);
+      const bars = await tab
+        .locator('svg[data-chart="funnel"] rect.bar')
+        .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
       expect(bars).toEqual([8, 6, 6, 6, 3, 3]);
-      const bin = (chart: string) => tab.locator(`svg[data-chart="${chart}"] rect.bar`).evaluateAll((els) => els.filter((e) => e.getAttribute('data-count') !== '0').map((e) => [e.getAttribute('data-label'), Number(e.getAttribute('data-count'))]));
+      const bin = (chart: string) =>
+        tab
+          .locator(`svg[data-chart="${chart}"] rect.bar`)
+          .evaluateAll((els) =>
+            els
+              .filter((e) => e.getAttribute('data-count') !== '0')
+              .map((e) => [e.getAttribute('data-label'), Number(e.getAttribute('data-count'))]),
+          );
       const filled = (bins: readonly { label: string; count: number }[]) => bins.filter((b) => b.count > 0).map((b) => [b.label, b.count]);
       expect(await bin('speedup-chart')).toEqual(filled(speedupBins(tasks.map((t) => t.expert_speedup.all))));
       expect(await bin('workload-chart')).toEqual(filled(workloadBins(tasks.map((t) => t.workloads.count))));
@@ -329,11 +388,19 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       execFileSync('git', ['-c', 'user.name=perfmine demo', '-c', 'user.email=demo@example.invalid', ...args], {
         cwd: sample.path,
         encoding: 'utf8',
-        env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_DATE: '2025-04-28T10:00:00Z', GIT_COMMITTER_DATE: '2025-04-28T10:00:00Z' },
+        env: {
+          ...process.env,
+          GIT_CONFIG_GLOBAL: '/dev/null',
+          GIT_AUTHOR_DATE: '2025-04-28T10:00:00Z',
+          GIT_COMMITTER_DATE: '2025-04-28T10:00:00Z',
+        },
       }).trim();
     const base = git('rev-parse', 'HEAD');
     const core = readFileSync(join(sample.path, 'fastmath', 'core.py'), 'utf8');
-    writeFileSync(join(sample.path, 'fastmath', 'core.py'), `import numba\n\n${core.replace('def is_prime(n):', '@numba.njit\ndef is_prime(n):')}`);
+    writeFileSync(
+      join(sample.path, 'fastmath', 'core.py'),
+      `import numba\n\n${core.replace('def is_prime(n):', '@numba.njit\ndef is_prime(n):')}`,
+    );
     git('commit', '-qam', 'perf: compile is_prime with numba (#109)');
     const commitKey = `${REPO}@${base}`;
 
@@ -353,7 +420,13 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     expect(llm.count()).toBe(asked); // classify of #109 was committed before the kill
     const stage = (name: string) => resumed.stages.find((s) => s.stage === name)!;
     expect(stage('synthesize')).toMatchObject({ planned: 7, reused: 6, ran: 1, done: 7 });
-    expect(stage('validate')).toMatchObject({ planned: 7, reused: 6, ran: 1, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1, 'expert-build-failed': 1 } });
+    expect(stage('validate')).toMatchObject({
+      planned: 7,
+      reused: 6,
+      ran: 1,
+      done: 3,
+      dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1, 'expert-build-failed': 1 },
+    });
     expect(ledgerStatus('validate', `${REPO}#109`)).toBe('dropped');
     // Nothing of the killed process is left in the engine (its build container was removed at the next start).
     const left = (await docker.containers()).filter((c) => parseOwner(c.Labels?.[OWNER_LABEL] ?? '')?.pid === killed.pid);

@@ -25,7 +25,9 @@ const out = join(scratch, 'out');
 const month = join(out, '2025-04');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const FAST = { expert: { names: new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty']), factor: 0.5 } };
+const FAST = {
+  expert: { names: new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty']), factor: 0.5 },
+};
 
 let db: Db;
 let ctx: PipelineContext;
@@ -52,7 +54,11 @@ beforeAll(async () => {
   storeCandidate(db, { repo: 'zeta/lib', number: 5, baseSha: '9'.repeat(40), url: null, mergedAt: '2025-04-03T00:00:00Z' });
   ctx = testContext(db, { config: testConfig({ out }) });
   const fake = new FakeRunner(FAST, { 'acme/fastlib#103': {} });
-  const validated = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+  const validated = await runStage(
+    ctx,
+    createValidateStage(() => fake),
+    monthScope('2025-04'),
+  );
   expect(validated).toMatchObject({ done: 3, dropped: { 'no-improvement': 1 } });
   const emitted = await runStage(ctx, emitStage, monthScope('2025-04'));
   expect(emitted).toMatchObject({ planned: 3, done: 3 });
@@ -63,24 +69,54 @@ afterAll(() => db.close());
 
 describe('emit: the month on disk', () => {
   it('writes tasks.jsonl sorted by instance id, and a folder of six files per task', () => {
-    const rows = readFileSync(join(month, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => taskRowSchema.parse(JSON.parse(l)));
+    const rows = readFileSync(join(month, 'tasks.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => taskRowSchema.parse(JSON.parse(l)));
     expect(rows.map((r) => r.instance_id)).toEqual(['acme__fastlib-101', 'acme__fastlib-102', 'zeta__lib-5']);
     for (const r of rows) {
       expect(r.month).toBe('2025-04');
       expect(r.workloads.count).toBe(32);
       expect(r.expert_speedup.improved!).toBeGreaterThan(1.5);
-      expect(readdirSync(join(month, r.instance_id)).sort()).toEqual(['Dockerfile', 'docker_build.sh', 'expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json']);
+      expect(readdirSync(join(month, r.instance_id)).sort()).toEqual([
+        'Dockerfile',
+        'docker_build.sh',
+        'expert.patch',
+        'instruction.md',
+        'metadata.json',
+        'problem_statement.md',
+        'score.sh',
+        'workloads.json',
+      ]);
       expect(readFileSync(join(month, r.instance_id, 'expert.patch'), 'utf8')).toBe(r.patch);
     }
-    const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as { measurement: { false_positive_rate: number; pairs: number; minimum_detectable_speedup: { median: number } }; workloads: { improved: string[] } };
-    expect(meta.measurement).toMatchObject({ engine: 'perfmine', pairs: 20, false_positive_rate: 0, protocol: { engine: 'perfmine', rounds: 20 } });
+    const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as {
+      measurement: { false_positive_rate: number; pairs: number; minimum_detectable_speedup: { median: number } };
+      workloads: { improved: string[] };
+    };
+    expect(meta.measurement).toMatchObject({
+      engine: 'perfmine',
+      pairs: 20,
+      false_positive_rate: 0,
+      protocol: { engine: 'perfmine', rounds: 20 },
+    });
     expect(meta.measurement.minimum_detectable_speedup.median).toBeGreaterThanOrEqual(1.05);
     expect(meta.workloads.improved).toEqual(['benchmarks.PrettySuite.time_pretty', 'benchmarks.TextSuite.time_divide_unicode_heavy']);
-    expect(readdirSync(month).sort()).toEqual(['acme__fastlib-101', 'acme__fastlib-102', 'manifest.json', 'tasks.jsonl', 'tasks.parquet', 'zeta__lib-5']);
+    expect(readdirSync(month).sort()).toEqual([
+      'acme__fastlib-101',
+      'acme__fastlib-102',
+      'manifest.json',
+      'tasks.jsonl',
+      'tasks.parquet',
+      'zeta__lib-5',
+    ]);
   });
 
   it('writes a Parquet file that an independent reader (DuckDB) reads back equal to the JSONL', async () => {
-    const jsonl = readFileSync(join(month, 'tasks.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as unknown);
+    const jsonl = readFileSync(join(month, 'tasks.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     const duck = await DuckDBInstance.create(':memory:');
     const conn = await duck.connect();
     const result = await conn.runAndReadAll(`SELECT * FROM read_parquet('${join(month, 'tasks.parquet')}')`);
@@ -99,7 +135,11 @@ describe('emit: the month on disk', () => {
       if (path === 'manifest.json') continue;
       expect(after.get(path)!.equals(bytes), path).toBe(true);
     }
-    const manifest = JSON.parse(after.get('manifest.json')!.toString('utf8')) as { producedAt: string; tasks: number; sha256: Record<string, string> };
+    const manifest = JSON.parse(after.get('manifest.json')!.toString('utf8')) as {
+      producedAt: string;
+      tasks: number;
+      sha256: Record<string, string>;
+    };
     expect(manifest.tasks).toBe(3);
     expect(Object.keys(manifest.sha256)).toContain('tasks.parquet');
     expect(Date.parse(manifest.producedAt)).not.toBeNaN();
@@ -112,7 +152,13 @@ describe('emit: the month on disk', () => {
 
     // 102 is validated again and dropped: the next emit leaves it out of the month
     const row = ctx.ledger.get('validate', 'acme/fastlib#102')!;
-    ctx.ledger.complete('validate', 1, { key: row.key, repo: row.repo, at: row.at, inputHash: row.inputHash }, { status: 'dropped', reason: 'tests-regressed', detail: 'x', output: row.output }, null);
+    ctx.ledger.complete(
+      'validate',
+      1,
+      { key: row.key, repo: row.repo, at: row.at, inputHash: row.inputHash },
+      { status: 'dropped', reason: 'tests-regressed', detail: 'x', output: row.output },
+      null,
+    );
     await runStage(ctx, emitStage, monthScope('2025-04', { repos: ['zeta/lib'] }));
     expect(readdirSync(month).filter((n) => n.includes('__'))).toEqual(['acme__fastlib-101', 'zeta__lib-5']);
     expect(readFileSync(join(month, 'tasks.jsonl'), 'utf8').trimEnd().split('\n')).toHaveLength(2);

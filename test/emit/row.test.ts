@@ -15,8 +15,27 @@ function workload(name: string, speedup: number | null, change: StoredWorkloadVe
     baseMedian: speedup === null ? null : 2,
     expertMedian: speedup === null ? null : 2 / speedup,
     speedup,
-    asv: { mark: change === 'improved' ? '-' : ' ', change: change === 'improved' ? 'improved' : 'unchanged', ratio: speedup === null ? null : 1 / speedup, tilde: false, pValue: 0.001 },
-    paired: { change, reason: null, pairRatios: [0.5, 0.5], normalizedRatios: [0.5, 0.5], normalizedMedian: 0.5, usablePairs: 2, fasterPairs: 2, threshold: 1.2, mds: 1.1, pValue: 0.001, noise: 0.02, settled: null },
+    asv: {
+      mark: change === 'improved' ? '-' : ' ',
+      change: change === 'improved' ? 'improved' : 'unchanged',
+      ratio: speedup === null ? null : 1 / speedup,
+      tilde: false,
+      pValue: 0.001,
+    },
+    paired: {
+      change,
+      reason: null,
+      pairRatios: [0.5, 0.5],
+      normalizedRatios: [0.5, 0.5],
+      normalizedMedian: 0.5,
+      usablePairs: 2,
+      fasterPairs: 2,
+      threshold: 1.2,
+      mds: 1.1,
+      pValue: 0.001,
+      noise: 0.02,
+      settled: null,
+    },
   };
 }
 
@@ -31,7 +50,11 @@ const input: RowInput = {
   patch: 'diff --git a/x b/x\n',
   imageName: 'perfmine/acme__fastlib:101',
   buildScript: 'pip install -e .\n',
-  workloads: [workload('bench.Suite.time_z', 4, 'improved'), workload('bench.Suite.time_a', 1, 'unchanged'), workload('bench.Suite.time_m', null, 'incomparable')],
+  workloads: [
+    workload('bench.Suite.time_z', 4, 'improved'),
+    workload('bench.Suite.time_a', 1, 'unchanged'),
+    workload('bench.Suite.time_m', null, 'incomparable'),
+  ],
   category: 'use_better_algorithm',
   difficulty: 'medium',
   classifier: 'gpt-4.1-mini',
@@ -41,8 +64,23 @@ describe('dataset rows', () => {
   it('assembles a SWE-bench-style row with perfmine fields, in a fixed key order', () => {
     const row = assembleRow(input);
     expect(Object.keys(row)).toEqual([
-      'instance_id', 'repo', 'pull_number', 'base_commit', 'merge_commit', 'created_at', 'merged_at', 'problem_statement', 'patch',
-      'image_name', 'build_script', 'workloads', 'expert_speedup', 'category', 'difficulty', 'classifier', 'month',
+      'instance_id',
+      'repo',
+      'pull_number',
+      'base_commit',
+      'merge_commit',
+      'created_at',
+      'merged_at',
+      'problem_statement',
+      'patch',
+      'image_name',
+      'build_script',
+      'workloads',
+      'expert_speedup',
+      'category',
+      'difficulty',
+      'classifier',
+      'month',
     ]);
     expect(row).toMatchObject({
       instance_id: 'acme__fastlib-101',
@@ -56,7 +94,10 @@ describe('dataset rows', () => {
   });
 
   it('has no speedup over improved workloads when none is improved', () => {
-    expect(assembleRow({ ...input, workloads: [workload('b.t', 1.01, 'unchanged')] }).expert_speedup).toEqual({ all: 1.01, improved: null });
+    expect(assembleRow({ ...input, workloads: [workload('b.t', 1.01, 'unchanged')] }).expert_speedup).toEqual({
+      all: 1.01,
+      improved: null,
+    });
   });
 
   it('writes JSONL sorted by instance id, one line per row', () => {
@@ -64,7 +105,12 @@ describe('dataset rows', () => {
     const b = assembleRow(input);
     const c = assembleRow({ ...input, number: 99 });
     const text = toJsonl([a, b, c]);
-    expect(text.split('\n').map((l) => (l === '' ? '' : (JSON.parse(l) as { instance_id: string }).instance_id))).toEqual(['acme__fastlib-101', 'acme__fastlib-99', 'zeta__lib-3', '']);
+    expect(text.split('\n').map((l) => (l === '' ? '' : (JSON.parse(l) as { instance_id: string }).instance_id))).toEqual([
+      'acme__fastlib-101',
+      'acme__fastlib-99',
+      'zeta__lib-3',
+      '',
+    ]);
     expect(toJsonl([])).toBe('');
   });
 
@@ -75,7 +121,11 @@ describe('dataset rows', () => {
 
   it('rebuilds the environment with a Dockerfile from the base image: clone, checkout, build script', () => {
     const row = assembleRow(input);
-    expect(taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', repoUrl: 'https://github.com/{repo}.git', pythonVersion: '3.11' }).split('\n').slice(3)).toEqual([
+    expect(
+      taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', repoUrl: 'https://github.com/{repo}.git', pythonVersion: '3.11' })
+        .split('\n')
+        .slice(3),
+    ).toEqual([
       'FROM perfmine/base:bookworm',
       'ARG REPO_URL=https://github.com/acme/fastlib.git',
       `RUN git clone -q --no-checkout "$REPO_URL" /repo && git -C /repo checkout -q --detach ${'a'.repeat(40)}`,

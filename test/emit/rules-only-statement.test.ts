@@ -33,7 +33,10 @@ function rulesOnly(c: SolutionCase, options: Parameters<typeof makeCase>[1] = {}
   const { pr } = made;
   const filter = decideFilter(pr, 'hash', filterConfig.parse({})).output;
   const vocabulary = patchVocabulary(pr.diff, filter.coreFiles, null);
-  const classified = classifyHeuristically({ pr, filter, repositoryDescription: describeRepository(pr, 'Text layout helpers.') }, { statementTemplate: template, vocabulary });
+  const classified = classifyHeuristically(
+    { pr, filter, repositoryDescription: describeRepository(pr, 'Text layout helpers.') },
+    { statementTemplate: template, vocabulary },
+  );
   if (classified.status !== 'done') throw new Error(`classify dropped it: ${classified.reason}`);
   const emitted = emittedStatement({ classify: classified.output, improved: c.improved, diff: pr.diff, files: pr.files, templateText });
   return { pr, output: classified.output, emitted };
@@ -66,7 +69,14 @@ describe('rules-only statements of pull requests whose text names the solution',
   }
 
   it('keeps the symptom of a linked issue written before the pull request, and leaves out its parts that name the solution', () => {
-    const comment = (body: string, createdAt: string) => ({ author: 'zed', authorAssociation: null, body, createdAt, kind: 'issue' as const, path: null });
+    const comment = (body: string, createdAt: string) => ({
+      author: 'zed',
+      authorAssociation: null,
+      body,
+      createdAt,
+      kind: 'issue' as const,
+      path: null,
+    });
     const issue: LinkedIssue = {
       repo: 'acme/textlib',
       number: 40,
@@ -88,7 +98,9 @@ describe('rules-only statements of pull requests whose text names the solution',
     if (!emitted.ok) return;
     const statement = emitted.statement;
     expect(statement).toContain('## Issue #40: cell_len is slow on long ASCII strings');
-    expect(statement).toContain('Rendering a line of 10,000 ASCII characters takes 12 ms, almost all of it in `cell_len` (reported by @user1).');
+    expect(statement).toContain(
+      'Rendering a line of 10,000 ASCII characters takes 12 ms, almost all of it in `cell_len` (reported by @user1).',
+    );
     expect(statement).toContain('Same on 13.9: a wide table takes 2 s to print.');
     expect(statement).not.toContain('_SINGLE_CELLS');
     expect(statement).not.toContain('issuperset');
@@ -102,41 +114,101 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
 
   it('LLM mode: an extracted observation that names an added identifier, a new file, or quotes added code drops the statement', () => {
     const { pr, output } = rulesOnly(c);
-    const extracted = (observation: string): ClassifyOutput => ({ ...output, classifier: 'model', problemSource: 'extracted', problemStatement: `# Task\n\n# What was observed\n\n${observation}\n` });
-    const leaky = emittedStatement({ classify: extracted('cell_len walks the text; _SINGLE_CELLS would answer at once.'), improved: c.improved, diff: pr.diff, files: pr.files, templateText });
-    expect(leaky).toMatchObject({ ok: false, reason: 'statement-leaks-solution', detail: 'the statement names the solution: identifier `_SINGLE_CELLS`' });
-    const quoted = emittedStatement({ classify: extracted('if _SINGLE_CELLS.issuperset(text):\n    return len(text)'), improved: c.improved, diff: pr.diff, files: pr.files, templateText });
+    const extracted = (observation: string): ClassifyOutput => ({
+      ...output,
+      classifier: 'model',
+      problemSource: 'extracted',
+      problemStatement: `# Task\n\n# What was observed\n\n${observation}\n`,
+    });
+    const leaky = emittedStatement({
+      classify: extracted('cell_len walks the text; _SINGLE_CELLS would answer at once.'),
+      improved: c.improved,
+      diff: pr.diff,
+      files: pr.files,
+      templateText,
+    });
+    expect(leaky).toMatchObject({
+      ok: false,
+      reason: 'statement-leaks-solution',
+      detail: 'the statement names the solution: identifier `_SINGLE_CELLS`',
+    });
+    const quoted = emittedStatement({
+      classify: extracted('if _SINGLE_CELLS.issuperset(text):\n    return len(text)'),
+      improved: c.improved,
+      diff: pr.diff,
+      files: pr.files,
+      templateText,
+    });
     expect(quoted.ok).toBe(false);
     // `issuperset` is a plain word: a leak in code, not in prose; the quote is caught whatever
-    if (!quoted.ok) expect(quoted.leaks.map((l) => l.text)).toEqual(['_SINGLE_CELLS', 'if _SINGLE_CELLS . issuperset ( text ) : return len ( text )']);
-    const clean = emittedStatement({ classify: extracted('cell_len takes 12 ms on a 10,000-character ASCII line.'), improved: c.improved, diff: pr.diff, files: pr.files, templateText });
-    expect(clean).toMatchObject({ ok: true, statement: '# Task\n\n# What was observed\n\ncell_len takes 12 ms on a 10,000-character ASCII line.\n' });
+    if (!quoted.ok)
+      expect(quoted.leaks.map((l) => l.text)).toEqual(['_SINGLE_CELLS', 'if _SINGLE_CELLS . issuperset ( text ) : return len ( text )']);
+    const clean = emittedStatement({
+      classify: extracted('cell_len takes 12 ms on a 10,000-character ASCII line.'),
+      improved: c.improved,
+      diff: pr.diff,
+      files: pr.files,
+      templateText,
+    });
+    expect(clean).toMatchObject({
+      ok: true,
+      statement: '# Task\n\n# What was observed\n\ncell_len takes 12 ms on a 10,000-character ASCII line.\n',
+    });
   });
 
   it('rules-only mode: a leak planted in the statement classify recorded is caught after the workloads are filled in', () => {
     const { pr, output } = rulesOnly(c);
-    const planted = { ...output, problemStatement: output.problemStatement.replace('# Related issues', 'Hint: look at `frozenset(SINGLE_CELL_CHARS)` and _SINGLE_CELLS.\n\n# Related issues') };
+    const planted = {
+      ...output,
+      problemStatement: output.problemStatement.replace(
+        '# Related issues',
+        'Hint: look at `frozenset(SINGLE_CELL_CHARS)` and _SINGLE_CELLS.\n\n# Related issues',
+      ),
+    };
     const r = emittedStatement({ classify: planted, improved: c.improved, diff: pr.diff, files: pr.files, templateText });
     expect(r).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
     const bucketCase = SOLUTION_CASES.find((x) => x.name === 'bisect')!;
     const bisect = rulesOnly(bucketCase);
-    const withFile = { ...bisect.output, problemStatement: bisect.output.problemStatement.replace('# Related issues', 'See textlib/_buckets.py.\n\n# Related issues') };
-    const f = emittedStatement({ classify: withFile, improved: bucketCase.improved, diff: bisect.pr.diff, files: bisect.pr.files, templateText });
+    const withFile = {
+      ...bisect.output,
+      problemStatement: bisect.output.problemStatement.replace('# Related issues', 'See textlib/_buckets.py.\n\n# Related issues'),
+    };
+    const f = emittedStatement({
+      classify: withFile,
+      improved: bucketCase.improved,
+      diff: bisect.pr.diff,
+      files: bisect.pr.files,
+      templateText,
+    });
     expect(f.ok).toBe(false);
     if (!f.ok) expect(f.leaks).toContainEqual({ kind: 'file-name', text: 'textlib/_buckets.py' });
   });
 
   it("a statement that is the pull request's own text (an old record) is never emitted; a rules-only one needs improved workloads", () => {
     const { pr, output } = rulesOnly(c);
-    expect(emittedStatement({ classify: { ...output, problemSource: 'pr-text' }, improved: c.improved, diff: pr.diff, files: pr.files, templateText })).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
-    expect(emittedStatement({ classify: output, improved: [], diff: pr.diff, files: pr.files, templateText })).toMatchObject({ ok: false, reason: 'no-measured-workloads' });
+    expect(
+      emittedStatement({
+        classify: { ...output, problemSource: 'pr-text' },
+        improved: c.improved,
+        diff: pr.diff,
+        files: pr.files,
+        templateText,
+      }),
+    ).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
+    expect(emittedStatement({ classify: output, improved: [], diff: pr.diff, files: pr.files, templateText })).toMatchObject({
+      ok: false,
+      reason: 'no-measured-workloads',
+    });
   });
 
   it('without a recorded vocabulary (an older classify record) it judges from the diff over the default core files', () => {
     const { pr, output } = rulesOnly(c);
     const { leakCheck: _dropped, ...old } = output;
     const extracted = { ...old, problemSource: 'extracted' as const, problemStatement: 'We should use `_SINGLE_CELLS`.' };
-    expect(emittedStatement({ classify: extracted, improved: c.improved, diff: pr.diff, files: pr.files, templateText })).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
+    expect(emittedStatement({ classify: extracted, improved: c.improved, diff: pr.diff, files: pr.files, templateText })).toMatchObject({
+      ok: false,
+      reason: 'statement-leaks-solution',
+    });
   });
 });
 

@@ -10,7 +10,8 @@ describe('decideJob', () => {
     expect(decideJob(view({ result: 'ok', slurmState: 'RUNNING' }), 3)).toEqual({ kind: 'ingest' });
     expect(decideJob(view({ result: 'ok', slurmState: 'TIMEOUT' }), 3)).toEqual({ kind: 'ingest' });
     expect(decideJob(view({ result: 'ok', slurmState: null, unknownPolls: 9 }), 3)).toEqual({ kind: 'ingest' });
-    for (const s of ['PENDING', 'RUNNING', 'COMPLETING', 'CONFIGURING', 'SUSPENDED']) expect(decideJob(view({ slurmState: s }), 3)).toEqual({ kind: 'wait' });
+    for (const s of ['PENDING', 'RUNNING', 'COMPLETING', 'CONFIGURING', 'SUSPENDED'])
+      expect(decideJob(view({ slurmState: s }), 3)).toEqual({ kind: 'wait' });
     // a result half-written by a worker that is still running is not judged yet
     expect(decideJob(view({ slurmState: 'RUNNING', result: 'unreadable' }), 3)).toEqual({ kind: 'wait' });
   });
@@ -34,16 +35,32 @@ describe('decideJob', () => {
   });
 
   it('fails an item whose job ended without a usable result, without resubmitting it', () => {
-    expect(decideJob(view({ slurmState: 'COMPLETED', result: 'missing' }), 3)).toMatchObject({ kind: 'fail', reason: 'slurm-result-missing' });
-    expect(decideJob(view({ slurmState: 'COMPLETED', result: 'unreadable' }), 3)).toMatchObject({ kind: 'fail', reason: 'slurm-result-unreadable' });
-    expect(decideJob(view({ slurmState: 'FAILED', result: 'unreadable' }), 3)).toMatchObject({ kind: 'fail', reason: 'slurm-result-unreadable' });
+    expect(decideJob(view({ slurmState: 'COMPLETED', result: 'missing' }), 3)).toMatchObject({
+      kind: 'fail',
+      reason: 'slurm-result-missing',
+    });
+    expect(decideJob(view({ slurmState: 'COMPLETED', result: 'unreadable' }), 3)).toMatchObject({
+      kind: 'fail',
+      reason: 'slurm-result-unreadable',
+    });
+    expect(decideJob(view({ slurmState: 'FAILED', result: 'unreadable' }), 3)).toMatchObject({
+      kind: 'fail',
+      reason: 'slurm-result-unreadable',
+    });
     expect(decideJob(view({ slurmState: 'FAILED', result: 'missing' }), 3)).toMatchObject({ kind: 'fail', reason: 'slurm-job-failed' });
   });
 
   it('gives a job Slurm does not know a few polls, then counts it lost', () => {
-    for (let n = 0; n < UNKNOWN_POLLS_BEFORE_LOST; n++) expect(decideJob(view({ slurmState: null, unknownPolls: n }), 3)).toEqual({ kind: 'wait' });
-    expect(decideJob(view({ slurmState: null, unknownPolls: UNKNOWN_POLLS_BEFORE_LOST }), 3)).toEqual({ kind: 'resubmit', reason: 'slurm-job-vanished' });
-    expect(decideJob(view({ slurmState: null, unknownPolls: UNKNOWN_POLLS_BEFORE_LOST, attempt: 3 }), 3)).toMatchObject({ kind: 'fail', reason: 'slurm-job-vanished' });
+    for (let n = 0; n < UNKNOWN_POLLS_BEFORE_LOST; n++)
+      expect(decideJob(view({ slurmState: null, unknownPolls: n }), 3)).toEqual({ kind: 'wait' });
+    expect(decideJob(view({ slurmState: null, unknownPolls: UNKNOWN_POLLS_BEFORE_LOST }), 3)).toEqual({
+      kind: 'resubmit',
+      reason: 'slurm-job-vanished',
+    });
+    expect(decideJob(view({ slurmState: null, unknownPolls: UNKNOWN_POLLS_BEFORE_LOST, attempt: 3 }), 3)).toMatchObject({
+      kind: 'fail',
+      reason: 'slurm-job-vanished',
+    });
   });
 });
 
@@ -62,16 +79,50 @@ describe('resumeItem', () => {
     ]);
     expect(r).toEqual({ kind: 'adopt', attempt: 3, firstCounted: 2 });
     expect(attemptsUsed(r.attempt, r.firstCounted)).toBe(2);
-    expect(resumeItem([{ attempt: 1, state: 'cancelled' }, { attempt: 2, state: 'lost' }])).toEqual({ kind: 'submit', attempt: 3, firstCounted: 2 });
+    expect(
+      resumeItem([
+        { attempt: 1, state: 'cancelled' },
+        { attempt: 2, state: 'lost' },
+      ]),
+    ).toEqual({ kind: 'submit', attempt: 3, firstCounted: 2 });
     expect(resumeItem([{ attempt: 1, state: 'ingested' }])).toEqual({ kind: 'submit', attempt: 2, firstCounted: 2 });
   });
 });
 
 describe('the Slurm adapter (pure parts)', () => {
   it('builds the sbatch arguments from the configuration', () => {
-    const args = sbatchArgs({ jobName: 'pm-x-a1', script: '', output: '/s/out', chdir: '/s', partition: 'bench', account: 'lab', timeLimit: '02:00:00', cpus: 4, memoryMb: 8000, exclusive: true, extraArgs: ['--qos=long'] });
-    expect(args).toEqual(['--parsable', '--job-name=pm-x-a1', '--output=/s/out', '--time=02:00:00', '--cpus-per-task=4', '--ntasks=1', '--nodes=1', '--chdir=/s', '--partition=bench', '--account=lab', '--mem=8000', '--exclusive', '--no-requeue', '--qos=long']);
-    expect(sbatchArgs({ jobName: 'n', script: '', output: 'o', timeLimit: '10', cpus: 1, exclusive: false, extraArgs: [] })).not.toContain('--exclusive');
+    const args = sbatchArgs({
+      jobName: 'pm-x-a1',
+      script: '',
+      output: '/s/out',
+      chdir: '/s',
+      partition: 'bench',
+      account: 'lab',
+      timeLimit: '02:00:00',
+      cpus: 4,
+      memoryMb: 8000,
+      exclusive: true,
+      extraArgs: ['--qos=long'],
+    });
+    expect(args).toEqual([
+      '--parsable',
+      '--job-name=pm-x-a1',
+      '--output=/s/out',
+      '--time=02:00:00',
+      '--cpus-per-task=4',
+      '--ntasks=1',
+      '--nodes=1',
+      '--chdir=/s',
+      '--partition=bench',
+      '--account=lab',
+      '--mem=8000',
+      '--exclusive',
+      '--no-requeue',
+      '--qos=long',
+    ]);
+    expect(sbatchArgs({ jobName: 'n', script: '', output: 'o', timeLimit: '10', cpus: 1, exclusive: false, extraArgs: [] })).not.toContain(
+      '--exclusive',
+    );
   });
 
   it('parses sbatch, squeue and sacct answers', () => {
@@ -89,7 +140,7 @@ describe('the Slurm adapter (pure parts)', () => {
   });
 
   it('writes a batch script that execs the worker with the spool and job quoted', () => {
-    const script = batchScript(['/usr/bin/node', "/opt/perf mine/bin.js", 'worker'], '/spool', 'pm-j-a1');
+    const script = batchScript(['/usr/bin/node', '/opt/perf mine/bin.js', 'worker'], '/spool', 'pm-j-a1');
     expect(script.split('\n')[0]).toBe('#!/bin/bash');
     expect(script).toContain("exec /usr/bin/node '/opt/perf mine/bin.js' worker --spool /spool --job pm-j-a1");
   });

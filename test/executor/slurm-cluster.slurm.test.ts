@@ -41,7 +41,11 @@ function context(db: Db, spool: string, overrides: Record<string, unknown> = {},
 }
 
 /** Waits for a condition that the cluster or the coordinator makes true (checked every 200 ms). */
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 180_000): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 180_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -51,7 +55,8 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
   }
 }
 
-const attemptsOf = (db: Db, key: string, payload: PreparedPayload): JobRow[] => new ExecutorJobs(db).attempts('synthesize', key, hashOf(payload));
+const attemptsOf = (db: Db, key: string, payload: PreparedPayload): JobRow[] =>
+  new ExecutorJobs(db).attempts('synthesize', key, hashOf(payload));
 
 describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', () => {
   describe('one stage run with a job cancelled, one killed by its time limit, and unusable results', () => {
@@ -153,7 +158,11 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     openStore(dbPath).close();
     const list = [1, 2, 3].map((n) => ({ key: `killed-${n}`, payload: { output: { n }, waitForFile: release } }));
     writeFileSync(join(dir, 'items.json'), JSON.stringify(list));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'coordinator.ts'), dbPath, join(dir, 'items.json'), spool], { stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'coordinator.ts'), dbPath, join(dir, 'items.json'), spool],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     const db = openStore(dbPath);
     try {
@@ -192,7 +201,10 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     hard.abort();
     const report = await running;
     expect(report.notStarted).toBe(2);
-    for (const i of list) expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state, r.reason])).toEqual([[1, 'cancelled', 'coordinator stopped']]);
+    for (const i of list)
+      expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state, r.reason])).toEqual([
+        [1, 'cancelled', 'coordinator stopped'],
+      ]);
     const states = await until('sacct to show both jobs cancelled', async () => {
       const s = await slurm.accounting(ids);
       return s.length === 2 && s.every((j) => j.state === 'CANCELLED') ? s : false;
@@ -203,7 +215,11 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     writeFileSync(join(dir, 'never'), 'go');
     const rerun = await runStage(context(db, spool), preparedStage(list), scope);
     expect(rerun.done).toBe(2);
-    for (const i of list) expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state])).toEqual([[1, 'cancelled'], [2, 'ingested']]);
+    for (const i of list)
+      expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state])).toEqual([
+        [1, 'cancelled'],
+        [2, 'ingested'],
+      ]);
     db.close();
   }, 300_000);
 
@@ -215,9 +231,25 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     const payload: PreparedPayload = { output: { n: 7 } };
     const jobName = jobNameOf('synthesize', 'orphan', hashOf(payload), 1);
     // what the coordinator does before its crash: record the attempt, write the input, sbatch
-    new ExecutorJobs(db).recordSubmitting({ stage: 'synthesize', key: 'orphan', inputHash: hashOf(payload), attempt: 1, jobName, runId: null });
+    new ExecutorJobs(db).recordSubmitting({
+      stage: 'synthesize',
+      key: 'orphan',
+      inputHash: hashOf(payload),
+      attempt: 1,
+      jobName,
+      runId: null,
+    });
     const jobDirPath = writeJobInput(spool, jobName, { version: 1, stage: 'synthesize', key: 'orphan', kind: 'prepared', payload });
-    const jobId = await slurm.submit({ jobName, script: batchScript(defaultWorkerCommand(), spool, jobName), output: join(jobDirPath, 'slurm.out'), chdir: jobDirPath, timeLimit: '1', cpus: 1, exclusive: false, extraArgs: [] });
+    const jobId = await slurm.submit({
+      jobName,
+      script: batchScript(defaultWorkerCommand(), spool, jobName),
+      output: join(jobDirPath, 'slurm.out'),
+      chdir: jobDirPath,
+      timeLimit: '1',
+      cpus: 1,
+      exclusive: false,
+      extraArgs: [],
+    });
 
     const report = await runStage(context(db, spool), preparedStage([{ key: 'orphan', payload }]), scope);
     expect(report.done).toBe(1);

@@ -53,7 +53,10 @@ describe.skipIf(unavailable !== null)('perfmine doctor --executor slurm on a rea
   beforeAll(async () => {
     // a loopback stand-in answering the distribution registry's version check
     registry = createServer((req, res) => {
-      res.writeHead(req.url === '/v2/' ? 200 : 404, { 'content-type': 'application/json', 'docker-distribution-api-version': 'registry/2.0' });
+      res.writeHead(req.url === '/v2/' ? 200 : 404, {
+        'content-type': 'application/json',
+        'docker-distribution-api-version': 'registry/2.0',
+      });
       res.end('{}');
     });
     await new Promise<void>((r) => registry.listen(0, '127.0.0.1', r));
@@ -66,9 +69,13 @@ describe.skipIf(unavailable !== null)('perfmine doctor --executor slurm on a rea
     const config = slurmConfig(spool);
     const checks = await slurmChecks({ ...config, executor: { ...config.executor, registry: `127.0.0.1:${port}` } });
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    for (const name of ['sbatch', 'squeue', 'sacct', 'scancel']) expect(by[name]).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^slurm(-wlm)? \d/) });
+    for (const name of ['sbatch', 'squeue', 'sacct', 'scancel'])
+      expect(by[name]).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^slurm(-wlm)? \d/) });
     expect(by['spool (here)']?.status).toBe('ok');
-    expect(by['spool (compute node)']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^probe job \d+ wrote into the spool from /) });
+    expect(by['spool (compute node)']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^probe job \d+ wrote into the spool from /),
+    });
     expect(by['registry']).toMatchObject({ status: 'ok', detail: `http://127.0.0.1:${port}/v2/ answers (200)` });
   }, 300_000);
 

@@ -46,7 +46,12 @@ export class FakeBigQuery {
         const text = Buffer.concat(chunks).toString('utf8');
         const body: unknown = text ? JSON.parse(text) : null;
         const url = new URL(req.url ?? '/', 'http://x');
-        this.log.push({ method: req.method ?? 'GET', path: `${url.pathname}${url.search}`, body, authorization: req.headers.authorization ?? null });
+        this.log.push({
+          method: req.method ?? 'GET',
+          path: `${url.pathname}${url.search}`,
+          body,
+          authorization: req.headers.authorization ?? null,
+        });
         const [status, json] = this.#answer(req.method ?? 'GET', url);
         res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' });
         res.end(JSON.stringify(json));
@@ -72,7 +77,18 @@ export class FakeBigQuery {
 
   #answer(method: string, url: URL): [number, unknown] {
     const o = this.#options;
-    if (o.error) return [o.error.code, { error: { code: o.error.code, message: o.error.message, errors: [{ reason: o.error.reason, message: o.error.message }], status: 'PERMISSION_DENIED' } }];
+    if (o.error)
+      return [
+        o.error.code,
+        {
+          error: {
+            code: o.error.code,
+            message: o.error.message,
+            errors: [{ reason: o.error.reason, message: o.error.message }],
+            status: 'PERMISSION_DENIED',
+          },
+        },
+      ];
     const post = /^\/bigquery\/v2\/projects\/([^/]+)\/queries$/.exec(url.pathname);
     const get = /^\/bigquery\/v2\/projects\/([^/]+)\/queries\/([^/]+)$/.exec(url.pathname);
     if (method === 'POST' && post) {
@@ -82,7 +98,14 @@ export class FakeBigQuery {
     }
     if (method === 'GET' && get) {
       const start = Number(url.searchParams.get('pageToken') ?? 0);
-      return [200, { kind: 'bigquery#getQueryResultsResponse', jobReference: { projectId: get[1], jobId: get[2], location: 'US' }, ...this.#page(start) }];
+      return [
+        200,
+        {
+          kind: 'bigquery#getQueryResultsResponse',
+          jobReference: { projectId: get[1], jobId: get[2], location: 'US' },
+          ...this.#page(start),
+        },
+      ];
     }
     return [404, { error: { code: 404, message: `Not found: ${url.pathname}` } }];
   }
@@ -90,7 +113,9 @@ export class FakeBigQuery {
   #page(start: number): Record<string, unknown> {
     const o = this.#options;
     const size = o.pageSize ?? 1000;
-    const rows = o.rows.slice(start, start + size).map((row) => ({ f: o.fields.map((f) => ({ v: row[f.name] === null || row[f.name] === undefined ? null : String(row[f.name]) })) }));
+    const rows = o.rows
+      .slice(start, start + size)
+      .map((row) => ({ f: o.fields.map((f) => ({ v: row[f.name] === null || row[f.name] === undefined ? null : String(row[f.name]) })) }));
     return {
       schema: { fields: o.fields.map((f) => ({ name: f.name, type: f.type, mode: 'NULLABLE' })) },
       totalRows: String(o.rows.length),

@@ -86,7 +86,11 @@ export function syntheticRepo(index: number, options: SyntheticRepoOptions): Fak
     stars: options.stars ?? 500 + index,
     pushedAt: options.mergedTo,
     defaultBranch: options.defaultBranch ?? 'main',
-    files: { 'asv.conf.json': `{"version": 1, "project": "${name}"}\n`, 'pyproject.toml': '[project]\nrequires-python = ">=3.9"\n', ...(options.files ?? {}) },
+    files: {
+      'asv.conf.json': `{"version": 1, "project": "${name}"}\n`,
+      'pyproject.toml': '[project]\nrequires-python = ">=3.9"\n',
+      ...(options.files ?? {}),
+    },
     pulls,
     issues,
   };

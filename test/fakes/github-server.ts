@@ -294,7 +294,8 @@ export class FakeGitHub {
     const token = tokenOf(req);
     const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
     const pathWithQuery = `${url.pathname}${url.search}`;
-    const log = (status: number, fault: Fault['kind'] | null) => this.#log.push({ method, path: pathWithQuery, conditional, status, token, fault });
+    const log = (status: number, fault: Fault['kind'] | null) =>
+      this.#log.push({ method, path: pathWithQuery, conditional, status, token, fault });
     const resource = url.pathname.startsWith('/search/code') ? 'code_search' : url.pathname.startsWith('/search/') ? 'search' : 'core';
 
     this.#received += 1;
@@ -306,7 +307,10 @@ export class FakeGitHub {
 
     const budget = this.#budget(token, resource);
     if (budget.remaining <= 0) {
-      const body = JSON.stringify({ message: `API rate limit exceeded for ${token ? 'user' : '127.0.0.1'}.`, documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api` });
+      const body = JSON.stringify({
+        message: `API rate limit exceeded for ${token ? 'user' : '127.0.0.1'}.`,
+        documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`,
+      });
       res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', ...this.#rateHeaders(token, resource) });
       res.end(body);
       log(403, null);
@@ -320,7 +324,11 @@ export class FakeGitHub {
       reply = { status: 500, json: { message: `fake server error: ${(error as Error).message}` } };
     }
     if (reply.status === 301) {
-      res.writeHead(301, { location: reply.headers?.location ?? '', 'content-type': 'application/json; charset=utf-8', ...this.#rateHeaders(token, resource) });
+      res.writeHead(301, {
+        location: reply.headers?.location ?? '',
+        'content-type': 'application/json; charset=utf-8',
+        ...this.#rateHeaders(token, resource),
+      });
       res.end(JSON.stringify(reply.json));
       log(301, null);
       return;
@@ -368,13 +376,28 @@ export class FakeGitHub {
     return null;
   }
 
-  #serveFault(fault: Fault, res: ServerResponse, token: string | null, resource: string, log: (status: number, fault: Fault['kind'] | null) => void): void {
+  #serveFault(
+    fault: Fault,
+    res: ServerResponse,
+    token: string | null,
+    resource: string,
+    log: (status: number, fault: Fault['kind'] | null) => void,
+  ): void {
     const json = 'application/json; charset=utf-8';
     switch (fault.kind) {
       case 'secondary-rate-limit': {
         const status = fault.status ?? 403;
-        res.writeHead(status, { 'content-type': json, 'retry-after': String(fault.retryAfter ?? 1), ...this.#rateHeaders(token, resource) });
-        res.end(JSON.stringify({ message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits` }));
+        res.writeHead(status, {
+          'content-type': json,
+          'retry-after': String(fault.retryAfter ?? 1),
+          ...this.#rateHeaders(token, resource),
+        });
+        res.end(
+          JSON.stringify({
+            message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+            documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits`,
+          }),
+        );
         log(status, fault.kind);
         return;
       }
@@ -382,7 +405,12 @@ export class FakeGitHub {
         const budget = this.#budget(token, resource);
         budget.remaining = 0;
         res.writeHead(403, { 'content-type': json, ...this.#rateHeaders(token, resource) });
-        res.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.', documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api` }));
+        res.end(
+          JSON.stringify({
+            message: 'API rate limit exceeded for user ID 1.',
+            documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`,
+          }),
+        );
         log(403, fault.kind);
         return;
       }
@@ -454,7 +482,11 @@ export class FakeGitHub {
         const moved = this.#aliases.get(name);
         if (moved) {
           const location = `${this.url}/repositories/${moved.id}${byName[3] ?? ''}${url.search}`;
-          return { status: 301, headers: { location }, json: { message: 'Moved Permanently', url: location, documentation_url: `${DOCS}#http-redirects` } };
+          return {
+            status: 301,
+            headers: { location },
+            json: { message: 'Moved Permanently', url: location, documentation_url: `${DOCS}#http-redirects` },
+          };
         }
         return notFound();
       }
@@ -473,70 +505,132 @@ export class FakeGitHub {
 
   #makeRoutes(): [string, RegExp, Handler][] {
     return [
-      ['repo', /^\/repo$/, (_m, _u, _r, s) => ({ status: 200, json: this.#repoJson(s!), lastModified: s!.repo.pushedAt ?? '2025-01-01T00:00:00Z' })],
+      [
+        'repo',
+        /^\/repo$/,
+        (_m, _u, _r, s) => ({ status: 200, json: this.#repoJson(s!), lastModified: s!.repo.pushedAt ?? '2025-01-01T00:00:00Z' }),
+      ],
       ['pulls', /^\/repo\/pulls$/, (_m, u, _r, s) => ({ status: 200, items: this.#listPulls(s!, u) })],
-      ['pull', /^\/repo\/pulls\/(\d+)$/, (m, _u, _r, s) => {
-        const p = s!.pulls.get(Number(m[1]));
-        return p ? { status: 200, json: this.#pullJson(s!, p, true) } : notFound();
-      }],
-      ['pull-files', /^\/repo\/pulls\/(\d+)\/files$/, (m, _u, _r, s) => {
-        const p = s!.pulls.get(Number(m[1]));
-        if (!p) return notFound();
-        return { status: 200, items: this.#files(s!, p).map(fileJson), itemsCap: this.#options.filesCap ?? 3000 };
-      }],
-      ['pull-comments', /^\/repo\/pulls\/(\d+)\/comments$/, (m, _u, _r, s) => {
-        const p = s!.pulls.get(Number(m[1]));
-        return p ? { status: 200, items: (p.reviewComments ?? []).map((c, i) => commentJson(c, i)) } : notFound();
-      }],
-      ['issue', /^\/repo\/issues\/(\d+)$/, (m, _u, _r, s) => {
-        const n = Number(m[1]);
-        const issue = s!.issues.get(n);
-        if (issue) return { status: 200, json: this.#issueJson(s!, issue) };
-        const p = s!.pulls.get(n);
-        return p ? { status: 200, json: { ...this.#issueJson(s!, { number: p.number, title: p.title, body: p.body ?? null, createdAt: p.createdAt, ...(p.user ? { user: p.user } : {}) }), pull_request: { url: `${this.url}/repos/${s!.repo.fullName}/pulls/${n}` } } } : notFound();
-      }],
-      ['issue-comments', /^\/repo\/issues\/(\d+)\/comments$/, (m, _u, _r, s) => {
-        const n = Number(m[1]);
-        const list = s!.issues.get(n)?.comments ?? s!.pulls.get(n)?.comments;
-        return list ? { status: 200, items: list.map((c, i) => commentJson(c, i)) } : notFound();
-      }],
-      ['git-commit', /^\/repo\/git\/commits\/([0-9a-f]+)$/, (m, _u, _r, s) => {
-        const c = s!.commits.get(m[1]!);
-        return c ? { status: 200, json: { sha: m[1], parents: c.parents.map((sha) => ({ sha })), message: 'merge' } } : notFound();
-      }],
-      ['compare', /^\/repo\/compare\/([0-9A-Za-z_./-]+)\.\.\.([0-9A-Za-z_./-]+)$/, (m, _u, req, s) => {
-        const pull = s!.pullsSorted.find((p) => p.baseSha === m[1] && p.mergeSha === m[2]);
-        if (!pull) return notFound();
-        const accept = String(req.headers.accept ?? '');
-        if (!accept.includes('diff')) return { status: 200, json: { status: 'ahead', files: [] } };
-        const files = this.#files(s!, pull);
-        if (pull.diff === undefined && files.length > (this.#options.diffFileLimit ?? 300)) {
+      [
+        'pull',
+        /^\/repo\/pulls\/(\d+)$/,
+        (m, _u, _r, s) => {
+          const p = s!.pulls.get(Number(m[1]));
+          return p ? { status: 200, json: this.#pullJson(s!, p, true) } : notFound();
+        },
+      ],
+      [
+        'pull-files',
+        /^\/repo\/pulls\/(\d+)\/files$/,
+        (m, _u, _r, s) => {
+          const p = s!.pulls.get(Number(m[1]));
+          if (!p) return notFound();
+          return { status: 200, items: this.#files(s!, p).map(fileJson), itemsCap: this.#options.filesCap ?? 3000 };
+        },
+      ],
+      [
+        'pull-comments',
+        /^\/repo\/pulls\/(\d+)\/comments$/,
+        (m, _u, _r, s) => {
+          const p = s!.pulls.get(Number(m[1]));
+          return p ? { status: 200, items: (p.reviewComments ?? []).map((c, i) => commentJson(c, i)) } : notFound();
+        },
+      ],
+      [
+        'issue',
+        /^\/repo\/issues\/(\d+)$/,
+        (m, _u, _r, s) => {
+          const n = Number(m[1]);
+          const issue = s!.issues.get(n);
+          if (issue) return { status: 200, json: this.#issueJson(s!, issue) };
+          const p = s!.pulls.get(n);
+          return p
+            ? {
+                status: 200,
+                json: {
+                  ...this.#issueJson(s!, {
+                    number: p.number,
+                    title: p.title,
+                    body: p.body ?? null,
+                    createdAt: p.createdAt,
+                    ...(p.user ? { user: p.user } : {}),
+                  }),
+                  pull_request: { url: `${this.url}/repos/${s!.repo.fullName}/pulls/${n}` },
+                },
+              }
+            : notFound();
+        },
+      ],
+      [
+        'issue-comments',
+        /^\/repo\/issues\/(\d+)\/comments$/,
+        (m, _u, _r, s) => {
+          const n = Number(m[1]);
+          const list = s!.issues.get(n)?.comments ?? s!.pulls.get(n)?.comments;
+          return list ? { status: 200, items: list.map((c, i) => commentJson(c, i)) } : notFound();
+        },
+      ],
+      [
+        'git-commit',
+        /^\/repo\/git\/commits\/([0-9a-f]+)$/,
+        (m, _u, _r, s) => {
+          const c = s!.commits.get(m[1]!);
+          return c ? { status: 200, json: { sha: m[1], parents: c.parents.map((sha) => ({ sha })), message: 'merge' } } : notFound();
+        },
+      ],
+      [
+        'compare',
+        /^\/repo\/compare\/([0-9A-Za-z_./-]+)\.\.\.([0-9A-Za-z_./-]+)$/,
+        (m, _u, req, s) => {
+          const pull = s!.pullsSorted.find((p) => p.baseSha === m[1] && p.mergeSha === m[2]);
+          if (!pull) return notFound();
+          const accept = String(req.headers.accept ?? '');
+          if (!accept.includes('diff')) return { status: 200, json: { status: 'ahead', files: [] } };
+          const files = this.#files(s!, pull);
+          if (pull.diff === undefined && files.length > (this.#options.diffFileLimit ?? 300)) {
+            return {
+              status: 406,
+              json: {
+                message: `Sorry, the diff exceeded the maximum number of files (${this.#options.diffFileLimit ?? 300}). Consider using 'List pull requests files' API or locally cloning the repository instead.`,
+                errors: [{ resource: 'PullRequest', field: 'diff', code: 'too_large' }],
+                documentation_url: DOCS,
+              },
+            };
+          }
+          return { status: 200, text: pull.diff ?? diffFromFiles(files), contentType: 'text/plain; charset=utf-8' };
+        },
+      ],
+      [
+        'tree',
+        /^\/repo\/git\/trees\/(.+)$/,
+        (m, u, _r, s) => {
+          const tree = this.#tree(s!, decodeURIComponent(m[1]!));
+          if (!tree) return notFound();
+          return { status: 200, json: treeJson(m[1]!, tree, u.searchParams.get('recursive') !== null) };
+        },
+      ],
+      [
+        'contents',
+        /^\/repo\/contents\/(.+)$/,
+        (m, u, _r, s) => {
+          const tree = this.#tree(s!, u.searchParams.get('ref') ?? s!.repo.defaultBranch ?? 'main');
+          const path = decodeURIComponent(m[1]!);
+          const content = tree?.[path];
+          if (content === undefined) return notFound();
           return {
-            status: 406,
+            status: 200,
             json: {
-              message: `Sorry, the diff exceeded the maximum number of files (${this.#options.diffFileLimit ?? 300}). Consider using 'List pull requests files' API or locally cloning the repository instead.`,
-              errors: [{ resource: 'PullRequest', field: 'diff', code: 'too_large' }],
-              documentation_url: DOCS,
+              type: 'file',
+              path,
+              name: path.split('/').pop(),
+              sha: blobSha(content),
+              size: Buffer.byteLength(content),
+              encoding: 'base64',
+              content: Buffer.from(content).toString('base64'),
             },
           };
-        }
-        return { status: 200, text: pull.diff ?? diffFromFiles(files), contentType: 'text/plain; charset=utf-8' };
-      }],
-      ['tree', /^\/repo\/git\/trees\/(.+)$/, (m, u, _r, s) => {
-        const tree = this.#tree(s!, decodeURIComponent(m[1]!));
-        if (!tree) return notFound();
-        return { status: 200, json: treeJson(m[1]!, tree, u.searchParams.get('recursive') !== null) };
-      }],
-      ['contents', /^\/repo\/contents\/(.+)$/, (m, u, _r, s) => {
-        const tree = this.#tree(s!, u.searchParams.get('ref') ?? s!.repo.defaultBranch ?? 'main');
-        const path = decodeURIComponent(m[1]!);
-        const content = tree?.[path];
-        if (content === undefined) return notFound();
-        return {
-          status: 200,
-          json: { type: 'file', path, name: path.split('/').pop(), sha: blobSha(content), size: Buffer.byteLength(content), encoding: 'base64', content: Buffer.from(content).toString('base64') },
-        };
-      }],
+        },
+      ],
       ['search-code', /^\/search\/code$/, (_m, u) => this.#searchCode(u)],
     ];
   }
@@ -588,7 +682,11 @@ export class FakeGitHub {
     const key = sort === 'updated' ? (p: FakePull) => p.updatedAt : (p: FakePull) => p.createdAt;
     return s.pullsSorted
       .filter((p) => (state === 'all' || (p.state ?? 'closed') === state) && (base === null || (p.baseRef ?? def) === base))
-      .sort((a, b) => (Date.parse(key(a)) - Date.parse(key(b))) * (direction === 'asc' ? 1 : -1) || (a.number - b.number) * (direction === 'asc' ? 1 : -1))
+      .sort(
+        (a, b) =>
+          (Date.parse(key(a)) - Date.parse(key(b))) * (direction === 'asc' ? 1 : -1) ||
+          (a.number - b.number) * (direction === 'asc' ? 1 : -1),
+      )
       .map((p) => this.#pullJson(s, p, false));
   }
 
@@ -663,7 +761,10 @@ export class FakeGitHub {
     const page = Number(u.searchParams.get('page') ?? 1);
     const cap = this.#options.searchCap ?? 1000;
     if ((page - 1) * perPage >= cap && hits.length > 0) {
-      return { status: 422, json: { message: `Only the first ${cap} search results are available`, documentation_url: `${DOCS}/search/search` } };
+      return {
+        status: 422,
+        json: { message: `Only the first ${cap} search results are available`, documentation_url: `${DOCS}/search/search` },
+      };
     }
     const slice = hits.slice((page - 1) * perPage, Math.min(page * perPage, cap));
     const lastPage = Math.max(1, Math.ceil(Math.min(hits.length, cap) / perPage));

@@ -33,7 +33,11 @@ export type FakeReply =
   /** 200 with this exact content (malformed JSON, prose, a fenced block ...). */
   | { readonly kind: 'text'; readonly text: string; readonly finishReason?: 'stop' | 'length'; readonly usage?: FakeUsage }
   /** 200 with tool calls (finish_reason `tool_calls`); `arguments` objects are JSON-encoded, strings sent as they are. */
-  | { readonly kind: 'tool-calls'; readonly calls: readonly { readonly name: string; readonly arguments: unknown; readonly id?: string }[]; readonly usage?: FakeUsage }
+  | {
+      readonly kind: 'tool-calls';
+      readonly calls: readonly { readonly name: string; readonly arguments: unknown; readonly id?: string }[];
+      readonly usage?: FakeUsage;
+    }
   /** 200 with empty content and no tool call. */
   | { readonly kind: 'empty' }
   /** 200 with `message.refusal` set and content null. */
@@ -45,17 +49,29 @@ export type FakeReply =
   /** 404 model_not_found, as the OpenAI API answers for an unknown model. */
   | { readonly kind: 'model-not-found' }
   /** Any HTTP error with an OpenAI-style error body (500 by default). */
-  | { readonly kind: 'error'; readonly status?: number; readonly message?: string; readonly code?: string; readonly headers?: Readonly<Record<string, string>> };
+  | {
+      readonly kind: 'error';
+      readonly status?: number;
+      readonly message?: string;
+      readonly code?: string;
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 /** Short constructors for replies. */
 export const reply = {
   json: (value: unknown, usage?: FakeUsage): FakeReply => ({ kind: 'json', value, ...(usage ? { usage } : {}) }),
   text: (text: string, finishReason?: 'stop' | 'length'): FakeReply => ({ kind: 'text', text, ...(finishReason ? { finishReason } : {}) }),
-  toolCall: (name: string, args: unknown, id?: string): FakeReply => ({ kind: 'tool-calls', calls: [{ name, arguments: args, ...(id ? { id } : {}) }] }),
+  toolCall: (name: string, args: unknown, id?: string): FakeReply => ({
+    kind: 'tool-calls',
+    calls: [{ name, arguments: args, ...(id ? { id } : {}) }],
+  }),
   toolCalls: (calls: readonly { name: string; arguments: unknown; id?: string }[]): FakeReply => ({ kind: 'tool-calls', calls }),
   empty: (): FakeReply => ({ kind: 'empty' }),
   refusal: (text = "I'm sorry, I can't help with that."): FakeReply => ({ kind: 'refusal', text }),
-  rateLimit: (retryAfterSeconds?: number | string): FakeReply => ({ kind: 'rate-limit', ...(retryAfterSeconds === undefined ? {} : { retryAfter: retryAfterSeconds }) }),
+  rateLimit: (retryAfterSeconds?: number | string): FakeReply => ({
+    kind: 'rate-limit',
+    ...(retryAfterSeconds === undefined ? {} : { retryAfter: retryAfterSeconds }),
+  }),
   hang: (): FakeReply => ({ kind: 'hang' }),
   modelNotFound: (): FakeReply => ({ kind: 'model-not-found' }),
   serverError: (status = 500, message = 'internal server error'): FakeReply => ({ kind: 'error', status, message }),
@@ -144,7 +160,10 @@ export async function startLlmServer(options: StartOptions = {}): Promise<FakeLl
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `fake server: ${(error as Error).message}`, type: 'server_error', param: null, code: null } });
+      if (!res.headersSent)
+        sendJson(res, 500, {
+          error: { message: `fake server: ${(error as Error).message}`, type: 'server_error', param: null, code: null },
+        });
     });
   });
 
@@ -156,7 +175,9 @@ export async function startLlmServer(options: StartOptions = {}): Promise<FakeLl
       return;
     }
     if (req.method !== 'POST' || !/\/chat\/completions$/.test(path)) {
-      sendJson(res, 404, { error: { message: `fake server: no route ${req.method} ${path}`, type: 'invalid_request_error', param: null, code: null } });
+      sendJson(res, 404, {
+        error: { message: `fake server: no route ${req.method} ${path}`, type: 'invalid_request_error', param: null, code: null },
+      });
       return;
     }
     let body: Record<string, unknown>;
@@ -191,16 +212,38 @@ export async function startLlmServer(options: StartOptions = {}): Promise<FakeLl
         const headers: Record<string, string> = {};
         if (answer.retryAfter !== undefined) headers['retry-after'] = String(answer.retryAfter);
         if (answer.retryAfterMs !== undefined) headers['retry-after-ms'] = String(answer.retryAfterMs);
-        sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: answer.code ?? 'rate_limit_exceeded' } }, headers);
+        sendJson(
+          res,
+          429,
+          {
+            error: {
+              message: 'Rate limit reached for requests',
+              type: 'requests',
+              param: null,
+              code: answer.code ?? 'rate_limit_exceeded',
+            },
+          },
+          headers,
+        );
         return;
       }
       case 'model-not-found':
         sendJson(res, 404, {
-          error: { message: `The model \`${request.model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', param: null, code: 'model_not_found' },
+          error: {
+            message: `The model \`${request.model}\` does not exist or you do not have access to it.`,
+            type: 'invalid_request_error',
+            param: null,
+            code: 'model_not_found',
+          },
         });
         return;
       case 'error':
-        sendJson(res, answer.status ?? 500, { error: { message: answer.message ?? 'internal server error', type: 'server_error', param: null, code: answer.code ?? null } }, answer.headers ?? {});
+        sendJson(
+          res,
+          answer.status ?? 500,
+          { error: { message: answer.message ?? 'internal server error', type: 'server_error', param: null, code: answer.code ?? null } },
+          answer.headers ?? {},
+        );
         return;
       case 'json':
         sendJson(res, 200, completion(request, { content: JSON.stringify(answer.value) }, 'stop', answer.usage));
@@ -230,7 +273,9 @@ export async function startLlmServer(options: StartOptions = {}): Promise<FakeLl
   const port = (server.address() as AddressInfo).port;
 
   const matches = (r: RecordedRequest, f: RequestFilter) =>
-    (f.model === undefined || r.model === f.model) && (f.schemaName === undefined || r.schemaName === f.schemaName) && (f.path === undefined || r.path === f.path);
+    (f.model === undefined || r.model === f.model) &&
+    (f.schemaName === undefined || r.schemaName === f.schemaName) &&
+    (f.path === undefined || r.path === f.path);
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
@@ -284,7 +329,9 @@ function record(index: number, req: IncomingMessage, path: string, body: Record<
     strict: format?.json_schema?.strict ?? null,
     authorized: /^Bearer \S+/.test(String(req.headers.authorization ?? '')),
     body,
-    system: byRole('system').map((m) => m.content).join('\n'),
+    system: byRole('system')
+      .map((m) => m.content)
+      .join('\n'),
     lastUser: byRole('user').at(-1)?.content ?? '',
     lastToolResult: byRole('tool').at(-1)?.content ?? null,
     text: messages.map((m) => m.content).join('\n'),
@@ -293,7 +340,8 @@ function record(index: number, req: IncomingMessage, path: string, body: Record<
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : '')).join('');
   return '';
 }
 

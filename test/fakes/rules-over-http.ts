@@ -44,7 +44,10 @@ function templates(): Template[] {
 }
 
 /** The prompt and inputs behind a rendered user message, or null. */
-export function recoverInputs(user: string, list: readonly Template[] = templates()): { prompt: string; inputs: Record<string, string> } | null {
+export function recoverInputs(
+  user: string,
+  list: readonly Template[] = templates(),
+): { prompt: string; inputs: Record<string, string> } | null {
   for (const t of list) {
     const m = t.pattern.exec(user);
     if (m) return { prompt: t.prompt.name, inputs: { ...(m.groups ?? {}) } };
@@ -72,7 +75,10 @@ function toolResultsOf(request: RecordedRequest): ToolResult[] {
 
 const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
-export async function serveRulesOverHttp(rules: readonly ScriptedRule[], options: { models?: readonly string[] } = {}): Promise<RulesServer> {
+export async function serveRulesOverHttp(
+  rules: readonly ScriptedRule[],
+  options: { models?: readonly string[] } = {},
+): Promise<RulesServer> {
   const list = templates();
   const calls: ScriptedCall[] = [];
   const server = await startLlmServer({ ...(options.models ? { models: options.models } : {}) });
@@ -88,7 +94,14 @@ export async function serveRulesOverHttp(rules: readonly ScriptedRule[], options
     const usage = { promptTokens: tokens(request.text), completionTokens: 50 };
     if (next) return { ...reply.toolCall(next.name, next.args), usage };
     const answer = rule.answer(scripted, done);
-    calls.push({ ...scripted, kind: request.hasTools ? 'agent' : 'structured', rule: rule.name, toolResults: done, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
+    calls.push({
+      ...scripted,
+      kind: request.hasTools ? 'agent' : 'structured',
+      rule: rule.name,
+      toolResults: done,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+    });
     return reply.json(answer, usage);
   });
   return { server, url: server.url, calls, close: () => server.close() };

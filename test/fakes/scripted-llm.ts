@@ -80,7 +80,9 @@ export class ScriptedLlm implements LlmService {
       toolResults.push({ name: call.name, args: call.args, result: await tool.run(call.args, request.signal) });
     }
     const raw = rule.answer(req, toolResults);
-    const promptTokens = Math.ceil((rendered.system.length + rendered.user.length + toolResults.reduce((a, t) => a + t.result.length, 0)) / 4);
+    const promptTokens = Math.ceil(
+      (rendered.system.length + rendered.user.length + toolResults.reduce((a, t) => a + t.result.length, 0)) / 4,
+    );
     const completionTokens = Math.ceil(JSON.stringify(raw).length / 4);
     if (request.budget) {
       if (request.budget.used + promptTokens + completionTokens > request.budget.limit) {

@@ -47,7 +47,15 @@ describe('awkward inputs through collect (git source) and filter', () => {
   let dir: string;
   let db: string;
   let prs: Map<number, PullRequest>;
-  let filter: Map<string, { status: string; reason: string | null; detail: string | null; output: { benchmarkDir: string | null; asvConfigPath: string | null } | null }>;
+  let filter: Map<
+    string,
+    {
+      status: string;
+      reason: string | null;
+      detail: string | null;
+      output: { benchmarkDir: string | null; asvConfigPath: string | null } | null;
+    }
+  >;
 
   beforeAll(async () => {
     dir = tempDir('perfmine-bad-input-');
@@ -65,24 +73,66 @@ describe('awkward inputs through collect (git source) and filter', () => {
         'perf_suite/bench_core.py': 'def time_total():\n    pass\n',
       },
     });
-    h.squash({ number: 1, title: 'PERF: faster total', files: { 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 0)\n' }, date: '2025-04-02T00:00:00Z' });
-    h.squash({ number: 2, title: 'PERF: new benchmark only', files: { 'perf_suite/bench_core.py': 'def time_total():\n    sum(range(10))\n' }, date: '2025-04-03T00:00:00Z' });
-    h.squash({ number: 3, title: 'PERF: regenerate the lookup table', files: { 'fastlib/table.bin': BIN_AFTER, 'fastlib/new_table.bin': new Uint8Array([0, 0, 1, 0]) }, date: '2025-04-04T00:00:00Z' });
+    h.squash({
+      number: 1,
+      title: 'PERF: faster total',
+      files: { 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 0)\n' },
+      date: '2025-04-02T00:00:00Z',
+    });
+    h.squash({
+      number: 2,
+      title: 'PERF: new benchmark only',
+      files: { 'perf_suite/bench_core.py': 'def time_total():\n    sum(range(10))\n' },
+      date: '2025-04-03T00:00:00Z',
+    });
+    h.squash({
+      number: 3,
+      title: 'PERF: regenerate the lookup table',
+      files: { 'fastlib/table.bin': BIN_AFTER, 'fastlib/new_table.bin': new Uint8Array([0, 0, 1, 0]) },
+      date: '2025-04-04T00:00:00Z',
+    });
     h.merge({
       number: 4,
       from: 'dev/rename',
       title: 'PERF: move the helper and speed it up',
-      commits: [{ message: 'move', files: { 'fastlib/old_name.py': null, 'fastlib/new_name.py': 'def helper(x):\n    """A helper that is moved by a pull request."""\n    return x + 1\n\n\nVALUE = 43\n' }, date: '2025-04-05T00:00:00Z' }],
+      commits: [
+        {
+          message: 'move',
+          files: {
+            'fastlib/old_name.py': null,
+            'fastlib/new_name.py':
+              'def helper(x):\n    """A helper that is moved by a pull request."""\n    return x + 1\n\n\nVALUE = 43\n',
+          },
+          date: '2025-04-05T00:00:00Z',
+        },
+      ],
       date: '2025-04-06T00:00:00Z',
     });
-    h.squash({ number: 5, title: 'PERF: faster legacy names', files: { 'fastlib/legacy.py': LATIN1_AFTER, 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 0)  # caf\u00e9\n' }, date: '2025-04-07T00:00:00Z' });
-    h.commit({ message: 'Break the asv config', date: '2025-04-08T00:00:00Z', files: { 'asv.conf.json': '{ "version": 1, "benchmark_dir": }\n' } });
-    h.squash({ number: 6, title: 'PERF: faster after the config broke', files: { 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 1) - 1\n' }, date: '2025-04-09T00:00:00Z' });
+    h.squash({
+      number: 5,
+      title: 'PERF: faster legacy names',
+      files: { 'fastlib/legacy.py': LATIN1_AFTER, 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 0)  # caf\u00e9\n' },
+      date: '2025-04-07T00:00:00Z',
+    });
+    h.commit({
+      message: 'Break the asv config',
+      date: '2025-04-08T00:00:00Z',
+      files: { 'asv.conf.json': '{ "version": 1, "benchmark_dir": }\n' },
+    });
+    h.squash({
+      number: 6,
+      title: 'PERF: faster after the config broke',
+      files: { 'fastlib/core.py': 'def total(xs):\n    return sum(xs, 1) - 1\n' },
+      date: '2025-04-09T00:00:00Z',
+    });
     repo = await h.write();
 
     db = join(dir, 'perfmine.db');
     const env = { PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' };
-    const collect = await runToEnd(['--db', db, 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'acme/fastlib', '--month', '2025-04'], { env });
+    const collect = await runToEnd(
+      ['--db', db, 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'acme/fastlib', '--month', '2025-04'],
+      { env },
+    );
     expect(collect.code, collect.stderr).toBe(0);
     const filtered = await runToEnd(['--db', db, 'stage', 'filter', '--month', '2025-04'], { env });
     expect(filtered.code, filtered.stderr).toBe(0);
@@ -91,9 +141,18 @@ describe('awkward inputs through collect (git source) and filter', () => {
     store.close();
     const status = await runCli(['--db', db, 'status', '--stage', 'filter', '--items', '--json']);
     const d = new Database(db, { readonly: true });
-    const outputs = new Map((d.prepare("SELECT key, output FROM stage_items WHERE stage = 'filter'").all() as { key: string; output: string | null }[]).map((r) => [r.key, r.output === null ? null : JSON.parse(r.output)]));
+    const outputs = new Map(
+      (d.prepare("SELECT key, output FROM stage_items WHERE stage = 'filter'").all() as { key: string; output: string | null }[]).map(
+        (r) => [r.key, r.output === null ? null : JSON.parse(r.output)],
+      ),
+    );
     d.close();
-    filter = new Map((JSON.parse(status.stdout).items as { key: string; status: string; reason: string | null; detail: string | null }[]).map((i) => [i.key, { ...i, output: outputs.get(i.key) }]));
+    filter = new Map(
+      (JSON.parse(status.stdout).items as { key: string; status: string; reason: string | null; detail: string | null }[]).map((i) => [
+        i.key,
+        { ...i, output: outputs.get(i.key) },
+      ]),
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -116,12 +175,18 @@ describe('awkward inputs through collect (git source) and filter', () => {
       rmSync(work, { recursive: true, force: true });
     }
   }
-  const treeOf = (sha: string) => git(repo.path, ['rev-parse', `${sha}^{tree}`]).toString().trim();
+  const treeOf = (sha: string) =>
+    git(repo.path, ['rev-parse', `${sha}^{tree}`])
+      .toString()
+      .trim();
 
   describe('asv configs written as JSON5', () => {
     it('reads the config with comments, trailing commas and single quotes: its benchmark_dir decides what is core', () => {
       expect(prs.get(1)!.asvConfig).toEqual({ path: 'asv.conf.json', text: ASV_JSON5 });
-      expect(filter.get('acme/fastlib#1')).toMatchObject({ status: 'done', output: { asvConfigPath: 'asv.conf.json', benchmarkDir: 'perf_suite' } });
+      expect(filter.get('acme/fastlib#1')).toMatchObject({
+        status: 'done',
+        output: { asvConfigPath: 'asv.conf.json', benchmarkDir: 'perf_suite' },
+      });
       // perf_suite/ is a benchmark directory only because the JSON5 config says so.
       expect(filter.get('acme/fastlib#2')).toMatchObject({ status: 'dropped', reason: 'no-core-files' });
     });
@@ -146,7 +211,9 @@ describe('awkward inputs through collect (git source) and filter', () => {
 
     it('records a rename with its previous path, and its diff applies', () => {
       const pr = prs.get(4)!;
-      expect(pr.files).toEqual([{ path: 'fastlib/new_name.py', previousPath: 'fastlib/old_name.py', status: 'renamed', additions: 1, deletions: 1, binary: false }]);
+      expect(pr.files).toEqual([
+        { path: 'fastlib/new_name.py', previousPath: 'fastlib/old_name.py', status: 'renamed', additions: 1, deletions: 1, binary: false },
+      ]);
       expect(pr.diff).toBe(git(repo.path, ['diff', '--binary', '--full-index', '-M', pr.baseSha, pr.mergeSha]).toString('utf8'));
       expect(applyOnBase(pr)).toBe(treeOf(pr.mergeSha));
     });
@@ -190,12 +257,26 @@ describe('binary files through collect from GitHub', () => {
   beforeAll(async () => {
     dir = tempDir('perfmine-gh-binary-');
     const h = new GitHistoryBuilder();
-    h.commit({ message: 'Initial', date: '2025-03-01T00:00:00Z', files: { 'asv.conf.json': ASV_JSON5, 'fastlib/core.py': 'x = 1\n', 'fastlib/table.bin': BIN_BEFORE, 'fastlib/gone.bin': new Uint8Array([0, 9, 9, 0]) } });
+    h.commit({
+      message: 'Initial',
+      date: '2025-03-01T00:00:00Z',
+      files: {
+        'asv.conf.json': ASV_JSON5,
+        'fastlib/core.py': 'x = 1\n',
+        'fastlib/table.bin': BIN_BEFORE,
+        'fastlib/gone.bin': new Uint8Array([0, 9, 9, 0]),
+      },
+    });
     h.squash({
       number: 7,
       title: 'PERF: precomputed tables',
       date: '2025-04-02T00:00:00Z',
-      files: { 'fastlib/core.py': 'x = 2\n', 'fastlib/table.bin': BIN_AFTER, 'fastlib/new.bin': new Uint8Array([0, 1, 0, 2, 0, 3]), 'fastlib/gone.bin': null },
+      files: {
+        'fastlib/core.py': 'x = 2\n',
+        'fastlib/table.bin': BIN_AFTER,
+        'fastlib/new.bin': new Uint8Array([0, 1, 0, 2, 0, 3]),
+        'fastlib/gone.bin': null,
+      },
     });
     repo = await h.write();
     const { baseSha, mergeSha } = repo.prs[0]!;
@@ -218,14 +299,29 @@ describe('binary files through collect from GitHub', () => {
         {
           fullName: 'acme/binaries',
           trees: { [baseSha]: treeAt(repo.path, baseSha), [mergeSha]: treeAt(repo.path, mergeSha) },
-          pulls: [{ number: 7, title: 'PERF: precomputed tables', createdAt: '2025-04-01T00:00:00Z', updatedAt: '2025-04-02T00:00:00Z', mergedAt: '2025-04-02T00:00:00Z', baseSha, mergeSha, headSha: mergeSha, files, diff }],
+          pulls: [
+            {
+              number: 7,
+              title: 'PERF: precomputed tables',
+              createdAt: '2025-04-01T00:00:00Z',
+              updatedAt: '2025-04-02T00:00:00Z',
+              mergedAt: '2025-04-02T00:00:00Z',
+              baseSha,
+              mergeSha,
+              headSha: mergeSha,
+              files,
+              diff,
+            },
+          ],
         },
       ],
     });
     const config = join(dir, 'perfmine.config.json');
     writeFileSync(config, JSON.stringify({ github: { baseUrl: gh.url, retryUnitMs: 1 } }));
     const db = join(dir, 'perfmine.db');
-    const run = await runToEnd(['--db', db, '--config', config, 'stage', 'collect', '--repo', 'acme/binaries', '--month', '2025-04'], { env: { GITHUB_TOKEN: 'ghp_binary_test', PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' } });
+    const run = await runToEnd(['--db', db, '--config', config, 'stage', 'collect', '--repo', 'acme/binaries', '--month', '2025-04'], {
+      env: { GITHUB_TOKEN: 'ghp_binary_test', PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' },
+    });
     expect(run.code, run.stderr).toBe(0);
     const store = openStore(db);
     pr = loadPullRequest(store, 'acme/binaries', 7)!;
@@ -239,7 +335,12 @@ describe('binary files through collect from GitHub', () => {
   });
 
   it('stores binary changes in full: the diff applies on the base commit and gives the merge tree', () => {
-    expect(pr.files.filter((f) => f.binary).map((f) => f.path).sort()).toEqual(['fastlib/new.bin', 'fastlib/table.bin']);
+    expect(
+      pr.files
+        .filter((f) => f.binary)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['fastlib/new.bin', 'fastlib/table.bin']);
     expect(pr.diff).not.toMatch(/^Binary files /m);
     expect(pr.diff.match(/^GIT binary patch$/gm)).toHaveLength(3);
     expect(pr.missing).not.toContain('diff.binary');
@@ -248,7 +349,11 @@ describe('binary files through collect from GitHub', () => {
       git(work, ['clone', '-q', '--no-checkout', repo.path, '.']);
       git(work, ['checkout', '-q', pr.baseSha]);
       git(work, ['apply', '--index', '-'], Buffer.from(pr.diff, 'utf8'));
-      expect(git(work, ['write-tree']).toString().trim()).toBe(git(repo.path, ['rev-parse', `${pr.mergeSha}^{tree}`]).toString().trim());
+      expect(git(work, ['write-tree']).toString().trim()).toBe(
+        git(repo.path, ['rev-parse', `${pr.mergeSha}^{tree}`])
+          .toString()
+          .trim(),
+      );
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

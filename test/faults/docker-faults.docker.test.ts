@@ -11,7 +11,17 @@ import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { buildPythonRepo, correctScript, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, seedVerifiedScript, SEEDED, tempDir, testConfig, testContext, testLabel } from '../synthesize/harness.js';
+import {
+  gitScope,
+  memoryLogger,
+  seedCandidates,
+  seedVerifiedScript,
+  SEEDED,
+  tempDir,
+  testConfig,
+  testContext,
+  testLabel,
+} from '../synthesize/harness.js';
 
 const label = testLabel('faults');
 const docker = new DockerService({ runLabel: label });
@@ -21,12 +31,17 @@ const DISK_MB = 200;
 
 /** The Docker bridge's address on this host: where a container with network reaches it. */
 async function bridgeGateway(): Promise<string> {
-  const info = (await docker.docker.getNetwork('bridge').inspect()) as { IPAM?: { Config?: { Gateway?: string }[] }; Options?: Record<string, string> };
+  const info = (await docker.docker.getNetwork('bridge').inspect()) as {
+    IPAM?: { Config?: { Gateway?: string }[] };
+    Options?: Record<string, string>;
+  };
   const configured = info.IPAM?.Config?.find((c) => c.Gateway)?.Gateway;
   if (configured) return configured;
   const name = info.Options?.['com.docker.network.bridge.name'] ?? 'docker0';
   // The bridge is down while no container uses it (so os.networkInterfaces() leaves it out).
-  const address = /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', name], { encoding: 'utf8' }))?.[1];
+  const address = /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(
+    execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', name], { encoding: 'utf8' }),
+  )?.[1];
   if (!address) throw new Error(`the bridge network has no gateway (no IPv4 address on ${name})`);
   return address;
 }
@@ -80,8 +95,15 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
   let report: StageReport;
   let lines: string[];
 
-  const repos = { disk: 'faults/disk', bigFile: 'faults/big-file', manyFiles: 'faults/many-files', fork: 'faults/fork', network: 'faults/network' } as const;
-  const attempts = (repo: string): Attempt[] => new BuildScripts(db).forCommit(repo, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== SEEDED);
+  const repos = {
+    disk: 'faults/disk',
+    bigFile: 'faults/big-file',
+    manyFiles: 'faults/many-files',
+    fork: 'faults/fork',
+    network: 'faults/network',
+  } as const;
+  const attempts = (repo: string): Attempt[] =>
+    new BuildScripts(db).forCommit(repo, fixture.commits[0]!.sha).filter((a) => a.sourceDetail !== SEEDED);
 
   beforeAll(async () => {
     await ensureAsvFakeImage();
@@ -108,9 +130,21 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
 
     const config = testConfig(join(dir, 'perfmine.db'), {
       llm: { mode: 'none' },
-      docker: { baseImage: ASV_FAKE_IMAGE, cpus: 1, memoryMb: 1024, pidsLimit: PIDS_LIMIT, concurrency: 1, diskMb: DISK_MB, diskCheckSeconds: 1 },
+      docker: {
+        baseImage: ASV_FAKE_IMAGE,
+        cpus: 1,
+        memoryMb: 1024,
+        pidsLimit: PIDS_LIMIT,
+        concurrency: 1,
+        diskMb: DISK_MB,
+        diskCheckSeconds: 1,
+      },
       // The build may use the network (as for PyPI); verification never can.
-      synthesize: { offline: true, buildNetwork: 'bridge', timeouts: { repoImage: 300, build: 120, import: 60, asv: 60, pytest: 60, tamper: 60, tool: 60 } },
+      synthesize: {
+        offline: true,
+        buildNetwork: 'bridge',
+        timeouts: { repoImage: 300, build: 120, import: 60, asv: 60, pytest: 60, tamper: 60, tool: 60 },
+      },
     });
     const logged = memoryLogger('info');
     lines = logged.lines;
@@ -129,8 +163,13 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     if (report.dropped['no-verified-script'] !== 3) console.log(lines.join(''));
     expect(report).toMatchObject({ planned: 5, ran: 5, done: 0, dropped: { 'no-verified-script': 5 }, failed: {} });
     for (const repo of Object.values(repos)) {
-      expect(attempts(repo).map((a) => `${a.source}:${a.outcome}:${a.failingStep}`), repo).toEqual(['cache:failed:' + (repo === repos.network ? 'import' : 'build'), 'template:failed:build']);
-      expect(new Ledger(db).get('synthesize', `${repo}@${fixture.commits[0]!.sha}`)?.detail).toMatch(/^2 attempt\(s\); last failure: build\/missing-header/);
+      expect(
+        attempts(repo).map((a) => `${a.source}:${a.outcome}:${a.failingStep}`),
+        repo,
+      ).toEqual(['cache:failed:' + (repo === repos.network ? 'import' : 'build'), 'template:failed:build']);
+      expect(new Ledger(db).get('synthesize', `${repo}@${fixture.commits[0]!.sha}`)?.detail).toMatch(
+        /^2 attempt\(s\); last failure: build\/missing-header/,
+      );
     }
   });
 

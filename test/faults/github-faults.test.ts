@@ -49,7 +49,10 @@ describe('GitHub faults through perfmine stage collect', () => {
 
   const once: FaultRule[] = [
     { path: /\/pulls\/201$/, fault: { kind: 'secondary-rate-limit', status: 403, retryAfter: 2 } },
-    { path: /\/pulls\/202\/files/, fault: { kind: 'status', status: 429, headers: { 'retry-after': '2' }, body: { message: 'Too many requests' } } },
+    {
+      path: /\/pulls\/202\/files/,
+      fault: { kind: 'status', status: 429, headers: { 'retry-after': '2' }, body: { message: 'Too many requests' } },
+    },
     { path: /\/git\/commits\/[0-9a-f]+$/, fault: { kind: 'status', status: 500 } },
     { path: /\/compare\//, fault: { kind: 'status', status: 502 } },
     { path: /\/pulls\/205$/, fault: { kind: 'status', status: 503 } },
@@ -76,17 +79,47 @@ describe('GitHub faults through perfmine stage collect', () => {
     gh.inject({ path: /\/pulls\/209$/, fault: { kind: 'status', status: 404, body: { message: 'Not Found' } } });
     gh.inject({ path: /\/pulls\/210$/, times: 50, fault: { kind: 'secondary-rate-limit', status: 403, retryAfter: 1 } });
     gh.inject({ path: /\/pulls\/211$/, times: 50, fault: { kind: 'hang' } });
-    gh.inject({ path: /\/pulls\/212\/files/, fault: { kind: 'status', status: 429, headers: { 'retry-after': '3600' }, body: { message: 'Too many requests' } } });
+    gh.inject({
+      path: /\/pulls\/212\/files/,
+      fault: { kind: 'status', status: 429, headers: { 'retry-after': '3600' }, body: { message: 'Too many requests' } },
+    });
 
     const config = join(dir, 'perfmine.config.json');
     writeFileSync(
       config,
-      JSON.stringify({ github: { baseUrl: gh.url, retryUnitMs: 1, timeoutMs: 3_000, retries: 2, secondaryRateLimitRetries: 2, maxRateLimitWaitSeconds: 60, concurrency: 2 } }),
+      JSON.stringify({
+        github: {
+          baseUrl: gh.url,
+          retryUnitMs: 1,
+          timeoutMs: 3_000,
+          retries: 2,
+          secondaryRateLimitRetries: 2,
+          maxRateLimitWaitSeconds: 60,
+          concurrency: 2,
+        },
+      }),
     );
     db = join(dir, 'perfmine.db');
     const env = { GITHUB_TOKEN: TOKEN, PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'info' };
     // The repository under its old name (GitHub answers 301), and one that was deleted.
-    const run = await runToEnd(['--db', db, '--config', config, '--json', 'stage', 'collect', '--month', '2025-04', '--repo', 'acme/oldname', '--repo', 'acme/deleted'], { env });
+    const run = await runToEnd(
+      [
+        '--db',
+        db,
+        '--config',
+        config,
+        '--json',
+        'stage',
+        'collect',
+        '--month',
+        '2025-04',
+        '--repo',
+        'acme/oldname',
+        '--repo',
+        'acme/deleted',
+      ],
+      { env },
+    );
     summary = JSON.parse(run.stdout);
     stderr = run.stderr;
     expect(run.code, run.stderr).toBe(1);
@@ -114,7 +147,8 @@ describe('GitHub faults through perfmine stage collect', () => {
   });
 
   it('retries a secondary rate limit (403), 500, 502, 503, a connection reset and truncated JSON, and the items are done', () => {
-    for (const n of [201, 202, 203, 204, 205, 206, 207, 213]) expect(items.get(key(n)), `#${n}`).toMatchObject({ status: 'done', reason: null });
+    for (const n of [201, 202, 203, 204, 205, 206, 207, 213])
+      expect(items.get(key(n)), `#${n}`).toMatchObject({ status: 'done', reason: null });
     expect(paths(/\/pulls\/201$/)).toEqual([403, 200]);
     expect(paths(/\/pulls\/205$/)).toEqual([503, 200]);
     expect(paths(/\/pulls\/206\/files/)).toEqual([0, 200]);
@@ -126,10 +160,21 @@ describe('GitHub faults through perfmine stage collect', () => {
 
   it('honours a 429 with retry-after: retried after it when short, recorded as rate-limited without retrying when longer than allowed', () => {
     expect(paths(/\/pulls\/202\/files/)).toEqual([429, 200]);
-    const waits = stderr.split('\n').filter((l) => l.includes('GitHub answered 429')).map((l) => JSON.parse(l) as { path: string; retryAfterSeconds: number; msg: string });
+    const waits = stderr
+      .split('\n')
+      .filter((l) => l.includes('GitHub answered 429'))
+      .map((l) => JSON.parse(l) as { path: string; retryAfterSeconds: number; msg: string });
     expect(waits).toEqual([
-      expect.objectContaining({ path: `/repos/${REPO}/pulls/202/files`, retryAfterSeconds: 2, msg: 'GitHub answered 429; waiting as told' }),
-      expect.objectContaining({ path: `/repos/${REPO}/pulls/212/files`, retryAfterSeconds: 3600, msg: 'GitHub answered 429 with a retry-after longer than allowed; not waiting' }),
+      expect.objectContaining({
+        path: `/repos/${REPO}/pulls/202/files`,
+        retryAfterSeconds: 2,
+        msg: 'GitHub answered 429; waiting as told',
+      }),
+      expect.objectContaining({
+        path: `/repos/${REPO}/pulls/212/files`,
+        retryAfterSeconds: 3600,
+        msg: 'GitHub answered 429 with a retry-after longer than allowed; not waiting',
+      }),
     ]);
     expect(items.get(key(212))).toMatchObject({ status: 'failed', reason: 'github-rate-limited' });
     expect(paths(/\/pulls\/212\/files/)).toEqual([429]);

@@ -18,7 +18,11 @@ const TABLES: readonly TableSpec[] = [
   // Every request is accounted once: a rerun that asked again would add rows.
   { table: 'llm_calls', omit: ['id', 'run_id', 'duration_ms', 'created_at'] },
 ];
-const PROMPT_OF: Record<string, string> = { perf_intent: 'perf-intent', problem_extract: 'problem-extract', optimization_category: 'optimization-category' };
+const PROMPT_OF: Record<string, string> = {
+  perf_intent: 'perf-intent',
+  problem_extract: 'problem-extract',
+  optimization_category: 'optimization-category',
+};
 
 /** The item a request is about (its pull request's tag) and the prompt that asked. */
 function subject(r: RecordedRequest): string {
@@ -29,9 +33,18 @@ function subject(r: RecordedRequest): string {
 /** Answers by content only (never by arrival order), so that every run gets the same answers. */
 function answer(r: RecordedRequest) {
   const n = Number(/\[pr-(\d+)\]/.exec(r.text)?.[1]);
-  if (r.schemaName === 'perf_intent') return reply.json(n % 4 === 3 ? { reasoning: `#${n} documents, not speed.`, label: 'NO' } : { reasoning: `#${n} removes a Python loop.`, label: 'YES' });
-  if (r.schemaName === 'problem_extract') return reply.json({ initial_observations: [OBSERVATION], triage_attempts: [], solution_overview: [], solution_observations: [] });
-  if (r.schemaName === 'optimization_category') return reply.json({ reasoning: `#${n}: loop to NumPy.`, category: 'use_lower_level_system', difficulty: n % 2 === 0 ? 'easy' : 'medium' });
+  if (r.schemaName === 'perf_intent')
+    return reply.json(
+      n % 4 === 3 ? { reasoning: `#${n} documents, not speed.`, label: 'NO' } : { reasoning: `#${n} removes a Python loop.`, label: 'YES' },
+    );
+  if (r.schemaName === 'problem_extract')
+    return reply.json({ initial_observations: [OBSERVATION], triage_attempts: [], solution_overview: [], solution_observations: [] });
+  if (r.schemaName === 'optimization_category')
+    return reply.json({
+      reasoning: `#${n}: loop to NumPy.`,
+      category: 'use_lower_level_system',
+      difficulty: n % 2 === 0 ? 'easy' : 'medium',
+    });
   return reply.serverError(500, 'unexpected prompt');
 }
 
@@ -66,7 +79,15 @@ describe('SIGKILL during classify', () => {
     filtered = join(dir, 'filtered.db');
     const db = openStore(filtered);
     for (let n = 1; n <= PRS; n++) {
-      storeCollected(db, makePullRequest({ number: n, title: `PERF: speed up total [pr-${n}]`, body: `${OBSERVATION}\n\nThis PR uses np.add.reduce instead.`, mergedAt: `2025-04-${String(n + 1).padStart(2, '0')}T12:00:00Z` }));
+      storeCollected(
+        db,
+        makePullRequest({
+          number: n,
+          title: `PERF: speed up total [pr-${n}]`,
+          body: `${OBSERVATION}\n\nThis PR uses np.add.reduce instead.`,
+          mergedAt: `2025-04-${String(n + 1).padStart(2, '0')}T12:00:00Z`,
+        }),
+      );
     }
     db.close();
     const filter = await runToEnd(['--db', filtered, 'stage', 'filter', '--month', '2025-04'], { env });
@@ -112,7 +133,12 @@ describe('SIGKILL during classify', () => {
       server.clearRequests();
       const rerun = await runToEnd(args(db), { env });
       expect(rerun.code, rerun.stderr).toBe(0);
-      expect(JSON.parse(rerun.stdout).stages[0]).toMatchObject({ planned: PRS, reused: classifiedBefore.length, ran: PRS - classifiedBefore.length, failed: {} });
+      expect(JSON.parse(rerun.stdout).stages[0]).toMatchObject({
+        planned: PRS,
+        reused: classifiedBefore.length,
+        ran: PRS - classifiedBefore.length,
+        failed: {},
+      });
 
       expect(snapshot(db, TABLES)).toEqual(snapshot(referenceDb, TABLES));
       const askedAgain = server.requests.map(subject);

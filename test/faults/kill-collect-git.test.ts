@@ -15,13 +15,26 @@ async function history(): Promise<GitHistory> {
   h.commit({
     message: 'Initial',
     date: '2025-03-01T00:00:00Z',
-    files: { 'asv.conf.json': '{\n  // benchmarks\n  "version": 1,\n  "benchmark_dir": "benchmarks",\n}\n', 'fastlib/__init__.py': '', 'fastlib/core.py': 'def total(xs):\n    return sum(xs)\n' },
+    files: {
+      'asv.conf.json': '{\n  // benchmarks\n  "version": 1,\n  "benchmark_dir": "benchmarks",\n}\n',
+      'fastlib/__init__.py': '',
+      'fastlib/core.py': 'def total(xs):\n    return sum(xs)\n',
+    },
   });
   for (let i = 0; i < 12; i++) {
     const day = String(2 + 2 * i).padStart(2, '0');
-    const files = { [`fastlib/mod_${i}.py`]: `def f_${i}(x):\n    return x * ${i}\n`, 'fastlib/core.py': `def total(xs):\n    return sum(xs)  # revision ${i}\n` };
+    const files = {
+      [`fastlib/mod_${i}.py`]: `def f_${i}(x):\n    return x * ${i}\n`,
+      'fastlib/core.py': `def total(xs):\n    return sum(xs)  # revision ${i}\n`,
+    };
     if (i % 3 === 0) {
-      h.merge({ number: 100 + i, from: `dev/speedup-${i}`, title: `Speed up part ${i}`, commits: [{ message: `wip ${i}`, files, date: `2025-04-${day}T08:00:00Z` }], date: `2025-04-${day}T12:00:00Z` });
+      h.merge({
+        number: 100 + i,
+        from: `dev/speedup-${i}`,
+        title: `Speed up part ${i}`,
+        commits: [{ message: `wip ${i}`, files, date: `2025-04-${day}T08:00:00Z` }],
+        date: `2025-04-${day}T12:00:00Z`,
+      });
     } else {
       h.squash({ number: 100 + i, title: `PERF: faster part ${i}`, files, date: `2025-04-${day}T10:00:00Z` });
     }
@@ -42,7 +55,19 @@ describe('SIGKILL during collect from a local clone', () => {
   let referenceDb: string;
   let referenceArrivals = 0;
   const env = { PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' };
-  const args = (db: string) => ['--db', db, '--config', configFile, 'stage', 'collect', '--source', `git:${repo.path}`, '--month', '2025-04', '--json'];
+  const args = (db: string) => [
+    '--db',
+    db,
+    '--config',
+    configFile,
+    'stage',
+    'collect',
+    '--source',
+    `git:${repo.path}`,
+    '--month',
+    '2025-04',
+    '--json',
+  ];
 
   beforeAll(async () => {
     dir = tempDir('perfmine-kill-git-');
@@ -87,7 +112,13 @@ describe('SIGKILL during collect from a local clone', () => {
 
       const rerun = await runToEnd(args(db), { env: { ...env, ...gate.env } });
       expect(rerun.code, rerun.stderr).toBe(0);
-      expect(JSON.parse(rerun.stdout).stages[0]).toMatchObject({ planned: 12, reused: doneBefore.length, ran: 12 - doneBefore.length, done: 12, failed: {} });
+      expect(JSON.parse(rerun.stdout).stages[0]).toMatchObject({
+        planned: 12,
+        reused: doneBefore.length,
+        ran: 12 - doneBefore.length,
+        done: 12,
+        failed: {},
+      });
       expect(snapshot(db, TABLES)).toEqual(snapshot(referenceDb, TABLES));
       expect(count(db, "SELECT COUNT(*) AS n FROM runs WHERE status = 'crashed'")).toBe(1);
     }, 120_000);

@@ -30,12 +30,32 @@ describe('SIGKILL during collect from GitHub', () => {
   let referenceDb: string;
   let referenceRequests = 0;
   const env = { GITHUB_TOKEN: TOKEN, PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'warn' };
-  const args = (db: string) => ['--db', db, '--config', configFile, 'stage', 'collect', '--month', '2025-04', '--repo', 'org0/project0', '--repo', 'org1/project1', '--json'];
+  const args = (db: string) => [
+    '--db',
+    db,
+    '--config',
+    configFile,
+    'stage',
+    'collect',
+    '--month',
+    '2025-04',
+    '--repo',
+    'org0/project0',
+    '--repo',
+    'org1/project1',
+    '--json',
+  ];
 
   beforeAll(async () => {
     dir = tempDir('perfmine-kill-gh-');
     gh = await FakeGitHub.start({
-      repos: syntheticRepos(2, { pulls: 5, mergedFrom: '2025-04-01T00:00:00Z', mergedTo: '2025-05-01T00:00:00Z', filesPerPull: 2, issueEvery: 2 }),
+      repos: syntheticRepos(2, {
+        pulls: 5,
+        mergedFrom: '2025-04-01T00:00:00Z',
+        mergedTo: '2025-05-01T00:00:00Z',
+        filesPerPull: 2,
+        issueEvery: 2,
+      }),
     });
     configFile = join(dir, 'perfmine.config.json');
     // One request at a time: the k-th request is the same one in every run.
@@ -87,10 +107,12 @@ describe('SIGKILL during collect from GitHub', () => {
         return { repo, number: Number(number) };
       });
 
-      const cachedBefore = new Set(Object.values(snapshot(db, [{ table: 'http_cache' }]))[0]!.map((line) => {
-        const url = new URL((JSON.parse(line) as { url: string }).url);
-        return `${url.pathname}${url.search}`;
-      }));
+      const cachedBefore = new Set(
+        Object.values(snapshot(db, [{ table: 'http_cache' }]))[0]!.map((line) => {
+          const url = new URL((JSON.parse(line) as { url: string }).url);
+          return `${url.pathname}${url.search}`;
+        }),
+      );
       gh.clearLog();
       const rerun = await runToEnd(args(db), { env });
       expect(rerun.code, rerun.stderr).toBe(0);
@@ -103,7 +125,11 @@ describe('SIGKILL during collect from GitHub', () => {
       // Nothing about a pull request recorded before the kill is asked again, and what is in the
       // HTTP cache is asked conditionally (answered 304, at no rate-limit cost).
       for (const { repo, number } of doneBefore) {
-        expect(gh.requests((q) => q.path.startsWith(`/repos/${repo}/pulls/${number}`) || q.path.startsWith(`/repos/${repo}/issues/${number - 1}`))).toEqual([]);
+        expect(
+          gh.requests(
+            (q) => q.path.startsWith(`/repos/${repo}/pulls/${number}`) || q.path.startsWith(`/repos/${repo}/issues/${number - 1}`),
+          ),
+        ).toEqual([]);
       }
       expect(gh.requests((q) => cachedBefore.has(q.path) && !q.conditional)).toEqual([]);
       if (cachedBefore.size > 0) expect(gh.requests((q) => q.conditional && q.status === 304).length).toBeGreaterThan(0);

@@ -57,7 +57,13 @@ async function toEnd(args: readonly string[], database: string, extra: Record<st
 }
 
 /** Runs the command from `start` held at the k-th event, kills it there, then runs it to the end. */
-async function killAndResume(args: readonly string[], start: string, name: string, kind: 'container' | 'write', k: number): Promise<string> {
+async function killAndResume(
+  args: readonly string[],
+  start: string,
+  name: string,
+  kind: 'container' | 'write',
+  k: number,
+): Promise<string> {
   const target = db(name);
   copyDb(start, target);
   const c = cli(args, target, { PERFMINE_TEST_HOLD: `${kind}:${k}` });
@@ -97,7 +103,10 @@ function rows<T>(path: string, sql: string): T[] {
 
 /** What synthesize decided: per commit, its status and verified environment (not which attempt found it). */
 function synthesized(path: string) {
-  return rows<{ key: string; status: string; reason: string | null; output: string | null }>(path, "SELECT key, status, reason, output FROM stage_items WHERE stage = 'synthesize' ORDER BY key").map((r) => {
+  return rows<{ key: string; status: string; reason: string | null; output: string | null }>(
+    path,
+    "SELECT key, status, reason, output FROM stage_items WHERE stage = 'synthesize' ORDER BY key",
+  ).map((r) => {
     const out = r.output ? (JSON.parse(r.output) as { script: string; imageTag: string }) : null;
     return { key: r.key, status: r.status, reason: r.reason, script: out?.script ?? null, imageTag: out?.imageTag ?? null };
   });
@@ -108,7 +117,10 @@ function validated(path: string) {
   return {
     ledger: rows(path, "SELECT key, status, reason FROM stage_items WHERE stage = 'validate' ORDER BY key"),
     decisions: rows(path, 'SELECT key, decision FROM validations ORDER BY key'),
-    verdicts: rows(path, "SELECT key, workload, paired_change FROM workload_verdicts WHERE workload LIKE '%time_fib%' OR workload LIKE '%count_primes%' ORDER BY key, workload"),
+    verdicts: rows(
+      path,
+      "SELECT key, workload, paired_change FROM workload_verdicts WHERE workload LIKE '%time_fib%' OR workload LIKE '%count_primes%' ORDER BY key, workload",
+    ),
   };
 }
 
@@ -169,10 +181,19 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
   const source = () => ['--month', MONTH, '--source', `git:${sample.path}`, '--repo', 'demo/fastmath'];
 
   it('the reference emits #101 only, with containers and file writes to choose kill points from', () => {
-    console.log(`reference containers: synthesize ${reference.synthesize.join(' ')}; validate ${reference.validate.join(' ')}; emit: ${reference.emit.length} writes`);
+    console.log(
+      `reference containers: synthesize ${reference.synthesize.join(' ')}; validate ${reference.validate.join(' ')}; emit: ${reference.emit.length} writes`,
+    );
     expect(reference.synthesize.length).toBeGreaterThan(3);
     // the harness's three workers for each candidate, and the expert builds, tests and snapshots
-    expect(reference.validate.filter(isWorker).sort()).toEqual(['harness-base', 'harness-base', 'harness-calibration', 'harness-calibration', 'harness-expert', 'harness-expert']);
+    expect(reference.validate.filter(isWorker).sort()).toEqual([
+      'harness-base',
+      'harness-base',
+      'harness-calibration',
+      'harness-calibration',
+      'harness-expert',
+      'harness-expert',
+    ]);
     expect(reference.validate.filter((r) => !isWorker(r)).length).toBeGreaterThan(6);
     expect(reference.emit.length).toBeGreaterThan(3);
     expect(validated(db('reference')).decisions).toEqual([
@@ -186,7 +207,13 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
     it(`synthesize killed at a seeded container (seed ${seed}) resumes to the same environments`, async () => {
       const k = killPoint(seed, reference.synthesize.length);
       console.log(`synthesize held at container ${k} of ${reference.synthesize.length}: ${reference.synthesize[k - 1]}`);
-      const resumed = await killAndResume(['stage', 'synthesize', ...source(), ...PRS], starts.synthesize, `synthesize-${seed}`, 'container', k);
+      const resumed = await killAndResume(
+        ['stage', 'synthesize', ...source(), ...PRS],
+        starts.synthesize,
+        `synthesize-${seed}`,
+        'container',
+        k,
+      );
       expect(synthesized(resumed)).toEqual(synthesized(starts.validate));
       expect(await leftovers()).toEqual([]);
     }, 900_000);

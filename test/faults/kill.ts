@@ -27,7 +27,6 @@ import Database from 'better-sqlite3';
 import { BIN, cleanEnv, collect, REPO_ROOT, type CliResult } from '../helpers/cli.js';
 import { mulberry32 } from '../helpers/prng.js';
 
-
 /** The event (1-based) at which a run is killed, chosen by the seed among `total` events. */
 export function killPoint(seed: number, total: number): number {
   if (!Number.isInteger(total) || total < 1) throw new RangeError(`killPoint: no events to choose from (${total})`);
@@ -46,7 +45,10 @@ export interface RunningCli {
  * Starts the real `perfmine` executable (or another entry script) in a new process group, with
  * a clean environment plus `env`. Only this group is ever killed.
  */
-export function startCli(args: readonly string[], options: { env?: Record<string, string>; cwd?: string; script?: string } = {}): RunningCli {
+export function startCli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; script?: string } = {},
+): RunningCli {
   const script = options.script ?? BIN;
   // tsx resolved from this repository, so that a child may run in any directory.
   const loader = script.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
@@ -72,7 +74,10 @@ export function startCli(args: readonly string[], options: { env?: Record<string
 }
 
 /** Runs the CLI to the end (in its own process group, as startCli). */
-export function runToEnd(args: readonly string[], options: { env?: Record<string, string>; cwd?: string; script?: string } = {}): Promise<CliResult> {
+export function runToEnd(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; script?: string } = {},
+): Promise<CliResult> {
   return startCli(args, options).done;
 }
 
@@ -106,7 +111,15 @@ export function snapshot(dbPath: string, specs: readonly TableSpec[]): Record<st
       const omit = new Set(spec.omit ?? []);
       const key = spec.where ? `${spec.table} WHERE ${spec.where}` : spec.table;
       out[key] = rows
-        .map((row) => JSON.stringify(Object.fromEntries(Object.entries(row).filter(([k]) => !omit.has(k)).map(([k, v]) => [k, Buffer.isBuffer(v) ? `hex:${v.toString('hex')}` : v]))))
+        .map((row) =>
+          JSON.stringify(
+            Object.fromEntries(
+              Object.entries(row)
+                .filter(([k]) => !omit.has(k))
+                .map(([k, v]) => [k, Buffer.isBuffer(v) ? `hex:${v.toString('hex')}` : v]),
+            ),
+          ),
+        )
         .sort();
     }
     return out;
@@ -147,7 +160,9 @@ export function count(dbPath: string, sql: string, ...params: unknown[]): number
 export function doneKeys(dbPath: string, stage: string, status = 'done'): string[] {
   const db = new Database(dbPath, { readonly: true });
   try {
-    return (db.prepare('SELECT key FROM stage_items WHERE stage = ? AND status = ? ORDER BY key').all(stage, status) as { key: string }[]).map((r) => r.key);
+    return (
+      db.prepare('SELECT key FROM stage_items WHERE stage = ? AND status = ? ORDER BY key').all(stage, status) as { key: string }[]
+    ).map((r) => r.key);
   } finally {
     db.close();
   }

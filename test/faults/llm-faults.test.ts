@@ -51,8 +51,10 @@ function scripted(server: FakeLlmServer): void {
       asked.set(key, nth + 1);
       return perfIntentFault(tag, r.model, nth) ?? reply.json({ reasoning: `${r.model}: the loop becomes np.add.reduce.`, label: 'YES' });
     }
-    if (r.schemaName === 'problem_extract') return reply.json({ initial_observations: [OBSERVATION], triage_attempts: [], solution_overview: [], solution_observations: [] });
-    if (r.schemaName === 'optimization_category') return reply.json({ reasoning: 'Loop to NumPy.', category: 'use_lower_level_system', difficulty: 'easy' });
+    if (r.schemaName === 'problem_extract')
+      return reply.json({ initial_observations: [OBSERVATION], triage_attempts: [], solution_overview: [], solution_observations: [] });
+    if (r.schemaName === 'optimization_category')
+      return reply.json({ reasoning: 'Loop to NumPy.', category: 'use_lower_level_system', difficulty: 'easy' });
     return reply.serverError(500, 'unexpected prompt');
   });
 }
@@ -85,12 +87,26 @@ describe('LLM faults through perfmine stage classify', () => {
     db = join(dir, 'perfmine.db');
     const store = openStore(db);
     TAGS.forEach((tag, i) => {
-      storeCollected(store, makePullRequest({ number: i + 1, title: `PERF: speed up total [${tag}]`, body: `${OBSERVATION}\n\nThis PR uses np.add.reduce instead.` }));
+      storeCollected(
+        store,
+        makePullRequest({
+          number: i + 1,
+          title: `PERF: speed up total [${tag}]`,
+          body: `${OBSERVATION}\n\nThis PR uses np.add.reduce instead.`,
+        }),
+      );
     });
     store.close();
     const config = join(dir, 'perfmine.config.json');
     writeFileSync(config, JSON.stringify({ llm: { timeoutMs: 3_000, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 5 } }));
-    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, PERFMINE_MODEL: PRIMARY, PERFMINE_FALLBACK_MODEL: FALLBACK, PERFMINE_LOG_FORMAT: 'json', PERFMINE_LOG_LEVEL: 'info' };
+    const env = {
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: server.url,
+      PERFMINE_MODEL: PRIMARY,
+      PERFMINE_FALLBACK_MODEL: FALLBACK,
+      PERFMINE_LOG_FORMAT: 'json',
+      PERFMINE_LOG_LEVEL: 'info',
+    };
     const filter = await runToEnd(['--db', db, '--config', config, 'stage', 'filter', '--month', '2025-04'], { env });
     expect(filter.code, filter.stderr).toBe(0);
     run = await runToEnd(['--db', db, '--config', config, '--json', 'stage', 'classify', '--month', '2025-04'], { env });
@@ -109,7 +125,9 @@ describe('LLM faults through perfmine stage classify', () => {
   function calls(tag: Tag): Call[] {
     const d = new Database(db, { readonly: true });
     try {
-      return d.prepare("SELECT model, purpose, outcome, http_status FROM llm_calls WHERE item = ? AND prompt = 'perf-intent' ORDER BY id").all(key(tag)) as Call[];
+      return d
+        .prepare("SELECT model, purpose, outcome, http_status FROM llm_calls WHERE item = ? AND prompt = 'perf-intent' ORDER BY id")
+        .all(key(tag)) as Call[];
     } finally {
       d.close();
     }
@@ -117,7 +135,9 @@ describe('LLM faults through perfmine stage classify', () => {
   function classifier(tag: Tag): unknown {
     const d = new Database(db, { readonly: true });
     try {
-      const row = d.prepare("SELECT output FROM stage_items WHERE stage = 'classify' AND key = ?").get(key(tag)) as { output: string | null };
+      const row = d.prepare("SELECT output FROM stage_items WHERE stage = 'classify' AND key = ?").get(key(tag)) as {
+        output: string | null;
+      };
       return row.output === null ? null : (JSON.parse(row.output) as { classifier: string }).classifier;
     } finally {
       d.close();
@@ -134,7 +154,9 @@ describe('LLM faults through perfmine stage classify', () => {
 
   it('repairs a malformed answer on the same model', () => {
     expect(asked('malformed')).toEqual([PRIMARY, PRIMARY]);
-    expect(server.requests.filter((r) => tagOf(r) === 'malformed' && r.schemaName === 'perf_intent')[1]!.lastUser).toMatch(/^Your previous answer could not be used/);
+    expect(server.requests.filter((r) => tagOf(r) === 'malformed' && r.schemaName === 'perf_intent')[1]!.lastUser).toMatch(
+      /^Your previous answer could not be used/,
+    );
     expect(calls('malformed')).toEqual([
       { model: PRIMARY, purpose: 'answer', outcome: 'malformed', http_status: 200 },
       { model: PRIMARY, purpose: 'repair', outcome: 'ok', http_status: 200 },

@@ -41,8 +41,15 @@ export function foundInFiles(dirs: readonly string[], secrets: readonly string[]
  * Streams `docker save` of the images (one tarball: every layer and config once) and searches its
  * bytes; `markers` are strings that must be found (to show the search sees the layers' files).
  */
-export async function foundInImages(docker: Docker, images: readonly string[], secrets: readonly string[], markers: readonly string[] = []): Promise<{ secrets: string[]; markers: string[]; bytes: number }> {
-  const all = [...new Set([...secrets.flatMap(needles), ...markers.map((m) => Buffer.from(m, 'utf8'))].map((b) => b.toString('latin1')))].map((s) => Buffer.from(s, 'latin1'));
+export async function foundInImages(
+  docker: Docker,
+  images: readonly string[],
+  secrets: readonly string[],
+  markers: readonly string[] = [],
+): Promise<{ secrets: string[]; markers: string[]; bytes: number }> {
+  const all = [
+    ...new Set([...secrets.flatMap(needles), ...markers.map((m) => Buffer.from(m, 'utf8'))].map((b) => b.toString('latin1'))),
+  ].map((s) => Buffer.from(s, 'latin1'));
   const longest = Math.max(...all.map((n) => n.length));
   const hits = new Set<string>();
   let carry = Buffer.alloc(0);

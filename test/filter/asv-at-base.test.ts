@@ -13,23 +13,37 @@ describe('asv config at the base commit, from a real git repository', () => {
   const sha: Record<string, string> = {};
 
   beforeAll(() => {
-    sha.initial = repo.commit('initial', { 'fastlib/__init__.py': '', 'fastlib/core.py': 'def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n' });
+    sha.initial = repo.commit('initial', {
+      'fastlib/__init__.py': '',
+      'fastlib/core.py': 'def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n',
+    });
     sha.perfWithoutAsv = repo.commit('PERF: use sum', { 'fastlib/core.py': 'def total(xs):\n    return sum(xs)\n' });
     sha.addAsv = repo.commit('Add asv benchmarks', {
       'asv.conf.json': '{\n  // asv config\n  "version": 1,\n  "project": "fastlib",\n  "benchmark_dir": "benchmarks",\n}\n',
       'benchmarks/bench_core.py': 'from fastlib.core import total\n\ndef time_total():\n    total(range(10000))\n',
     });
-    sha.perfWithAsv = repo.commit('PERF: faster total for numpy input', { 'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.sum(xs)\n' });
+    sha.perfWithAsv = repo.commit('PERF: faster total for numpy input', {
+      'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.sum(xs)\n',
+    });
     sha.moveAsv = repo.commit('Move benchmarks to asv_bench', {
       'asv.conf.json': null,
       'benchmarks/bench_core.py': null,
-      'asv_bench/asv.conf.jsonc': '{\n  "version": 1,\n  "project": "fastlib",\n  /* relative to this file */\n  "benchmark_dir": "benchmarks",\n}\n',
+      'asv_bench/asv.conf.jsonc':
+        '{\n  "version": 1,\n  "project": "fastlib",\n  /* relative to this file */\n  "benchmark_dir": "benchmarks",\n}\n',
       'asv_bench/benchmarks/bench_core.py': 'from fastlib.core import total\n\ndef time_total():\n    total(range(10000))\n',
     });
-    sha.perfNested = repo.commit('PERF: avoid a copy in total', { 'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.asarray(xs).sum()\n' });
-    sha.benchOnly = repo.commit('PERF: faster benchmark setup', { 'asv_bench/benchmarks/bench_core.py': 'from fastlib.core import total\nXS = list(range(10000))\n\ndef time_total():\n    total(XS)\n' });
-    sha.breakAsv = repo.commit('Edit asv config by hand', { 'asv_bench/asv.conf.jsonc': '{\n  "version": 1,\n  "project": "fastlib"\n  "benchmark_dir": "benchmarks"\n}\n' });
-    sha.perfAfterBreak = repo.commit('PERF: speed up total', { 'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.add.reduce(np.asarray(xs))\n' });
+    sha.perfNested = repo.commit('PERF: avoid a copy in total', {
+      'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.asarray(xs).sum()\n',
+    });
+    sha.benchOnly = repo.commit('PERF: faster benchmark setup', {
+      'asv_bench/benchmarks/bench_core.py': 'from fastlib.core import total\nXS = list(range(10000))\n\ndef time_total():\n    total(XS)\n',
+    });
+    sha.breakAsv = repo.commit('Edit asv config by hand', {
+      'asv_bench/asv.conf.jsonc': '{\n  "version": 1,\n  "project": "fastlib"\n  "benchmark_dir": "benchmarks"\n}\n',
+    });
+    sha.perfAfterBreak = repo.commit('PERF: speed up total', {
+      'fastlib/core.py': 'import numpy as np\n\ndef total(xs):\n    return np.add.reduce(np.asarray(xs))\n',
+    });
   });
   afterAll(() => repo.remove());
 

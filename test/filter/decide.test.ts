@@ -90,13 +90,33 @@ describe('decideFilter', () => {
     { name: 'not merged', reason: 'not-merged', pr: { mergeSha: '' } },
     { name: 'merged into a maintenance branch', reason: 'not-default-branch', pr: { mergedIntoDefault: false, baseRef: '2.2.x' } },
     { name: 'no asv config at the base commit', reason: 'no-asv-config', pr: { asvConfig: null } },
-    { name: 'an asv config that does not parse', reason: 'invalid-asv-config', pr: { asvConfig: { path: 'asv.conf.json', text: '{ "version": 1,, }' } } },
+    {
+      name: 'an asv config that does not parse',
+      reason: 'invalid-asv-config',
+      pr: { asvConfig: { path: 'asv.conf.json', text: '{ "version": 1,, }' } },
+    },
     { name: 'only tests and docs', reason: 'no-core-files', pr: { files: [file('fastlib/tests/test_core.py'), file('doc/perf.rst')] } },
-    { name: 'only the asv benchmark_dir of a nested config', reason: 'no-core-files', pr: { files: [file('bench_suite/groupby.py')], asvConfig: { path: 'tools/asv.conf.json', text: '{"benchmark_dir": "../bench_suite"}' } } },
-    { name: 'a docs title without a performance cue', reason: 'negative-message', pr: { title: 'DOC: fix typo in groupby docstring', body: '' } },
+    {
+      name: 'only the asv benchmark_dir of a nested config',
+      reason: 'no-core-files',
+      pr: {
+        files: [file('bench_suite/groupby.py')],
+        asvConfig: { path: 'tools/asv.conf.json', text: '{"benchmark_dir": "../bench_suite"}' },
+      },
+    },
+    {
+      name: 'a docs title without a performance cue',
+      reason: 'negative-message',
+      pr: { title: 'DOC: fix typo in groupby docstring', body: '' },
+    },
     { name: 'too many files', reason: 'too-many-files', pr: { changedFiles: 3 }, cfg: { maxFiles: 2 } },
     { name: 'too many lines', reason: 'too-many-lines', pr: { additions: 60_000, deletions: 30_000 } },
-    { name: 'a diff over the token budget', reason: 'diff-too-large', pr: { diff: 'x = compute(y)\n'.repeat(400) }, cfg: { maxDiffTokens: 1000 } },
+    {
+      name: 'a diff over the token budget',
+      reason: 'diff-too-large',
+      pr: { diff: 'x = compute(y)\n'.repeat(400) },
+      cfg: { maxDiffTokens: 1000 },
+    },
   ];
   it.each(cases)('drops $name as $reason', ({ reason, pr, cfg }) => {
     const d = decideFilter(makePullRequest(pr), 'h', filterConfig.parse(cfg ?? {}));
@@ -108,12 +128,18 @@ describe('decideFilter', () => {
   });
 
   it('counts a rename out of the package as a core change', () => {
-    const d = decideFilter(makePullRequest({ files: [file('tests/helpers.py', 0, 0, { status: 'renamed', previousPath: 'fastlib/helpers.py' })] }), 'h', config);
+    const d = decideFilter(
+      makePullRequest({ files: [file('tests/helpers.py', 0, 0, { status: 'renamed', previousPath: 'fastlib/helpers.py' })] }),
+      'h',
+      config,
+    );
     expect(d.status).toBe('done');
   });
 
   it('lets an ambiguous message through to the LLM, and a mixed one too', () => {
-    expect(decideFilter(makePullRequest({ title: 'Rework the block manager', body: '' }), 'h', config).output.messageVerdict).toBe('ambiguous');
+    expect(decideFilter(makePullRequest({ title: 'Rework the block manager', body: '' }), 'h', config).output.messageVerdict).toBe(
+      'ambiguous',
+    );
     const mixed = decideFilter(makePullRequest({ title: 'DOC: note why groupby is faster now', body: '' }), 'h', config);
     expect(mixed.status).toBe('done');
     expect(mixed.output.messageVerdict).toBe('mixed');

@@ -18,7 +18,13 @@ describe('message rules on real-world-shaped titles', () => {
     { title: 'DOC: fix typo in docstring of groupby', verdict: 'negative', negative: ['typo', 'docs'] },
     { title: 'DOC: document the performance of rolling windows', verdict: 'mixed', positive: ['performance'], negative: ['docs'] },
     { title: 'Revert "PERF: faster groupby"', body: 'This reverts commit 1234567abc.', verdict: 'negative', negative: ['revert'] },
-    { title: 'Revert "PERF: faster groupby"', body: 'It caused a 2x slowdown in read_csv.', verdict: 'mixed', positive: ['slow'], negative: ['revert'] },
+    {
+      title: 'Revert "PERF: faster groupby"',
+      body: 'It caused a 2x slowdown in read_csv.',
+      verdict: 'mixed',
+      positive: ['slow'],
+      negative: ['revert'],
+    },
     { title: 'MAINT: bump numpy minimum to 1.24', verdict: 'negative', negative: ['version-bump'] },
     { title: 'build(deps): bump actions/checkout from 3 to 4', verdict: 'negative', negative: ['version-bump'] },
     { title: 'REL: prepare 2.2.1', verdict: 'negative', negative: ['release'] },
@@ -30,7 +36,12 @@ describe('message rules on real-world-shaped titles', () => {
     { title: 'ENH: add `axis` keyword to nanmedian', verdict: 'ambiguous' },
     { title: 'Refactor the block manager internals', verdict: 'ambiguous' },
     { title: 'Refactor the block manager internals', labels: ['Performance'], verdict: 'positive', positive: ['label'] },
-    { title: 'Use np.searchsorted in lookup', body: '```\n%timeit lookup(x)\n1.2 s ± 3 ms per loop\n```', verdict: 'positive', positive: ['timing'] },
+    {
+      title: 'Use np.searchsorted in lookup',
+      body: '```\n%timeit lookup(x)\n1.2 s ± 3 ms per loop\n```',
+      verdict: 'positive',
+      positive: ['timing'],
+    },
   ];
 
   it.each(cases)('$title → $verdict', ({ title, body, labels, verdict, positive, negative }) => {
@@ -43,7 +54,8 @@ describe('message rules on real-world-shaped titles', () => {
   });
 
   it('ignores negative words of PR-template boilerplate in the body', () => {
-    const body = '- [x] closes #123\n- [x] Tests added and passed\n- [x] All code checks passed (linting)\n\nThe groupby path is slow for wide frames.';
+    const body =
+      '- [x] closes #123\n- [x] Tests added and passed\n- [x] All code checks passed (linting)\n\nThe groupby path is slow for wide frames.';
     const d = judgeMessage({ title: 'Rework groupby inner loop', body, labels: [] });
     expect(d.verdict).toBe('positive');
     expect(d.negative).toEqual([]);
@@ -62,8 +74,12 @@ describe('message rules on real-world-shaped titles', () => {
     expect(textCues(d)).toEqual(d.positive);
     expect(branchText('speed_up_parser', 'x')).toBe('speed up parser');
     expect(branchText('perf/groupby-sum', 'x')).toBe('perf groupby sum');
-    expect(judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'speed_up_parser' }).positive.map((c) => [c.cue, c.where])).toEqual([['speed', 'branch']]);
-    expect(judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'alice/perf/groupby' }).positive.map((c) => [c.cue, c.where])).toEqual([['performance', 'branch']]);
+    expect(
+      judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'speed_up_parser' }).positive.map((c) => [c.cue, c.where]),
+    ).toEqual([['speed', 'branch']]);
+    expect(
+      judgeMessage({ title: 'Refactor', body: '', labels: [], headRef: 'alice/perf/groupby' }).positive.map((c) => [c.cue, c.where]),
+    ).toEqual([['performance', 'branch']]);
     // Without the split, `_` is a word character: the cue would not be seen.
     expect(/\bspeed\b/.test('speed_up_parser')).toBe(false);
     // No branch, or one without a cue: as before.
@@ -75,9 +91,22 @@ describe('message rules on real-world-shaped titles', () => {
   });
 
   it('does not read the branch of a revert or a backport, named after the original pull request', () => {
-    expect(judgeMessage({ title: 'Revert "use sets"', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({ verdict: 'negative', positive: [] });
-    expect(judgeMessage({ title: 'Undo the set change', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({ verdict: 'ambiguous', positive: [] });
-    expect(judgeMessage({ title: 'Backport PR #5123 on branch 2.2.x', body: '', labels: [], headRef: 'auto-backport-of-pr-5123-on-2.2.x-faster-merge' }).positive).toEqual([]);
+    expect(judgeMessage({ title: 'Revert "use sets"', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({
+      verdict: 'negative',
+      positive: [],
+    });
+    expect(judgeMessage({ title: 'Undo the set change', body: '', labels: [], headRef: 'revert-3546-faster-cell-len' })).toMatchObject({
+      verdict: 'ambiguous',
+      positive: [],
+    });
+    expect(
+      judgeMessage({
+        title: 'Backport PR #5123 on branch 2.2.x',
+        body: '',
+        labels: [],
+        headRef: 'auto-backport-of-pr-5123-on-2.2.x-faster-merge',
+      }).positive,
+    ).toEqual([]);
     expect(judgeMessage({ title: 'Revert "use sets"', body: '', labels: [], headRef: 'my-faster-branch' }).positive).toEqual([]);
     expect(branchText('backport-5123-faster-merge', 'x')).toBe('');
   });

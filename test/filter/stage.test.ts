@@ -22,7 +22,12 @@ describe('filter stage', () => {
 
     const ctx = testContext(db);
     const report = await runStage(ctx, filterStage, monthScope('2025-04'));
-    expect(report).toMatchObject({ planned: 4, ran: 4, done: 1, dropped: { 'negative-message': 1, 'no-asv-config': 1, 'no-core-files': 1 } });
+    expect(report).toMatchObject({
+      planned: 4,
+      ran: 4,
+      done: 1,
+      dropped: { 'negative-message': 1, 'no-asv-config': 1, 'no-core-files': 1 },
+    });
 
     const row = ctx.ledger.get('filter', 'acme/fastlib#1')!;
     expect(row.status).toBe('done');

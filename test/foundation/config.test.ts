@@ -16,7 +16,13 @@ describe('config layers: defaults < file < environment < flags', () => {
   it('uses defaults with nothing given', () => {
     const { config, file } = loadConfig({ env: {}, cwd: tempDir() });
     expect(file).toBeNull();
-    expect(config).toMatchObject({ db: 'perfmine.db', out: 'out', source: 'github', llm: { mode: 'openai', concurrency: 4 }, docker: { baseImage: 'perfmine/base:bookworm' } });
+    expect(config).toMatchObject({
+      db: 'perfmine.db',
+      out: 'out',
+      source: 'github',
+      llm: { mode: 'openai', concurrency: 4 },
+      docker: { baseImage: 'perfmine/base:bookworm' },
+    });
   });
 
   it('lets each layer override the one below', () => {
@@ -26,7 +32,11 @@ describe('config layers: defaults < file < environment < flags', () => {
     const withEnv = loadConfig({ configPath: path, env: { PERFMINE_BASE_IMAGE: 'from-env', PERFMINE_MODEL: 'env-model' } }).config;
     expect(withEnv.docker.baseImage).toBe('from-env');
     expect(withEnv.llm.model).toBe('env-model');
-    const withFlags = loadConfig({ configPath: path, env: { PERFMINE_BASE_IMAGE: 'from-env' }, flags: { docker: { baseImage: 'from-flag' } } }).config;
+    const withFlags = loadConfig({
+      configPath: path,
+      env: { PERFMINE_BASE_IMAGE: 'from-env' },
+      flags: { docker: { baseImage: 'from-flag' } },
+    }).config;
     expect(withFlags.docker).toMatchObject({ baseImage: 'from-flag', cpus: 1 });
   });
 
@@ -36,7 +46,9 @@ describe('config layers: defaults < file < environment < flags', () => {
     const none = loadConfig({ configPath: configFile({ validate: { harness: { rounds: 5 } } }).path, env: {} }).config;
     expect(none.validate.harness.adaptive.looks).toEqual([]);
     expect(loadConfig({ env: {}, cwd: tempDir() }).config.validate.harness.adaptive.looks).toEqual([6, 10, 15]);
-    expect(() => loadConfig({ configPath: configFile({ validate: { harness: { adaptive: { looks: [10, 6] } } } }).path, env: {} })).toThrow(/validate\.harness\.adaptive\.looks: adaptive\.looks must be ascending/);
+    expect(() => loadConfig({ configPath: configFile({ validate: { harness: { adaptive: { looks: [10, 6] } } } }).path, env: {} })).toThrow(
+      /validate\.harness\.adaptive\.looks: adaptive\.looks must be ascending/,
+    );
   });
 
   it('reads ./perfmine.config.json when present and accepts comments (JSON5)', () => {
@@ -77,7 +89,10 @@ describe('the CLI on configuration errors', () => {
     expect(month.code).toBe(2);
     expect(month.stderr).toMatch(/^--month: expected YYYY-MM, got "2025-13"$/m);
 
-    const range = await runCli(['stage', 'collect', '--since', '2025-05-01', '--until', '2025-04-01', '--repo', 'nope', '--db', join(clean, 'x.db')], { cwd: clean });
+    const range = await runCli(
+      ['stage', 'collect', '--since', '2025-05-01', '--until', '2025-04-01', '--repo', 'nope', '--db', join(clean, 'x.db')],
+      { cwd: clean },
+    );
     expect(range.code).toBe(2);
     expect(range.stderr).toMatch(/^--until: must be after --since/m);
     expect(range.stderr).toMatch(/^--repo: expected owner\/name, got "nope"$/m);

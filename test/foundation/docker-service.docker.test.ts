@@ -22,7 +22,10 @@ describe('Docker engine through dockerode (real engine, local base image)', () =
     });
     expect(ok).toMatchObject({ ok: true, timedOut: false, error: null });
     const image = await docker.inspectImage(`perfmine-test/foundation:${process.pid}`);
-    expect(image?.labels).toMatchObject({ [PERFMINE_LABEL]: runLabel, [BUILD_LABEL]: expect.stringMatching(new RegExp(`^${runLabel}-${process.pid}-\\d+$`)) });
+    expect(image?.labels).toMatchObject({
+      [PERFMINE_LABEL]: runLabel,
+      [BUILD_LABEL]: expect.stringMatching(new RegExp(`^${runLabel}-${process.pid}-\\d+$`)),
+    });
 
     const failed = await docker.buildImage({
       tag: `perfmine-test/foundation-failed:${process.pid}`,
@@ -40,7 +43,9 @@ describe('Docker engine through dockerode (real engine, local base image)', () =
   });
 
   it('labels a Dockerfile right after its first FROM', () => {
-    expect(labelledDockerfile('# c\nFROM a AS b\nRUN x\nFROM b\n', 'id-1')).toBe(`# c\nFROM a AS b\nLABEL ${BUILD_LABEL}=id-1\nRUN x\nFROM b\n`);
+    expect(labelledDockerfile('# c\nFROM a AS b\nRUN x\nFROM b\n', 'id-1')).toBe(
+      `# c\nFROM a AS b\nLABEL ${BUILD_LABEL}=id-1\nRUN x\nFROM b\n`,
+    );
     expect(labelledDockerfile('RUN x', 'id')).toBe('RUN x');
   });
 
@@ -48,7 +53,11 @@ describe('Docker engine through dockerode (real engine, local base image)', () =
     expect(await docker.imageExists(BASE)).toBe(true);
     const result = await docker.run({
       image: BASE,
-      cmd: ['python3', '-c', 'import sys, pytest; print("python", sys.version_info[:2], "pytest", pytest.__version__); print("to stderr", file=sys.stderr)'],
+      cmd: [
+        'python3',
+        '-c',
+        'import sys, pytest; print("python", sys.version_info[:2], "pytest", pytest.__version__); print("to stderr", file=sys.stderr)',
+      ],
       timeoutMs: 60_000,
       limits,
     });
@@ -60,7 +69,11 @@ describe('Docker engine through dockerode (real engine, local base image)', () =
   it('has no network and runs unprivileged with limits', async () => {
     const result = await docker.run({
       image: BASE,
-      cmd: ['sh', '-c', 'cat /sys/class/net/*/operstate 2>/dev/null | sort -u; ls /sys/class/net; cat /proc/self/status | grep -E "^CapEff"'],
+      cmd: [
+        'sh',
+        '-c',
+        'cat /sys/class/net/*/operstate 2>/dev/null | sort -u; ls /sys/class/net; cat /proc/self/status | grep -E "^CapEff"',
+      ],
       timeoutMs: 60_000,
       limits,
     });

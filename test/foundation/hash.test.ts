@@ -6,7 +6,12 @@ import { hashOf, stableStringify } from '../../pipeline/hash.js';
 function reference(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : reference(v)));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) => [k, reference((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+        .map((k) => [k, reference((value as Record<string, unknown>)[k])]),
+    );
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   if (Object.is(value, -0)) return 0; // JSON has no negative zero
@@ -14,7 +19,16 @@ function reference(value: unknown): unknown {
 }
 
 describe('stable JSON', () => {
-  const anything = fc.anything({ withNullPrototype: false, withBigInt: false, withDate: false, withMap: false, withSet: false, withTypedArray: false, withSparseArray: false, withBoxedValues: false });
+  const anything = fc.anything({
+    withNullPrototype: false,
+    withBigInt: false,
+    withDate: false,
+    withMap: false,
+    withSet: false,
+    withTypedArray: false,
+    withSparseArray: false,
+    withBoxedValues: false,
+  });
 
   it('is JSON that reads back as the value (undefined dropped, non-finite numbers as strings)', () => {
     fc.assert(

@@ -15,14 +15,32 @@ const TEST_CLI = new URL('./fixtures/test-cli.ts', import.meta.url).pathname;
 function rowsOf(db: Database.Database) {
   return {
     rows: db.prepare('SELECT key, value FROM test_rows ORDER BY key, value').all(),
-    ledger: db.prepare('SELECT stage, key, repo, at, status, reason, detail, input_hash, stage_version, output FROM stage_items ORDER BY stage, key').all(),
+    ledger: db
+      .prepare(
+        'SELECT stage, key, repo, at, status, reason, detail, input_hash, stage_version, output FROM stage_items ORDER BY stage, key',
+      )
+      .all(),
   };
 }
 
 describe('needsRun', () => {
   const row = (over: Partial<LedgerRow>): LedgerRow => ({
-    stage: 'collect', key: 'k', repo: null, at: null, status: 'done', reason: null, detail: null, errorKind: null, lastError: null,
-    attempts: 1, inputHash: 'h', stageVersion: 1, output: undefined, runId: null, updatedAt: '', ...over,
+    stage: 'collect',
+    key: 'k',
+    repo: null,
+    at: null,
+    status: 'done',
+    reason: null,
+    detail: null,
+    errorKind: null,
+    lastError: null,
+    attempts: 1,
+    inputHash: 'h',
+    stageVersion: 1,
+    output: undefined,
+    runId: null,
+    updatedAt: '',
+    ...over,
   });
   it('runs new, failed, pending, changed and forced items; skips decided unchanged ones', () => {
     expect(needsRun(undefined, 'h', 1, false)).toBe(true);
@@ -40,7 +58,14 @@ describe('runStage (in process, real SQLite)', () => {
   it('records a failing item and completes the others', async () => {
     const { ctx, db } = harness();
     const report = await runStage(ctx, countingStage({ count: 12, failAt: [3, 7] }), scope);
-    expect(report).toMatchObject({ planned: 12, ran: 12, done: 8, dropped: { 'multiple-of-five': 2 }, failed: { 'test-failure': 2 }, failedKinds: { item: 2 } });
+    expect(report).toMatchObject({
+      planned: 12,
+      ran: 12,
+      done: 8,
+      dropped: { 'multiple-of-five': 2 },
+      failed: { 'test-failure': 2 },
+      failedKinds: { item: 2 },
+    });
     const failed = ctx.ledger.list('collect', { statuses: ['failed'] });
     expect(failed.map((r) => r.key)).toEqual(['t/r#3', 't/r#7']);
     expect(failed[0]).toMatchObject({ errorKind: 'item', reason: 'test-failure', lastError: 'item 3 fails on purpose', attempts: 1 });
@@ -82,7 +107,15 @@ describe('runStage (in process, real SQLite)', () => {
     const { ctx } = harness({ config: { github: { concurrency: 1 } } });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const stage = countingStage({ count: 8, blockAt: 3, gate, onBlocked: () => { drain.abort(); release(); } });
+    const stage = countingStage({
+      count: 8,
+      blockAt: 3,
+      gate,
+      onBlocked: () => {
+        drain.abort();
+        release();
+      },
+    });
     const report = await runStage(ctx, stage, scope, { drain: drain.signal });
     expect(report).toMatchObject({ ran: 3, notStarted: 5 });
     expect(ctx.ledger.list('collect', { statuses: ['pending'] })).toHaveLength(5);
@@ -92,16 +125,29 @@ describe('runStage (in process, real SQLite)', () => {
 describe('runStage with a stage that decides in batches (runBatch)', () => {
   /** Ledger rows without the times and run ids, which differ between two runs by construction. */
   const decisions = (db: Database.Database) =>
-    db.prepare('SELECT key, status, reason, detail, error_kind, last_error, attempts, input_hash, stage_version, output FROM stage_items ORDER BY key').all();
+    db
+      .prepare(
+        'SELECT key, status, reason, detail, error_kind, last_error, attempts, input_hash, stage_version, output FROM stage_items ORDER BY key',
+      )
+      .all();
 
   it('records the same rows and ledger as the item path, in chunks of the batch size', async () => {
     const byItem = harness();
     const byBatch = harness();
     const chunks: number[][] = [];
     await runStage(byItem.ctx, countingStage({ count: 11, failAt: [3] }), scope);
-    const report = await runStage(byBatch.ctx, countingStage({ count: 11, failAt: [3], batch: true, onChunk: (c) => chunks.push(c) }), scope, { batchSize: 4 });
+    const report = await runStage(
+      byBatch.ctx,
+      countingStage({ count: 11, failAt: [3], batch: true, onChunk: (c) => chunks.push(c) }),
+      scope,
+      { batchSize: 4 },
+    );
     expect(report).toMatchObject({ planned: 11, ran: 11, done: 8, dropped: { 'multiple-of-five': 2 }, failed: { 'test-failure': 1 } });
-    expect(chunks).toEqual([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11]]);
+    expect(chunks).toEqual([
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+      [9, 10, 11],
+    ]);
     expect(decisions(byBatch.db)).toEqual(decisions(byItem.db));
     expect(rowsOf(byBatch.db).rows).toEqual(rowsOf(byItem.db).rows);
   });
@@ -123,7 +169,11 @@ describe('runStage with a stage that decides in batches (runBatch)', () => {
       expect({ ...b, durationMs: 0 }, `run ${i}`).toEqual({ ...a, durationMs: 0 });
       expect(decisions(byBatch.db), `run ${i}`).toEqual(decisions(byItem.db));
       // Every item was decided: none is left pending (as `plan` put the changed ones), on either path.
-      for (const h of [byItem, byBatch]) expect(h.ctx.ledger.list('collect', { statuses: ['pending'] }).map((r) => r.key), `run ${i}`).toEqual([]);
+      for (const h of [byItem, byBatch])
+        expect(
+          h.ctx.ledger.list('collect', { statuses: ['pending'] }).map((r) => r.key),
+          `run ${i}`,
+        ).toEqual([]);
     }
     expect(byBatch.ctx.ledger.get('collect', 't/r#4')).toMatchObject({ status: 'dropped', reason: 'multiple-of-4', attempts: 4 });
   });
@@ -131,7 +181,12 @@ describe('runStage with a stage that decides in batches (runBatch)', () => {
   it('fails every item of a chunk whose batch throws, and as a bug an item the batch gave no result for', async () => {
     const { ctx } = harness();
     const report = await runStage(ctx, countingStage({ count: 9, batch: true, throwChunkWith: [5], omit: [8] }), scope, { batchSize: 3 });
-    expect(report).toMatchObject({ ran: 9, done: 5, failed: { 'chunk-failure': 3, 'no-batch-result': 1 }, failedKinds: { item: 3, internal: 1 } });
+    expect(report).toMatchObject({
+      ran: 9,
+      done: 5,
+      failed: { 'chunk-failure': 3, 'no-batch-result': 1 },
+      failedKinds: { item: 3, internal: 1 },
+    });
     expect(ctx.ledger.list('collect', { statuses: ['failed'] }).map((r) => [r.key, r.reason])).toEqual([
       ['t/r#4', 'chunk-failure'],
       ['t/r#5', 'chunk-failure'],
@@ -143,7 +198,10 @@ describe('runStage with a stage that decides in batches (runBatch)', () => {
   it('starts no chunk once drained: the rest stays pending', async () => {
     const drain = new AbortController();
     const { ctx } = harness();
-    const report = await runStage(ctx, countingStage({ count: 10, batch: true, onChunk: () => drain.abort() }), scope, { drain: drain.signal, batchSize: 4 });
+    const report = await runStage(ctx, countingStage({ count: 10, batch: true, onChunk: () => drain.abort() }), scope, {
+      drain: drain.signal,
+      batchSize: 4,
+    });
     expect(report).toMatchObject({ ran: 4, notStarted: 6 });
     expect(ctx.ledger.list('collect', { statuses: ['pending'] })).toHaveLength(6);
   });
@@ -170,7 +228,7 @@ describe('runner through the CLI in a child process', () => {
 
     const mid = new Database(crashed, { readonly: true });
     const decided = mid.prepare("SELECT COUNT(*) AS n FROM stage_items WHERE status IN ('done', 'dropped')").get() as { n: number };
-    const running = mid.prepare("SELECT status FROM runs").all();
+    const running = mid.prepare('SELECT status FROM runs').all();
     mid.close();
     // Items 1-8 finished; 9 was in flight; 10-20 never started. Results are group-committed, so
     // at most the 8 finished ones are durable; whatever was not committed runs again.
@@ -225,7 +283,9 @@ describe('runner through the CLI in a child process', () => {
 
   it('a second SIGINT stops at once and marks the run interrupted', async () => {
     const db = join(tempDir(), 'p.db');
-    const child = spawnNode(TEST_CLI, ['stage', 'collect', '--db', db, ...window], { env: { COUNT: '10', PERFMINE_GITHUB_CONCURRENCY: '1', BLOCK_AT: '2' } });
+    const child = spawnNode(TEST_CLI, ['stage', 'collect', '--db', db, ...window], {
+      env: { COUNT: '10', PERFMINE_GITHUB_CONCURRENCY: '1', BLOCK_AT: '2' },
+    });
     const done = collect(child);
     await waitForLine(child.stdout, /^blocked 2$/);
     const stopping = waitForLine(child.stderr, /stopping: in-flight/);

@@ -30,7 +30,13 @@ describe('perfmine status', () => {
     const ledger = new Ledger(db);
     const item = (key: string) => ({ key, repo: 'o/r', at: '2025-04-03T00:00:00Z', inputHash: 'h' });
     ledger.complete('collect', 1, item('o/r#1'), { status: 'done', reason: null, detail: null, output: { n: 1 } }, null);
-    ledger.complete('collect', 1, item('o/r#2'), { status: 'dropped', reason: 'not-merged', detail: 'closed without merge', output: undefined }, null);
+    ledger.complete(
+      'collect',
+      1,
+      item('o/r#2'),
+      { status: 'dropped', reason: 'not-merged', detail: 'closed without merge', output: undefined },
+      null,
+    );
     ledger.fail('collect', 1, item('o/r#3'), { kind: 'outside-service', reason: 'github-server-error', message: '502' }, null);
     ledger.plan('collect', 1, [item('o/r#4')], null);
     db.close();
@@ -60,7 +66,17 @@ describe('perfmine status', () => {
       makeRegistry([countingStage({ count: 1 })]),
     );
     expect(rows).toEqual([
-      { stage: 'collect', registered: true, done: 7, dropped: 2, failed: 1, pending: 0, waiting: 0, droppedBy: { 'not-merged': 2 }, failedBy: { 'github-server-error': 1 } },
+      {
+        stage: 'collect',
+        registered: true,
+        done: 7,
+        dropped: 2,
+        failed: 1,
+        pending: 0,
+        waiting: 0,
+        droppedBy: { 'not-merged': 2 },
+        failedBy: { 'github-server-error': 1 },
+      },
       // Not in this registry: nothing waits for a stage this version lacks.
       { stage: 'filter', registered: false, done: 0, dropped: 0, failed: 0, pending: 0, waiting: 0, droppedBy: {}, failedBy: {} },
     ]);
@@ -82,7 +98,14 @@ describe('perfmine status', () => {
       // validate waits for synthesize, which passed nothing on.
       ['validate', 0, 0],
     ]);
-    const text = formatFunnel(rows, { runId: 3, window: '2025-04', stage: 'synthesize', reason: 'no-asv-in-image', issues: ['docker.baseImage: x has no asv'], fix: 'build it' });
+    const text = formatFunnel(rows, {
+      runId: 3,
+      window: '2025-04',
+      stage: 'synthesize',
+      reason: 'no-asv-in-image',
+      issues: ['docker.baseImage: x has no asv'],
+      fix: 'build it',
+    });
     expect(text).toMatch(/waiting: 4 done by classify, not planned by synthesize yet \(the last run stopped here/);
     expect(text).toMatch(/the last run of 2025-04 \(#3\) stopped at synthesize \(no-asv-in-image\)/);
     expect(text).toMatch(/^ {2}fix: build it$/m);

@@ -4,7 +4,19 @@ import { formatMetrics, formatReports } from '../../pipeline/summary.js';
 describe('run summary', () => {
   it('prints per stage items in, reused, ran, done, dropped and failed with reasons', () => {
     const text = formatReports([
-      { stage: 'filter', planned: 10, reused: 4, ran: 6, wouldRun: 0, notStarted: 0, done: 3, dropped: { 'negative-message': 5, 'no-asv-config': 1 }, failed: { bug: 1 }, failedKinds: { internal: 1 }, durationMs: 5 },
+      {
+        stage: 'filter',
+        planned: 10,
+        reused: 4,
+        ran: 6,
+        wouldRun: 0,
+        notStarted: 0,
+        done: 3,
+        dropped: { 'negative-message': 5, 'no-asv-config': 1 },
+        failed: { bug: 1 },
+        failedKinds: { internal: 1 },
+        durationMs: 5,
+      },
     ]);
     expect(text.split('\n')[1]).toMatch(/^filter\s+10\s+4\s+6\s+3\s+6\s+1$/);
     expect(text).toMatch(/dropped: negative-message 5, no-asv-config 1/);

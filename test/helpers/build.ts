@@ -39,7 +39,9 @@ export function ensureBuilt(): void {
     chmodSync(BUILT_BIN, 0o755); // as `npm run build` leaves it (a bare `tsc -p` does not)
     return;
   }
-  process.stderr.write(`[build] ${stale.length} source(s) newer than dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): compiling\n`);
+  process.stderr.write(
+    `[build] ${stale.length} source(s) newer than dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): compiling\n`,
+  );
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (exit ${r.status ?? r.signal})`);

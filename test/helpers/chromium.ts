@@ -7,6 +7,14 @@ import { chromium, type Browser } from 'playwright-core';
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.PERFMINE_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }

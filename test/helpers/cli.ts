@@ -25,7 +25,11 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 /** Starts a node process on a script (TypeScript through tsx's loader, in the same process). */
-export function spawnNode(script: string, args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}): ChildProcessWithoutNullStreams {
+export function spawnNode(
+  script: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): ChildProcessWithoutNullStreams {
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   return spawn(process.execPath, [...loader, script, ...args], { cwd: options.cwd ?? REPO_ROOT, env: cleanEnv(options.env) });
 }
@@ -43,7 +47,10 @@ export function collect(child: ChildProcessWithoutNullStreams, input?: string): 
 }
 
 /** Runs the real `perfmine` executable. */
-export function runCli(args: readonly string[], options: { env?: Record<string, string>; cwd?: string; input?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+): Promise<CliResult> {
   return collect(spawnNode(BIN, args, options), options.input ?? '');
 }
 
@@ -77,18 +84,24 @@ export function waitForLine(stream: NodeJS.ReadableStream, pattern: RegExp): Pro
 export const UNPRIVILEGED: { readonly available: boolean; readonly prefix: readonly string[] } = (() => {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { available: true, prefix: [] };
   const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
-  return probe.status === 0 ? { available: true, prefix: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] } : { available: false, prefix: [] };
+  return probe.status === 0
+    ? { available: true, prefix: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] }
+    : { available: false, prefix: [] };
 })();
 
 /** Runs the real `perfmine` executable as the unprivileged user (see UNPRIVILEGED). Files it must reach need world read (and directories world execute) permission. */
-export function runCliUnprivileged(args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+export function runCliUnprivileged(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<CliResult> {
   if (!UNPRIVILEGED.available) throw new Error('no way to run as an unprivileged user here (root without setpriv)');
   const [command, ...wrap] = UNPRIVILEGED.prefix;
   const argv = [process.execPath, BIN, ...args];
   const env = cleanEnv({ HOME: tmpdir(), ...options.env });
-  const child = command === undefined
-    ? spawn(argv[0]!, argv.slice(1), { cwd: options.cwd ?? REPO_ROOT, env })
-    : spawn(command, [...wrap, ...argv], { cwd: options.cwd ?? REPO_ROOT, env });
+  const child =
+    command === undefined
+      ? spawn(argv[0]!, argv.slice(1), { cwd: options.cwd ?? REPO_ROOT, env })
+      : spawn(command, [...wrap, ...argv], { cwd: options.cwd ?? REPO_ROOT, env });
   return collect(child, '');
 }
 

@@ -30,7 +30,14 @@ export function credentials(overrides: Partial<Credentials> = {}): Credentials {
 
 export function testContext(
   db: Db,
-  options: { config?: Config; credentials?: Credentials; log?: Logger; services?: ServiceOverrides; metrics?: Metrics; runId?: number | null } = {},
+  options: {
+    config?: Config;
+    credentials?: Credentials;
+    log?: Logger;
+    services?: ServiceOverrides;
+    metrics?: Metrics;
+    runId?: number | null;
+  } = {},
 ): PipelineContext {
   return createContext({
     config: options.config ?? testConfig(),

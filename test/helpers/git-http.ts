@@ -38,7 +38,13 @@ export async function bridgeGateway(docker: DockerService, image: string): Promi
   return [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
 }
 
-export async function serveGitOverHttp(docker: DockerService, image: string, repoPath: string, scratch: string, name = 'repo'): Promise<GitHttpServer> {
+export async function serveGitOverHttp(
+  docker: DockerService,
+  image: string,
+  repoPath: string,
+  scratch: string,
+  name = 'repo',
+): Promise<GitHttpServer> {
   const bare = join(scratch, `${name}.git`);
   execFileSync('git', ['clone', '-q', '--bare', repoPath, bare]);
   execFileSync('git', ['-C', bare, 'update-server-info']);

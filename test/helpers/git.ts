@@ -64,7 +64,14 @@ export class GitRepo {
       .map((line) => {
         const [add, del, path] = line.split('\t') as [string, string, string];
         const binary = add === '-';
-        return { path, previousPath: null, status: 'modified' as const, additions: binary ? 0 : Number(add), deletions: binary ? 0 : Number(del), binary };
+        return {
+          path,
+          previousPath: null,
+          status: 'modified' as const,
+          additions: binary ? 0 : Number(add),
+          deletions: binary ? 0 : Number(del),
+          binary,
+        };
       });
   }
 

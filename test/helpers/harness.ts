@@ -21,10 +21,16 @@ export interface Harness {
 
 /** A pipeline context over a real SQLite store (`:memory:` unless a path is given), config from layers. */
 export function harness(
-  options: { db?: string; config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } & Partial<Pick<ContextOptions, 'services' | 'runId' | 'signal'>> = {},
+  options: { db?: string; config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } & Partial<
+    Pick<ContextOptions, 'services' | 'runId' | 'signal'>
+  > = {},
 ): Harness {
   const db = openStore(options.db ?? ':memory:');
-  const { config } = loadConfig({ env: options.env ?? {}, flags: (options.config ?? {}) as ConfigInput as Record<string, unknown>, cwd: tempDir() });
+  const { config } = loadConfig({
+    env: options.env ?? {},
+    flags: (options.config ?? {}) as ConfigInput as Record<string, unknown>,
+    cwd: tempDir(),
+  });
   const { log, lines } = memoryLogger();
   const ctx = createContext({
     config,

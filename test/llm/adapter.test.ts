@@ -69,10 +69,26 @@ describe('OpenAiLlmService against a loopback server, through the real openai cl
         ...llm,
       },
     });
-    return new OpenAiLlmService({ config: config.llm, apiKey: API_KEY, db, log, metrics, queue: new PQueue({ concurrency: 2 }), promptsDir, runId: 7 });
+    return new OpenAiLlmService({
+      config: config.llm,
+      apiKey: API_KEY,
+      db,
+      log,
+      metrics,
+      queue: new PQueue({ concurrency: 2 }),
+      promptsDir,
+      runId: 7,
+    });
   }
   const ask = (svc: OpenAiLlmService, question = 'How to sum by group fast?', extra: object = {}) =>
-    svc.structured({ prompt: 'echo', inputs: { question }, schema: answerSchema, schemaName: 'echo_answer', item: 'acme/fastlib#1', ...extra });
+    svc.structured({
+      prompt: 'echo',
+      inputs: { question },
+      schema: answerSchema,
+      schemaName: 'echo_answer',
+      item: 'acme/fastlib#1',
+      ...extra,
+    });
   const calls = () => new LlmCache(db).calls();
   const failureOf = async (promise: Promise<unknown>) => {
     try {
@@ -92,12 +108,37 @@ describe('OpenAiLlmService against a loopback server, through the real openai cl
     expect(result.usage).toEqual({ promptTokens: 1000, completionTokens: 500, costUsd: 0.006, requests: 1, cacheHits: 0 });
 
     const [request] = server.requests;
-    expect(request).toMatchObject({ model: 'primary-model', hasResponseFormat: true, schemaName: 'echo_answer', strict: true, hasTools: false, authorized: true });
+    expect(request).toMatchObject({
+      model: 'primary-model',
+      hasResponseFormat: true,
+      schemaName: 'echo_answer',
+      strict: true,
+      hasTools: false,
+      authorized: true,
+    });
     expect(request!.system).toBe('Answer the question.');
     expect(request!.lastUser).toBe('How to sum by group fast?');
 
-    expect(calls()).toMatchObject([{ runId: 7, item: 'acme/fastlib#1', prompt: 'echo', model: 'primary-model', purpose: 'answer', outcome: 'ok', httpStatus: 200, promptTokens: 1000, completionTokens: 500, costUsd: 0.006 }]);
-    expect(metrics.snapshot()).toMatchObject({ 'llm.requests': 1, 'llm.promptTokens': 1000, 'llm.completionTokens': 500, 'llm.costUsd': 0.006 });
+    expect(calls()).toMatchObject([
+      {
+        runId: 7,
+        item: 'acme/fastlib#1',
+        prompt: 'echo',
+        model: 'primary-model',
+        purpose: 'answer',
+        outcome: 'ok',
+        httpStatus: 200,
+        promptTokens: 1000,
+        completionTokens: 500,
+        costUsd: 0.006,
+      },
+    ]);
+    expect(metrics.snapshot()).toMatchObject({
+      'llm.requests': 1,
+      'llm.promptTokens': 1000,
+      'llm.completionTokens': 500,
+      'llm.costUsd': 0.006,
+    });
 
     const again = await ask(service());
     expect(again.value).toEqual(good);
@@ -265,18 +306,30 @@ describe('OpenAiLlmService against a loopback server, through the real openai cl
           run: async (args) => {
             const { path } = z.object({ path: z.string() }).parse(args);
             log.push(path);
-            return path === 'setup.py' ? 'from setuptools import setup\nsetup(ext_modules=cythonize("fastlib/*.pyx"))' : `error: no file ${path}`;
+            return path === 'setup.py'
+              ? 'from setuptools import setup\nsetup(ext_modules=cythonize("fastlib/*.pyx"))'
+              : `error: no file ${path}`;
           },
         },
       ];
     }
     const build = (svc: OpenAiLlmService, used: string[], extra: object = {}) =>
-      svc.agent({ prompt: 'builder', inputs: { repo: 'acme/fastlib' }, schema: scriptSchema, schemaName: 'build_script', tools: tools(used), item: 'acme/fastlib@abc', ...extra });
+      svc.agent({
+        prompt: 'builder',
+        inputs: { repo: 'acme/fastlib' },
+        schema: scriptSchema,
+        schemaName: 'build_script',
+        tools: tools(used),
+        item: 'acme/fastlib@abc',
+        ...extra,
+      });
 
     it('runs tools by the caller’s handlers, answers from what the tools showed, and replays from the cache', async () => {
       // A scripted agent that answers according to what the conversation shows.
       server.script((r) =>
-        r.lastToolResult?.includes('cythonize') ? reply.json({ script: 'pip install cython && pip install -e .' }) : reply.toolCall('read_file', { path: 'setup.py' }),
+        r.lastToolResult?.includes('cythonize')
+          ? reply.json({ script: 'pip install cython && pip install -e .' })
+          : reply.toolCall('read_file', { path: 'setup.py' }),
       );
       const used: string[] = [];
       const result = await build(service(), used);
@@ -301,7 +354,9 @@ describe('OpenAiLlmService against a loopback server, through the real openai cl
     });
 
     it('after maxTurns the tools are closed and a final answer is asked for', async () => {
-      server.script((r) => (r.hasTools ? reply.toolCall('read_file', { path: `f${r.index}.py` }) : reply.json({ script: 'pip install -e .' })));
+      server.script((r) =>
+        r.hasTools ? reply.toolCall('read_file', { path: `f${r.index}.py` }) : reply.json({ script: 'pip install -e .' }),
+      );
       const used: string[] = [];
       const result = await build(service(), used, { maxTurns: 2 });
       expect(result.value.script).toBe('pip install -e .');

@@ -28,7 +28,12 @@ describe('describeFailure', () => {
     [api(429, { error: { message: 'quota', code: 'insufficient_quota' } }), 'quota-exhausted', false, null],
     [api(404, { error: { message: 'The model `x` does not exist', code: 'model_not_found' } }), 'model-not-found', false, null],
     [api(404, { error: { message: 'Not Found' } }), 'endpoint-not-found', false, null],
-    [api(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }), 'context-too-long', false, null],
+    [
+      api(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }),
+      'context-too-long',
+      false,
+      null,
+    ],
     [api(401, { error: { message: 'Incorrect API key' } }), 'unauthorized', false, null],
     [api(503, { error: { message: 'overloaded' } }), 'server-error', true, null],
     [new APIConnectionTimeoutError(), 'timeout', true, null],
@@ -63,11 +68,22 @@ describe('API key resolution', () => {
     expect(resolveLlmApiKey(testConfig().llm, { openaiApiKey: 'sk-real' })).toEqual({ apiKey: 'sk-real', placeholder: false });
   });
   it('uses a placeholder for a local server only', () => {
-    expect(resolveLlmApiKey(testConfig({ llm: { baseUrl: 'http://127.0.0.1:8000/v1' } }).llm, { openaiApiKey: undefined })).toEqual({ apiKey: PLACEHOLDER_API_KEY, placeholder: true });
-    for (const url of ['http://localhost:11434/v1', 'http://10.1.2.3/v1', 'http://192.168.0.9:8000/v1', 'http://172.20.0.2/v1', 'http://[::1]:8000/v1', 'http://gpu-box.local/v1']) {
+    expect(resolveLlmApiKey(testConfig({ llm: { baseUrl: 'http://127.0.0.1:8000/v1' } }).llm, { openaiApiKey: undefined })).toEqual({
+      apiKey: PLACEHOLDER_API_KEY,
+      placeholder: true,
+    });
+    for (const url of [
+      'http://localhost:11434/v1',
+      'http://10.1.2.3/v1',
+      'http://192.168.0.9:8000/v1',
+      'http://172.20.0.2/v1',
+      'http://[::1]:8000/v1',
+      'http://gpu-box.local/v1',
+    ]) {
       expect(isLocalBaseUrl(url)).toBe(true);
     }
-    for (const url of ['https://api.openai.com/v1', 'http://172.32.0.1/v1', 'http://8.8.8.8/v1', 'not a url']) expect(isLocalBaseUrl(url)).toBe(false);
+    for (const url of ['https://api.openai.com/v1', 'http://172.32.0.1/v1', 'http://8.8.8.8/v1', 'not a url'])
+      expect(isLocalBaseUrl(url)).toBe(false);
   });
   it('fails with a message naming the variable and --llm none', () => {
     let error: unknown;

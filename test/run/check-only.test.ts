@@ -60,9 +60,13 @@ describe('the check-only Docker adapter of a dry run', () => {
   it('builds, tags and commits nothing (WouldChange says what a real run would do) and removes nothing', async () => {
     const { docker, calls } = recordingDocker();
     const checked = checkOnlyDocker(docker);
-    await expect(checked.buildImage({ tag: 'perfmine/toolchain:abc' } as never)).rejects.toThrow(new WouldChange('build the image perfmine/toolchain:abc'));
+    await expect(checked.buildImage({ tag: 'perfmine/toolchain:abc' } as never)).rejects.toThrow(
+      new WouldChange('build the image perfmine/toolchain:abc'),
+    );
     await expect(checked.tagImage('a', 'b')).rejects.toBeInstanceOf(WouldChange);
-    await expect(checked.run({ image: 'x', cmd: ['true'], commit: { repo: 'perfmine/env', tag: 't' } } as unknown as RunSpec)).rejects.toThrow(/build the image perfmine\/env:t/);
+    await expect(
+      checked.run({ image: 'x', cmd: ['true'], commit: { repo: 'perfmine/env', tag: 't' } } as unknown as RunSpec),
+    ).rejects.toThrow(/build the image perfmine\/env:t/);
     expect(await checked.removeLeftovers()).toEqual({ containers: [], images: [] });
     expect(await checked.removeLabelled('x')).toEqual({ containers: 0, images: 0 });
     await checked.removeImage('x');

@@ -15,15 +15,29 @@ describe('scripts/perfmine-cron.sh', () => {
     const dir = tempDir();
     // A window with no stages' work to do: a git source over a clone with one empty commit is enough to show the plumbing.
     const clone = tempDir();
-    const git = (...args: string[]) => execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args]);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args]);
     git('init', '-q', '-b', 'main');
     git('commit', '-q', '--allow-empty', '-m', 'init');
-    const result = await runCron(dir, ['--month', '2025-04', '--source', `git:${clone}`, '--repo', 'acme/empty', '--until-stage', 'discover', '--llm', 'none']);
+    const result = await runCron(dir, [
+      '--month',
+      '2025-04',
+      '--source',
+      `git:${clone}`,
+      '--repo',
+      'acme/empty',
+      '--until-stage',
+      'discover',
+      '--llm',
+      'none',
+    ]);
     expect(result.stderr).toMatch(/perfmine-cron: run finished with exit \d+/);
     const logs = readdirSync(join(dir, 'logs'));
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatch(/^perfmine-\d{4}-\d{2}\.jsonl$/);
-    const lines = readFileSync(join(dir, 'logs', logs[0]!), 'utf8').trim().split('\n');
+    const lines = readFileSync(join(dir, 'logs', logs[0]!), 'utf8')
+      .trim()
+      .split('\n');
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines.filter((l) => l.startsWith('{') && l.endsWith('}'))) expect(() => JSON.parse(line)).not.toThrow();
     expect(existsSync(join(dir, 'perfmine.db'))).toBe(true);

@@ -18,13 +18,25 @@ describe('perfmine doctor', () => {
   afterAll(async () => llm.close());
 
   it('checks the engine, the base image, what the measurement engine needs in it, credentials, the LLM endpoint and the schema', async () => {
-    const config = testConfig({ llm: { baseUrl: llm.url, model: 'primary-model', fallbackModel: 'missing-model' }, db: join(tempDir(), 'p.db') });
-    const checks = await runDoctor({ config, credentials: credentials(), docker: new DockerService({ runLabel: 'test-doctor' }), log: memoryLogger().log, timeoutMs: 30_000 });
+    const config = testConfig({
+      llm: { baseUrl: llm.url, model: 'primary-model', fallbackModel: 'missing-model' },
+      db: join(tempDir(), 'p.db'),
+    });
+    const checks = await runDoctor({
+      config,
+      credentials: credentials(),
+      docker: new DockerService({ runLabel: 'test-doctor' }),
+      log: memoryLogger().log,
+      timeoutMs: 30_000,
+    });
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
     expect(by['Docker engine']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^Docker \d+/) });
     expect(by['base image']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm' });
     // The default engine, perfmine's harness, needs only the image's Python.
-    expect(by['Python for the harness in the base image']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^python 3\.\d+\.\d+/) });
+    expect(by['Python for the harness in the base image']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^python 3\.\d+\.\d+/),
+    });
     expect(by['asv in the base image']).toBeUndefined();
     expect(by['GitHub token']).toMatchObject({ status: 'missing', fix: expect.stringMatching(/--source git:PATH works without it/) });
     expect(by['LLM key']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/local server/) });
@@ -63,7 +75,9 @@ describe('perfmine doctor', () => {
     expect(result.stdout).toMatch(/fix: .*wheelhouse/);
     expect(result.stdout).toMatch(/^skip {2}LLM endpoint/m);
     // The fix names files and keys that exist (issue 13: it named scripts/Dockerfile.base and synthesize.asvWheelhouse).
-    expect(result.stdout).toMatch(/fix: set validate\.engine to perfmine .*on a host with PyPI: docker build -f scripts\/base-pypi\.Dockerfile .*synthesize\.asv\.wheelhouse/);
+    expect(result.stdout).toMatch(
+      /fix: set validate\.engine to perfmine .*on a host with PyPI: docker build -f scripts\/base-pypi\.Dockerfile .*synthesize\.asv\.wheelhouse/,
+    );
     expect(result.stdout).not.toMatch(/Dockerfile\.base|asvWheelhouse/);
     expect(existsSync(join(REPO_ROOT, 'scripts', 'base-pypi.Dockerfile'))).toBe(true);
     // The closing count is the count of the lines marked FAIL above it.
@@ -75,16 +89,20 @@ describe('perfmine doctor', () => {
   it('counts its closing line as the lines are marked, blocked checks apart', () => {
     const check = (status: Check['status'], required = true): Check => ({ name: status, status, detail: '', required });
     expect(verdict([check('ok'), check('skipped', false)])).toBe('everything the pipeline needs is in place');
-    expect(verdict([check('missing'), check('skipped'), check('skipped'), check('missing'), check('missing'), check('skipped', false)])).toBe(
-      '3 required checks failing (FAIL); 2 required checks not made because of those (skip)',
-    );
+    expect(
+      verdict([check('missing'), check('skipped'), check('skipped'), check('missing'), check('missing'), check('skipped', false)]),
+    ).toBe('3 required checks failing (FAIL); 2 required checks not made because of those (skip)');
     expect(verdict([check('warn')])).toBe('1 required check with a warning (warn)');
   });
 
-  it('a --db it cannot use is a failing check with the store\'s fix, not a crash', () => {
+  it("a --db it cannot use is a failing check with the store's fix, not a crash", () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'notes.db'), 'notes');
-    expect(checkDatabase(join(dir, 'notes.db'))).toMatchObject({ status: 'missing', detail: expect.stringMatching(/is not a SQLite database/), fix: expect.stringMatching(/pass --db/) });
+    expect(checkDatabase(join(dir, 'notes.db'))).toMatchObject({
+      status: 'missing',
+      detail: expect.stringMatching(/is not a SQLite database/),
+      fix: expect.stringMatching(/pass --db/),
+    });
     expect(checkDatabase(dir)).toMatchObject({ status: 'missing', detail: expect.stringMatching(/is a directory/) });
     writeFileSync(join(dir, 'empty.db'), '');
     expect(checkDatabase(join(dir, 'empty.db'))).toMatchObject({ status: 'ok', detail: expect.stringMatching(/empty file/) });

@@ -68,7 +68,11 @@ function keysThatRerun(config: Config, settings: (config: Config) => unknown): s
 /** The leaves under the table's entries; every entry must name at least one leaf. */
 function expand(config: Config, table: readonly string[]): string[] {
   const all = leaves(config);
-  for (const entry of table) expect(all.some((l) => l === entry || l.startsWith(`${entry}.`)), `${entry} is not a setting`).toBe(true);
+  for (const entry of table)
+    expect(
+      all.some((l) => l === entry || l.startsWith(`${entry}.`)),
+      `${entry} is not a setting`,
+    ).toBe(true);
   return all.filter((l) => table.some((entry) => l === entry || l.startsWith(`${entry}.`)));
 }
 
@@ -106,10 +110,42 @@ const VALIDATE_COMMON = [
   'synthesize.timeouts.pytest',
   'synthesize.timeouts.tamper',
 ];
-const PAIRED_BUT_NORMALIZATION = ['minPairs', 'consistency', 'alpha', 'thresholdFloor', 'safetyFactor', 'maxPriorDf', 'minCalibrationPairs'].map((k) => `validate.paired.${k}`);
-const VALIDATE_SKIP = ['validate.keepExpertImages', 'validate.networkRepos', 'validate.machine', 'docker.concurrency', 'docker.diskCheckSeconds', 'progressIntervalSeconds', 'logLevel', 'synthesize.tailChars'];
-const SYNTHESIZE_COMMON = ['docker.baseImage', 'synthesize.offline', 'synthesize.buildNetwork', 'synthesize.pythonVersions', 'synthesize.reuse', 'validate.engine'];
-const SYNTHESIZE_SKIP = ['synthesize.timeouts', 'synthesize.agent.roundsPerModel', 'synthesize.agent.maxTurns', 'synthesize.agent.tokenBudget', 'synthesize.neighbours', 'docker.memoryMb', 'docker.concurrency'];
+const PAIRED_BUT_NORMALIZATION = [
+  'minPairs',
+  'consistency',
+  'alpha',
+  'thresholdFloor',
+  'safetyFactor',
+  'maxPriorDf',
+  'minCalibrationPairs',
+].map((k) => `validate.paired.${k}`);
+const VALIDATE_SKIP = [
+  'validate.keepExpertImages',
+  'validate.networkRepos',
+  'validate.machine',
+  'docker.concurrency',
+  'docker.diskCheckSeconds',
+  'progressIntervalSeconds',
+  'logLevel',
+  'synthesize.tailChars',
+];
+const SYNTHESIZE_COMMON = [
+  'docker.baseImage',
+  'synthesize.offline',
+  'synthesize.buildNetwork',
+  'synthesize.pythonVersions',
+  'synthesize.reuse',
+  'validate.engine',
+];
+const SYNTHESIZE_SKIP = [
+  'synthesize.timeouts',
+  'synthesize.agent.roundsPerModel',
+  'synthesize.agent.maxTurns',
+  'synthesize.agent.tokenBudget',
+  'synthesize.neighbours',
+  'docker.memoryMb',
+  'docker.concurrency',
+];
 
 const CASES: readonly Case[] = [
   {
@@ -165,7 +201,15 @@ const CASES: readonly Case[] = [
     name: 'synthesize, engine asv: also the wheelhouse and asv discovery',
     config: fullConfig({ validate: { engine: 'asv' } }),
     settings: synthesizeResultSettings,
-    rerun: [...SYNTHESIZE_COMMON, 'llm.mode', 'llm.model', 'llm.fallbackModel', 'synthesize.agent.fallback', 'synthesize.asv.wheelhouse', 'synthesize.asv.discover'],
+    rerun: [
+      ...SYNTHESIZE_COMMON,
+      'llm.mode',
+      'llm.model',
+      'llm.fallbackModel',
+      'synthesize.agent.fallback',
+      'synthesize.asv.wheelhouse',
+      'synthesize.asv.discover',
+    ],
     skip: SYNTHESIZE_SKIP,
   },
   {
@@ -180,7 +224,16 @@ const CASES: readonly Case[] = [
     config: fullConfig(),
     settings: (c) => validateResultSettings(c, REPO),
     rerun: [...VALIDATE_COMMON, 'validate.harness', 'validate.selection', 'validate.selectionControls', ...PAIRED_BUT_NORMALIZATION],
-    skip: [...VALIDATE_SKIP, 'validate.pairs', 'validate.calibrationPairs', 'validate.rounds', 'validate.attributes', 'validate.cpuAffinity', 'validate.paired.minNormalizationWorkloads', 'synthesize.asv'],
+    skip: [
+      ...VALIDATE_SKIP,
+      'validate.pairs',
+      'validate.calibrationPairs',
+      'validate.rounds',
+      'validate.attributes',
+      'validate.cpuAffinity',
+      'validate.paired.minNormalizationWorkloads',
+      'synthesize.asv',
+    ],
   },
   {
     name: 'validate, engine perfmine measuring every workload: no selection controls',
@@ -225,14 +278,23 @@ describe('which settings re-run an item of each stage', () => {
   it('changes every leaf it walks (the walk covers the optional keys too)', () => {
     const config = fullConfig();
     const all = leaves(config);
-    for (const path of ['llm.fallbackModel', 'llm.baseUrl', 'llm.maxOutputTokens', 'discover.listFile', 'llm.prices', 'validate.attributes', 'validate.env.OMP_NUM_THREADS', 'validate.harness.adaptive.looks']) {
+    for (const path of [
+      'llm.fallbackModel',
+      'llm.baseUrl',
+      'llm.maxOutputTokens',
+      'discover.listFile',
+      'llm.prices',
+      'validate.attributes',
+      'validate.env.OMP_NUM_THREADS',
+      'validate.harness.adaptive.looks',
+    ]) {
       expect(all).toContain(path);
     }
     for (const path of all) expect(hashOf(withLeafChanged(config, path)), path).not.toBe(hashOf(config));
   });
 });
 
-describe('validate: networkRepos counts only for the candidate\'s own repository', () => {
+describe("validate: networkRepos counts only for the candidate's own repository", () => {
   const hash = (networkRepos: string[], repo = REPO) => hashOf(validateResultSettings(fullConfig({ validate: { networkRepos } }), repo));
 
   it('turns the network on for a listed repository, and that re-runs it', () => {

@@ -13,14 +13,27 @@ function seed() {
   const item = (key: string, repo: string, at: string | null = '2025-04-10T00:00:00Z') => ({ key, repo, at, inputHash: 'h' });
   const done = (stage: string, key: string, repo: string, output: unknown = {}, at?: string | null) =>
     ledger.complete(stage, 1, item(key, repo, at), { status: 'done', reason: null, detail: null, output }, null);
-  const dropped = (stage: string, key: string, repo: string, reason: string) => ledger.complete(stage, 1, item(key, repo), { status: 'dropped', reason, detail: null, output: undefined }, null);
+  const dropped = (stage: string, key: string, repo: string, reason: string) =>
+    ledger.complete(stage, 1, item(key, repo), { status: 'dropped', reason, detail: null, output: undefined }, null);
   for (const n of [1, 2, 3, 4]) done('collect', `a/x#${n}`, 'a/x');
   done('collect', 'b/y#9', 'b/y');
   done('collect', 'a/x#7', 'a/x', {}, '2025-05-02T00:00:00Z'); // another month
   for (const n of [1, 2, 3]) done('filter', `a/x#${n}`, 'a/x');
   dropped('filter', 'a/x#4', 'a/x', 'negative-message');
   dropped('filter', 'b/y#9', 'b/y', 'no-core-files');
-  const classified = (n: number, base: string) => ({ repo: 'a/x', number: n, baseSha: base, mergeSha: `m${n}`, mergedAt: '2025-04-10T00:00:00Z', contentHash: 'c', classifier: 'heuristic', reasoning: '', category: null, difficulty: null, problemStatement: '' });
+  const classified = (n: number, base: string) => ({
+    repo: 'a/x',
+    number: n,
+    baseSha: base,
+    mergeSha: `m${n}`,
+    mergedAt: '2025-04-10T00:00:00Z',
+    contentHash: 'c',
+    classifier: 'heuristic',
+    reasoning: '',
+    category: null,
+    difficulty: null,
+    problemStatement: '',
+  });
   done('classify', 'a/x#1', 'a/x', classified(1, 'base1'));
   done('classify', 'a/x#2', 'a/x', classified(2, 'base2'));
   dropped('classify', 'a/x#3', 'a/x', 'not-performance');
@@ -41,20 +54,38 @@ describe('report data', () => {
     });
   });
 
-  it('sums time per stage over the month\'s runs and LLM use per stage from the call log', () => {
+  it("sums time per stage over the month's runs and LLM use per stage from the call log", () => {
     const { db, ledger } = seed();
     const run = startRun(db, { command: 'run', args: {}, windowLabel: '2025-04' });
-    finishRun(db, run, 'succeeded', 0, { stages: [{ stage: 'classify', durationMs: 1500 }, { stage: 'synthesize', durationMs: 60_000 }] });
+    finishRun(db, run, 'succeeded', 0, {
+      stages: [
+        { stage: 'classify', durationMs: 1500 },
+        { stage: 'synthesize', durationMs: 60_000 },
+      ],
+    });
     const other = startRun(db, { command: 'run', args: {}, windowLabel: '2025-05' });
     finishRun(db, other, 'succeeded', 0, { stages: [{ stage: 'classify', durationMs: 999_999 }] });
-    const call = db.prepare(`INSERT INTO llm_calls (run_id, item, prompt, model, purpose, outcome, prompt_tokens, completion_tokens, cost_usd, duration_ms, created_at)
+    const call =
+      db.prepare(`INSERT INTO llm_calls (run_id, item, prompt, model, purpose, outcome, prompt_tokens, completion_tokens, cost_usd, duration_ms, created_at)
       VALUES (?, ?, ?, 'm', 'answer', 'ok', ?, ?, ?, 10, 'now')`);
     call.run(run, 'a/x#1', 'perf-intent', 100, 20, 0.01);
     call.run(run, 'a/x#2', 'problem-extract', 200, 50, 0.02);
     call.run(run, 'a/x@base1', 'build-agent', 1000, 300, 0.1);
     call.run(run, 'z/z#1', 'perf-intent', 5, 5, 5); // not an item of this month
     const costs = Object.fromEntries(stageCosts(db, ledger, window).map((c) => [c.stage, c]));
-    expect(costs.classify).toEqual({ stage: 'classify', durationMs: 1500, llmRequests: 2, llmTokens: 370, llmCostUsd: expect.closeTo(0.03, 10) });
-    expect(costs.synthesize).toEqual({ stage: 'synthesize', durationMs: 60_000, llmRequests: 1, llmTokens: 1300, llmCostUsd: expect.closeTo(0.1, 10) });
+    expect(costs.classify).toEqual({
+      stage: 'classify',
+      durationMs: 1500,
+      llmRequests: 2,
+      llmTokens: 370,
+      llmCostUsd: expect.closeTo(0.03, 10),
+    });
+    expect(costs.synthesize).toEqual({
+      stage: 'synthesize',
+      durationMs: 60_000,
+      llmRequests: 1,
+      llmTokens: 1300,
+      llmCostUsd: expect.closeTo(0.1, 10),
+    });
   });
 });

@@ -3,7 +3,11 @@ import { parsePredictions, PredictionsFileError } from '../../stages/validate/sc
 
 const known = new Set(['o__r-1', 'o__r-2', 'o__r-3']);
 const line = (o: unknown) => JSON.stringify(o);
-const pred = (id: string, patch = 'diff --git a/x b/x\n', model = 'm') => ({ instance_id: id, model_name_or_path: model, model_patch: patch });
+const pred = (id: string, patch = 'diff --git a/x b/x\n', model = 'm') => ({
+  instance_id: id,
+  model_name_or_path: model,
+  model_patch: patch,
+});
 
 describe('parsePredictions', () => {
   it('reads JSON Lines and JSON arrays alike', () => {

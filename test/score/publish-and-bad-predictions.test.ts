@@ -25,7 +25,9 @@ const out = join(scratch, 'out');
 const dataset = join(scratch, 'dataset');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const FAST = { expert: { names: new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty']), factor: 0.5 } };
+const FAST = {
+  expert: { names: new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty']), factor: 0.5 },
+};
 let db: Db;
 
 function filesOf(dir: string): Map<string, { bytes: Buffer; mtimeMs: number }> {
@@ -43,10 +45,17 @@ function filesOf(dir: string): Map<string, { bytes: Buffer; mtimeMs: number }> {
 }
 
 /** The README's YAML header, parsed by an independent reader. */
-function yamlHeaderOf(readme: string): { configs: { config_name: string; data_files: { split: string; path: string }[] }[]; license: string } {
+function yamlHeaderOf(readme: string): {
+  configs: { config_name: string; data_files: { split: string; path: string }[] }[];
+  license: string;
+} {
   const header = /^---\n([\s\S]*?)\n---\n/.exec(readme)![1]!;
   writeFileSync(join(scratch, 'header.yaml'), header);
-  const json = execFileSync('python3', ['-c', 'import sys, json, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', join(scratch, 'header.yaml')], { encoding: 'utf8' });
+  const json = execFileSync(
+    'python3',
+    ['-c', 'import sys, json, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', join(scratch, 'header.yaml')],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(json) as ReturnType<typeof yamlHeaderOf>;
 }
 
@@ -58,7 +67,11 @@ beforeAll(async () => {
   const ctx = testContext(db, { config: testConfig({ out }) });
   const fake = new FakeRunner(FAST, {});
   for (const month of ['2025-04', '2025-05']) {
-    await runStage(ctx, createValidateStage(() => fake), monthScope(month));
+    await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope(month),
+    );
     await runStage(ctx, emitStage, monthScope(month));
   }
   db.close();
@@ -80,7 +93,14 @@ describe('perfmine publish', () => {
       ['2025-05', 'data/2025-05.parquet'],
     ]);
     // the card: what a task is, the fields with types, the funnel per month, the false-positive rate, licences
-    for (const heading of ['## What a task is', '## Fields', '## How tasks were selected and measured', '## Funnel and counts per month', '## Measurement protocol and its false-positive rate', '## Licences']) {
+    for (const heading of [
+      '## What a task is',
+      '## Fields',
+      '## How tasks were selected and measured',
+      '## Funnel and counts per month',
+      '## Measurement protocol and its false-positive rate',
+      '## Licences',
+    ]) {
       expect(readme).toContain(heading);
     }
     expect(readme).toContain('| `pull_number` | int32 |');
@@ -92,15 +112,22 @@ describe('perfmine publish', () => {
   });
 
   it('every configuration loads with DuckDB and has the row count `perfmine tasks` lists', async () => {
-    const listed = JSON.parse((await runCli(['tasks', '--db', dbPath, '--out', out, '--json'])).stdout) as { tasks: { instance_id: string; month: string }[] };
+    const listed = JSON.parse((await runCli(['tasks', '--db', dbPath, '--out', out, '--json'])).stdout) as {
+      tasks: { instance_id: string; month: string }[];
+    };
     const header = yamlHeaderOf(readFileSync(join(dataset, 'README.md'), 'utf8'));
     const duck = await DuckDBInstance.create(':memory:');
     const conn = await duck.connect();
     for (const c of header.configs) {
-      const result = await conn.runAndReadAll(`SELECT instance_id, month FROM read_parquet('${join(dataset, c.data_files[0]!.path)}') ORDER BY instance_id`);
+      const result = await conn.runAndReadAll(
+        `SELECT instance_id, month FROM read_parquet('${join(dataset, c.data_files[0]!.path)}') ORDER BY instance_id`,
+      );
       const rows = result.getRowObjectsJson() as { instance_id: string; month: string }[];
       const expected = listed.tasks.filter((t) => c.config_name === 'default' || t.month === c.config_name);
-      expect(rows.map((x) => x.instance_id), c.config_name).toEqual(expected.map((t) => t.instance_id).sort());
+      expect(
+        rows.map((x) => x.instance_id),
+        c.config_name,
+      ).toEqual(expected.map((t) => t.instance_id).sort());
     }
     conn.closeSync();
   });

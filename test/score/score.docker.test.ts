@@ -78,7 +78,12 @@ beforeAll(async () => {
   const config = loadConfig({ configPath, flags: {}, env: {} }).config;
   db = openStore(dbPath);
   const ctx = createContext({ config, credentials: readCredentials({}), db, log, metrics, services: { docker } });
-  const result = await runPipeline(ctx, { window: monthWindow('2025-04'), repos: [REPO], prs: [101], source: { kind: 'git', path: sample.path } });
+  const result = await runPipeline(ctx, {
+    window: monthWindow('2025-04'),
+    repos: [REPO],
+    prs: [101],
+    source: { kind: 'git', path: sample.path },
+  });
   const emit = result.reports.find((r) => r.stage === 'emit');
   if (emit?.done !== 1) console.log(lines.join(''));
   db.close();
@@ -88,17 +93,28 @@ beforeAll(async () => {
   const expert = readFileSync(join(folder, 'expert.patch'), 'utf8');
   patches['expert'] = expert;
   patches['empty'] = '';
-  patches['breaks-test'] = patchOf(meta.base_commit, (c) => c.replace('    if n < 2:\n        return n\n', '    if n < 2:\n        return n * 2\n'));
-  patches['changes-value'] = patchOf(meta.base_commit, (c) => c.replace('    for i in range(1, n + 1):\n        total += i * i\n', '    for i in range(1, n + 2):\n        total += i * i\n'));
+  patches['breaks-test'] = patchOf(meta.base_commit, (c) =>
+    c.replace('    if n < 2:\n        return n\n', '    if n < 2:\n        return n * 2\n'),
+  );
+  patches['changes-value'] = patchOf(meta.base_commit, (c) =>
+    c.replace('    for i in range(1, n + 1):\n        total += i * i\n', '    for i in range(1, n + 2):\n        total += i * i\n'),
+  );
   patches['does-not-apply'] = expert.replace(/return fib\(n - 1\) \+ fib\(n - 2\)/, 'return fib(n - 1) * fib(n - 2)');
   const globals = { config: configPath, json: true };
   // the expert's patch as an agent's, from the task folder
   writeFileSync(join(dir, 'expert-as-agent.patch'), expert);
   single = await runScore({ task: folder, patch: join(dir, 'expert-as-agent.patch'), model: 'expert-copy' }, globals, docker);
-  const predictions = Object.entries(patches).map(([model, patch]) => ({ instance_id: ID, model_name_or_path: model === 'expert' ? 'expert-copy' : model, model_patch: patch }));
+  const predictions = Object.entries(patches).map(([model, patch]) => ({
+    instance_id: ID,
+    model_name_or_path: model === 'expert' ? 'expert-copy' : model,
+    model_patch: patch,
+  }));
   writeFileSync(join(dir, 'preds.json'), JSON.stringify(predictions));
   first = await runScore({ predictions: join(dir, 'preds.json') }, globals, docker);
-  for (const r of first.rows) console.log(`${r.model_name_or_path} ${r.status} ${r.failure} agent ${r.agent_speedup} expert ${r.expert_speedup} adv ${r.advantage} norm ${r.normalized_advantage} measured ${r.measured}`);
+  for (const r of first.rows)
+    console.log(
+      `${r.model_name_or_path} ${r.status} ${r.failure} agent ${r.agent_speedup} expert ${r.expert_speedup} adv ${r.advantage} norm ${r.normalized_advantage} measured ${r.measured}`,
+    );
 }, 2_400_000);
 
 afterAll(async () => {
@@ -155,7 +171,10 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
       ['empty', 1, 0],
       ['expert-copy', 1, 1],
     ]);
-    const jsonl = readFileSync(first.results, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { model_name_or_path: string; failure: string | null });
+    const jsonl = readFileSync(first.results, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { model_name_or_path: string; failure: string | null });
     expect(jsonl.map((x) => [x.model_name_or_path, x.failure])).toEqual(first.rows.map((x) => [x.model_name_or_path, x.failure]));
     expect(readFileSync(first.results.replace(/\.jsonl$/, '.summary.txt'), 'utf8')).toContain('advantage');
   });
@@ -168,16 +187,31 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     const again = await runScore({ predictions: join(dir, 'preds.json') }, { config: configPath, json: true }, docker);
     expect(again.rows.every((r) => !r.measured)).toBe(true);
     expect(metrics.get('docker.builds')).toBe(builds);
-    expect(again.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage])).toEqual(first.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage]));
+    expect(again.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage])).toEqual(
+      first.rows.map((r) => [r.model_name_or_path, r.failure, r.advantage]),
+    );
     // the task folder's entry point: instruction.md beside it, score.sh runs `perfmine score` on the folder
     const folder = join(out, '2025-04', ID);
     expect(readFileSync(join(folder, 'instruction.md'), 'utf8')).toContain(readFileSync(join(folder, 'problem_statement.md'), 'utf8'));
-    const viaScript = execFileSync('bash', [join(folder, 'score.sh'), join(dir, 'expert-as-agent.patch'), 'expert-copy', '--config', configPath, '--json'], {
-      encoding: 'utf8',
-      env: cleanEnv({ PERFMINE: BIN }),
-    });
-    const parsed = JSON.parse(viaScript) as { rows: { model_name_or_path: string; status: string; measured: boolean; advantage: number }[] };
-    expect(parsed.rows).toEqual([expect.objectContaining({ model_name_or_path: 'expert-copy', status: 'scored', measured: false, advantage: single.rows[0]!.advantage })]);
+    const viaScript = execFileSync(
+      'bash',
+      [join(folder, 'score.sh'), join(dir, 'expert-as-agent.patch'), 'expert-copy', '--config', configPath, '--json'],
+      {
+        encoding: 'utf8',
+        env: cleanEnv({ PERFMINE: BIN }),
+      },
+    );
+    const parsed = JSON.parse(viaScript) as {
+      rows: { model_name_or_path: string; status: string; measured: boolean; advantage: number }[];
+    };
+    expect(parsed.rows).toEqual([
+      expect.objectContaining({
+        model_name_or_path: 'expert-copy',
+        status: 'scored',
+        measured: false,
+        advantage: single.rows[0]!.advantage,
+      }),
+    ]);
     const db3 = openStore(dbPath, { readonly: true });
     expect(new ScoreStore(db3).count()).toBe(before);
     db3.close();

@@ -48,8 +48,23 @@ describe('scoreTask', () => {
   });
 
   it('a workload that failed on the agent (null time) is not compared', () => {
-    const agentSpeedups = workloadSpeedups(new Map([['m.time_a', 1], ['m.time_b', 2]]), new Map([['m.time_a', 0.5], ['m.time_b', null]]));
-    const s = scoreTask(agentSpeedups, new Map([['m.time_a', 4], ['m.time_b', 2]]));
+    const agentSpeedups = workloadSpeedups(
+      new Map([
+        ['m.time_a', 1],
+        ['m.time_b', 2],
+      ]),
+      new Map([
+        ['m.time_a', 0.5],
+        ['m.time_b', null],
+      ]),
+    );
+    const s = scoreTask(
+      agentSpeedups,
+      new Map([
+        ['m.time_a', 4],
+        ['m.time_b', 2],
+      ]),
+    );
     expect(s.compared).toBe(1);
     expect(s.advantage).toBeCloseTo(2 - 4, 12);
     expect(s.workloads.find((w) => w.name === 'm.time_b')?.note).toBe('missing-on-agent');
@@ -65,7 +80,13 @@ describe('scoreTask', () => {
   });
 
   it('a failed prediction is scored as the unchanged repository (speedup 1 everywhere)', () => {
-    const s = scoreTask(null, new Map([['m.time_a', 2], ['m.time_b', 8]]));
+    const s = scoreTask(
+      null,
+      new Map([
+        ['m.time_a', 2],
+        ['m.time_b', 8],
+      ]),
+    );
     expect(s.agentSpeedup).toBe(1);
     expect(s.expertSpeedup).toBeCloseTo(4, 12);
     expect(s.advantage).toBeCloseTo(-3, 12);
@@ -76,7 +97,13 @@ describe('scoreTask', () => {
   it('no common workload gives null metrics', () => {
     const s = scoreTask(new Map([['a.time_x', 2]]), new Map([['b.time_y', 2]]));
     expect(s.compared).toBe(0);
-    expect([s.agentSpeedup, s.expertSpeedup, s.advantage, s.normalizedAdvantage, s.stratified.class.advantage]).toEqual([null, null, null, null, null]);
+    expect([s.agentSpeedup, s.expertSpeedup, s.advantage, s.normalizedAdvantage, s.stratified.class.advantage]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });
 

@@ -69,9 +69,16 @@ describe('the build agent: script checks, model cascade and token budget (real D
     expect(attempts[1]!.failure).toMatch(/markdown code fence/);
     expect(attempts[1]!.steps).toEqual([expect.objectContaining({ step: 'script', ok: false })]);
     // The second primary round was shown the rejection of the first.
-    expect(llm.calls.map((c) => `${c.model}:${c.inputs.failure_stage}`)).toEqual(['scripted-primary:build', 'scripted-primary:script', 'scripted-fallback:script']);
+    expect(llm.calls.map((c) => `${c.model}:${c.inputs.failure_stage}`)).toEqual([
+      'scripted-primary:build',
+      'scripted-primary:script',
+      'scripted-fallback:script',
+    ]);
     expect(llm.calls[1]!.inputs.failure_summary).toMatch(/^script\/invalid-script: .*markdown code fence/);
-    expect(new Ledger(db).get('synthesize', `${REPO}@${fixture.commits[0]!.sha}`)).toMatchObject({ status: 'done', output: { scriptSource: 'agent' } });
+    expect(new Ledger(db).get('synthesize', `${REPO}@${fixture.commits[0]!.sha}`)).toMatchObject({
+      status: 'done',
+      output: { scriptSource: 'agent' },
+    });
     db.close();
   }, 300_000);
 

@@ -32,14 +32,26 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
     const repoImage = await envs.ensureRepoImage('fixture/asvfake', { kind: 'git', path: fixture.path }, ASV_FAKE_IMAGE);
     image = 'perfmine/env-fixture-asvfake:standin';
     const built = await envs.buildAndVerify(
-      { repo: 'fixture/asvfake', sha: fixture.commits[0]!.sha, script: correctScript('setup-py'), repoImage, importName: 'fixpkg', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' },
+      {
+        repo: 'fixture/asvfake',
+        sha: fixture.commits[0]!.sha,
+        script: correctScript('setup-py'),
+        repoImage,
+        importName: 'fixpkg',
+        asvConfigPath: 'asv.conf.json',
+        pythonVersion: '3.11',
+      },
       image,
     );
     expect(built.failure).toBeNull();
     // The command line perfmine's measurement uses, in a fresh container without network.
     run = await docker.run({
       image,
-      cmd: ['bash', '-c', 'asv machine --yes --machine standin && asv run --python=same --set-commit-hash "$SHA" --record-samples --machine standin -a rounds=2 -a repeat=3'],
+      cmd: [
+        'bash',
+        '-c',
+        'asv machine --yes --machine standin && asv run --python=same --set-commit-hash "$SHA" --record-samples --machine standin -a rounds=2 -a repeat=3',
+      ],
       env: { SHA: fixture.commits[0]!.sha },
       workingDir: '/repo',
       network: 'none',
@@ -58,7 +70,11 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
     expect(run.stderr).toContain('asv stand-in (perfmine test fake, not airspeed velocity');
     expect(run.exitCode).toBe(2);
     const sha8 = fixture.commits[0]!.sha.slice(0, 8);
-    expect([...run.files.keys()].sort()).toEqual(['results/benchmarks.json', `results/standin/${sha8}-existing-py_usr_bin_python3.json`, 'results/standin/machine.json']);
+    expect([...run.files.keys()].sort()).toEqual([
+      'results/benchmarks.json',
+      `results/standin/${sha8}-existing-py_usr_bin_python3.json`,
+      'results/standin/machine.json',
+    ]);
   });
 
   it('the real asv files pass the shape checks', () => {
@@ -79,7 +95,12 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
     expect(problems).toEqual([]);
     const real = checkResultsShape(parseAsvJson(readFileSync(REAL_RESULTS[0]!, 'utf8'))).facts;
     expect(facts.topKeys).toEqual(real.topKeys);
-    expect(standin).toMatchObject({ commit_hash: fixture.commits[0]!.sha, env_name: 'existing-py_usr_bin_python3', python: '/usr/bin/python3', version: 2 });
+    expect(standin).toMatchObject({
+      commit_hash: fixture.commits[0]!.sha,
+      env_name: 'existing-py_usr_bin_python3',
+      python: '/usr/bin/python3',
+      version: 2,
+    });
     expect(standin.date).toBe(Date.parse(fixture.commits[0]!.date));
     const results = standin.results as Record<string, unknown[]>;
     // time benchmarks: all 12 columns (profile dropped); mem / peakmem / track: 5 (stats and samples dropped).
@@ -92,7 +113,10 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
       'bench_core.track_revision': 5,
     });
     const total = results['bench_core.TimeSuite.time_total']!;
-    expect(total[1]).toEqual([["10", "200"], ["'builtin'", "'loop'"]]);
+    expect(total[1]).toEqual([
+      ['10', '200'],
+      ["'builtin'", "'loop'"],
+    ]);
     expect((total[0] as number[]).length).toBe(4);
     expect(Number.isNaN((total[0] as number[])[1])).toBe(true); // (10, 'loop') is skipped: NaN
     expect((total[11] as (number[] | null)[]).map((s) => (s === null ? null : s.length))).toEqual([6, null, 6, 6]); // 2 rounds x 3

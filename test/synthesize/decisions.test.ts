@@ -23,14 +23,22 @@ const verified = (attemptId: number, sha: string, d: number, s: string): Verifie
 
 describe('orderNeighbours', () => {
   it('orders by distance in commit date, in both directions', () => {
-    const out = orderNeighbours({ sha: 't', commitDate: day(10) }, [verified(1, 'a', 1, script('a')), verified(2, 'b', 12, script('b')), verified(3, 'c', 9, script('c'))]);
+    const out = orderNeighbours({ sha: 't', commitDate: day(10) }, [
+      verified(1, 'a', 1, script('a')),
+      verified(2, 'b', 12, script('b')),
+      verified(3, 'c', 9, script('c')),
+    ]);
     expect(out.map((n) => n.sha)).toEqual(['c', 'b', 'a']);
     expect(out.map((n) => n.distanceMs / 86_400_000)).toEqual([1, 2, 9]);
   });
 
   it('keeps one entry per distinct script, the nearest commit that verified it', () => {
     const same = script('same');
-    const out = orderNeighbours({ sha: 't', commitDate: day(10) }, [verified(1, 'far', 2, same), verified(2, 'near', 8, same), verified(3, 'other', 5, script('other'))]);
+    const out = orderNeighbours({ sha: 't', commitDate: day(10) }, [
+      verified(1, 'far', 2, same),
+      verified(2, 'near', 8, same),
+      verified(3, 'other', 5, script('other')),
+    ]);
     expect(out.map((n) => n.sha)).toEqual(['near', 'other']);
   });
 
@@ -90,17 +98,29 @@ describe('choosePython', () => {
 
   it('takes the newest offered version that satisfies requires-python, preferring classifier versions', () => {
     const offered = ['3.9', '3.10', '3.11', '3.12'];
-    expect(choosePython({ requiresPython: '>=3.8,<3.12', classifierVersions: [] }, offered)).toMatchObject({ version: '3.11', satisfiesMetadata: true });
-    expect(choosePython({ requiresPython: '>=3.8', classifierVersions: ['3.9', '3.10'] }, offered)).toMatchObject({ version: '3.10', satisfiesMetadata: true });
+    expect(choosePython({ requiresPython: '>=3.8,<3.12', classifierVersions: [] }, offered)).toMatchObject({
+      version: '3.11',
+      satisfiesMetadata: true,
+    });
+    expect(choosePython({ requiresPython: '>=3.8', classifierVersions: ['3.9', '3.10'] }, offered)).toMatchObject({
+      version: '3.10',
+      satisfiesMetadata: true,
+    });
     expect(choosePython({ requiresPython: null, classifierVersions: ['3.9'] }, offered)).toMatchObject({ version: '3.9' });
-    expect(choosePython({ requiresPython: null, classifierVersions: [] }, offered)).toMatchObject({ version: '3.12', satisfiesMetadata: true });
+    expect(choosePython({ requiresPython: null, classifierVersions: [] }, offered)).toMatchObject({
+      version: '3.12',
+      satisfiesMetadata: true,
+    });
   });
 
   it('with one offer (bookworm: 3.11) records when the metadata is not satisfied', () => {
     const c = choosePython({ requiresPython: '>=3.12', classifierVersions: [] }, ['3.11']);
     expect(c).toMatchObject({ version: '3.11', satisfiesMetadata: false });
     expect(c.reason).toMatch(/no offered version \(3\.11\) satisfies/);
-    expect(choosePython({ requiresPython: '>=3.7', classifierVersions: [] }, ['3.11'])).toMatchObject({ version: '3.11', satisfiesMetadata: true });
+    expect(choosePython({ requiresPython: '>=3.7', classifierVersions: [] }, ['3.11'])).toMatchObject({
+      version: '3.11',
+      satisfiesMetadata: true,
+    });
   });
 });
 

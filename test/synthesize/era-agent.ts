@@ -17,8 +17,14 @@ python3 -m pip install --no-build-isolation --no-deps -e .
 export const ERA_RULES: readonly ScriptedRule[] = [
   {
     name: 'missing-header-after-helper',
-    when: (r) => r.prompt === 'build-agent' && logs(r).includes('_tables.h: No such file or directory') && (r.inputs.last_script ?? '').includes('buildhelper'),
-    answer: () => ({ reasoning: 'The helper is installed now; the header still has to be generated before the build.', script: correctScript('src-helper') }),
+    when: (r) =>
+      r.prompt === 'build-agent' &&
+      logs(r).includes('_tables.h: No such file or directory') &&
+      (r.inputs.last_script ?? '').includes('buildhelper'),
+    answer: () => ({
+      reasoning: 'The helper is installed now; the header still has to be generated before the build.',
+      script: correctScript('src-helper'),
+    }),
   },
   {
     name: 'missing-header',
@@ -27,7 +33,10 @@ export const ERA_RULES: readonly ScriptedRule[] = [
       { name: 'list_tree', args: { path: 'tools' } },
       { name: 'read_file', args: { path: 'tools/gen_tables.py' } },
     ],
-    answer: () => ({ reasoning: 'tools/gen_tables.py writes the missing header; run it before the build.', script: correctScript('pyproject-c') }),
+    answer: () => ({
+      reasoning: 'tools/gen_tables.py writes the missing header; run it before the build.',
+      script: correctScript('pyproject-c'),
+    }),
   },
   {
     name: 'missing-build-helper',
@@ -37,11 +46,17 @@ export const ERA_RULES: readonly ScriptedRule[] = [
       { name: 'probe_repo', args: { command: 'ls tools/buildhelper && grep -n buildhelper pyproject.toml' } },
       { name: 'try_import', args: { module: 'fixture_buildhelper' } },
     ],
-    answer: () => ({ reasoning: 'setup.py imports fixture_buildhelper, shipped in tools/buildhelper: install it first.', script: HELPER_ONLY }),
+    answer: () => ({
+      reasoning: 'setup.py imports fixture_buildhelper, shipped in tools/buildhelper: install it first.',
+      script: HELPER_ONLY,
+    }),
   },
   {
     name: 'clueless',
     when: () => true,
-    answer: () => ({ reasoning: 'I cannot tell from this failure.', script: '#!/usr/bin/env bash\necho "no idea how to build this" >&2\nexit 1\n' }),
+    answer: () => ({
+      reasoning: 'I cannot tell from this failure.',
+      script: '#!/usr/bin/env bash\necho "no idea how to build this" >&2\nexit 1\n',
+    }),
   },
 ];

@@ -34,7 +34,10 @@ let db: Db;
 let first: StageReport;
 
 const cli = (...args: string[]) =>
-  execFileSync(process.execPath, [BIN, '--db', dbPath, '--log-level', 'silent', ...args], { encoding: 'utf8', env: { ...process.env, PERFMINE_LOG_FORMAT: 'json' } });
+  execFileSync(process.execPath, [BIN, '--db', dbPath, '--log-level', 'silent', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, PERFMINE_LOG_FORMAT: 'json' },
+  });
 
 /** The commit each agent call was made for (its `commit` input). */
 const llmCallsFor = (sha: string) => llm.calls.filter((c) => c.inputs.commit === sha);
@@ -42,7 +45,9 @@ const llmCallsFor = (sha: string) => llm.calls.filter((c) => c.inputs.commit ===
 describe('synthesize over a history with three build eras (real Docker engine)', () => {
   beforeAll(async () => {
     llm = await serveRulesOverHttp(ERA_RULES);
-    config = testConfig(dbPath, { llm: { mode: 'openai', baseUrl: llm.url, model: 'scripted-primary', fallbackModel: 'scripted-fallback', timeoutMs: 60_000 } });
+    config = testConfig(dbPath, {
+      llm: { mode: 'openai', baseUrl: llm.url, model: 'scripted-primary', fallbackModel: 'scripted-fallback', timeoutMs: 60_000 },
+    });
     await ensureAsvFakeImage();
     // 8 commits: pure setup.py x3, pyproject + C extension x2, src/ layout + build helper x3.
     // Commits 0..6 are the bases of pull requests 1..7 (PR n merges commit n).
@@ -87,7 +92,8 @@ describe('synthesize over a history with three build eras (real Docker engine)',
   it('calls the agent only at the era boundaries; every other commit reuses a neighbour with zero LLM calls', () => {
     const store = new BuildScripts(db);
     const c = fixture.commits;
-    const sources = (i: number) => store.forCommit(REPO, c[i]!.sha).map((a) => `${a.source}:${a.outcome}${a.failureKind ? `:${a.failureKind}` : ''}`);
+    const sources = (i: number) =>
+      store.forCommit(REPO, c[i]!.sha).map((a) => `${a.source}:${a.outcome}${a.failureKind ? `:${a.failureKind}` : ''}`);
     expect(sources(0)).toEqual(['template:verified']);
     expect(sources(1)).toEqual(['neighbour:verified']);
     expect(sources(2)).toEqual(['neighbour:verified']);
@@ -95,7 +101,12 @@ describe('synthesize over a history with three build eras (real Docker engine)',
     expect(sources(3)).toEqual(['neighbour:failed:missing-header', 'agent:verified']);
     expect(sources(4)).toEqual(['neighbour:verified']);
     // Era 3 starts: both earlier scripts miss the build helper; the agent needs two rounds.
-    expect(sources(5)).toEqual(['neighbour:failed:missing-module', 'neighbour:failed:missing-module', 'agent:failed:missing-header', 'agent:verified']);
+    expect(sources(5)).toEqual([
+      'neighbour:failed:missing-module',
+      'neighbour:failed:missing-module',
+      'agent:failed:missing-header',
+      'agent:verified',
+    ]);
     expect(sources(6)).toEqual(['neighbour:verified']);
 
     for (const i of [0, 1, 2, 4, 6]) {
@@ -178,7 +189,15 @@ describe('synthesize over a history with three build eras (real Docker engine)',
       imageTag: envImageTag(REPO, c5.sha),
       verified: { source: 'agent' },
       lastFailure: { source: 'agent', failingStep: 'build', failureKind: 'missing-header' },
-      rebuild: { repo: REPO, sha: c5.sha, baseImage: config.docker.baseImage, cloneSource: `git:${fixture.path}`, asvConfigPath: 'asv.conf.json', importName: 'fixpkg', pythonVersion: '3.11' },
+      rebuild: {
+        repo: REPO,
+        sha: c5.sha,
+        baseImage: config.docker.baseImage,
+        cloneSource: `git:${fixture.path}`,
+        asvConfigPath: 'asv.conf.json',
+        importName: 'fixpkg',
+        pythonVersion: '3.11',
+      },
     });
     expect(show.lastFailure.stderrTail + show.lastFailure.stdoutTail).toContain('_tables.h: No such file or directory');
     expect(show.rebuild.script).toContain('python3 tools/gen_tables.py');

@@ -11,7 +11,17 @@ import { currentOwner, formatOwner } from '../../pipeline/services/owner.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, seedVerifiedScript, SEEDED, tempDir, testConfig, testContext, testLabel } from './harness.js';
+import {
+  gitScope,
+  memoryLogger,
+  seedCandidates,
+  seedVerifiedScript,
+  SEEDED,
+  tempDir,
+  testConfig,
+  testContext,
+  testLabel,
+} from './harness.js';
 
 const REPO = 'fixture/failures';
 const label = testLabel('failures');
@@ -67,7 +77,11 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
     expect(attempts.map((a) => `${a.source}:${a.outcome}`)).toEqual(['cache:failed', 'neighbour:failed', 'template:verified']);
 
     const [hang, tamper, template] = attempts;
-    expect(hang).toMatchObject({ failingStep: 'build', failureKind: 'timeout', failure: expect.stringMatching(/^build\/timeout: build step killed at its time limit/) });
+    expect(hang).toMatchObject({
+      failingStep: 'build',
+      failureKind: 'timeout',
+      failure: expect.stringMatching(/^build\/timeout: build step killed at its time limit/),
+    });
     expect(hang!.durationMs).toBeGreaterThanOrEqual(BUILD_LIMIT_S * 1000);
     expect(hang!.durationMs).toBeLessThan(BUILD_LIMIT_S * 1000 + 30_000);
     expect(hang!.steps.find((s) => s.step === 'build')).toMatchObject({ ok: false, timedOut: true, exitCode: null });
@@ -81,7 +95,10 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
     });
     expect(tamper!.steps.map((s) => `${s.step}:${s.ok}`)).toEqual(['script:true', 'build:true', 'tamper:false']);
 
-    expect(template).toMatchObject({ sourceDetail: 'editable-offline', imageTag: expect.stringMatching(/^perfmine\/env-fixture-failures:/) });
+    expect(template).toMatchObject({
+      sourceDetail: 'editable-offline',
+      imageTag: expect.stringMatching(/^perfmine\/env-fixture-failures:/),
+    });
     const out = new Ledger(db).get('synthesize', `${REPO}@${fixture.commits[0]!.sha}`);
     expect(out).toMatchObject({ status: 'done', output: { scriptSource: 'template', attemptId: template!.id } });
     // The rejected attempts' images are gone; only the verified one is left.
@@ -92,10 +109,22 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
   it('removes the leftovers of a crashed run, and nothing of a live one', async () => {
     const exited = spawnSync('true');
     const deadOwner = formatOwner({ ...currentOwner(), pid: exited.pid!, startTime: '1' });
-    const dead = await docker.docker.createContainer({ Image: ASV_FAKE_IMAGE, Cmd: ['sleep', '600'], Labels: { [PERFMINE_LABEL]: label, [OWNER_LABEL]: deadOwner } });
-    const deadImage = await dead.commit({ repo: 'perfmine/env-fixture-failures', tag: 'crashed-attempt-1', changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`] });
+    const dead = await docker.docker.createContainer({
+      Image: ASV_FAKE_IMAGE,
+      Cmd: ['sleep', '600'],
+      Labels: { [PERFMINE_LABEL]: label, [OWNER_LABEL]: deadOwner },
+    });
+    const deadImage = await dead.commit({
+      repo: 'perfmine/env-fixture-failures',
+      tag: 'crashed-attempt-1',
+      changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`],
+    });
     // A finished environment of the same dead owner is a result, not a leftover.
-    const kept = await dead.commit({ repo: 'perfmine/env-fixture-failures', tag: 'kept', changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`] });
+    const kept = await dead.commit({
+      repo: 'perfmine/env-fixture-failures',
+      tag: 'kept',
+      changes: [`LABEL ${IMAGE_OWNER_LABEL}=${deadOwner}`, `LABEL ${OWNER_LABEL}=`],
+    });
     const alive = await docker.docker.createContainer({ Image: ASV_FAKE_IMAGE, Cmd: ['sleep', '600'], Labels: docker.labels() });
     try {
       const removed = await docker.removeLeftovers({ labelValue: label });

@@ -9,7 +9,14 @@ import type { TargetRequest } from '../../stages/synthesize/target.js';
 import { benchmarkDirOf } from '../../pipeline/services/environments/verification.js';
 
 /** What building a script does, in the fake: it verifies, or a step fails with these logs. */
-export type FakeOutcome = 'verified' | { readonly step: Exclude<Step, 'script' | 'checkout'>; readonly stderr: string; readonly exitCode?: number | null; readonly timedOut?: boolean };
+export type FakeOutcome =
+  | 'verified'
+  | {
+      readonly step: Exclude<Step, 'script' | 'checkout'>;
+      readonly stderr: string;
+      readonly exitCode?: number | null;
+      readonly timedOut?: boolean;
+    };
 
 const VERIFY_STEPS = ['tamper', 'import', 'asv', 'pytest'] as const;
 
@@ -68,10 +75,21 @@ export class FakeBuildPort implements BuildPort {
   async buildAndVerify(target: CommitTarget, script: string): Promise<AttemptRun> {
     this.built.push(script);
     const outcome = this.#outcome(script);
-    const step = (s: Step, ok: boolean, stderr = '', exitCode: number | null = ok ? 0 : 1, timedOut = false): StepResult => ({ step: s, ok, exitCode, timedOut, stdout: `${s} output`, stderr, durationMs: 1 });
+    const step = (s: Step, ok: boolean, stderr = '', exitCode: number | null = ok ? 0 : 1, timedOut = false): StepResult => ({
+      step: s,
+      ok,
+      exitCode,
+      timedOut,
+      stdout: `${s} output`,
+      stderr,
+      durationMs: 1,
+    });
     const steps: StepResult[] = [step('script', true)];
     const fails = (s: Step) => outcome !== 'verified' && outcome.step === s;
-    const failing = (s: Step) => (outcome === 'verified' ? step(s, true) : step(s, false, outcome.stderr, outcome.exitCode === undefined ? 1 : outcome.exitCode, outcome.timedOut ?? false));
+    const failing = (s: Step) =>
+      outcome === 'verified'
+        ? step(s, true)
+        : step(s, false, outcome.stderr, outcome.exitCode === undefined ? 1 : outcome.exitCode, outcome.timedOut ?? false);
     let image: string | null = null;
     steps.push(fails('build') ? failing('build') : step('build', true));
     if (!fails('build')) {

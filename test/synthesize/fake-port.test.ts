@@ -10,7 +10,17 @@ import { createSynthesizeStage } from '../../stages/synthesize/index.js';
 import { ScriptedLlm, type ScriptedRule } from '../fakes/scripted-llm.js';
 import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
 import { FakeBuildPort, type FakeOutcome } from './fake-build-port.js';
-import { gitScope, memoryLogger, seedCandidates, seedVerifiedScript, SEEDED, tempDir, testConfig, testContext, testLabel } from './harness.js';
+import {
+  gitScope,
+  memoryLogger,
+  seedCandidates,
+  seedVerifiedScript,
+  SEEDED,
+  tempDir,
+  testConfig,
+  testContext,
+  testLabel,
+} from './harness.js';
 
 /**
  * The synthesize stage's strategy through a fake build port: no Docker, real SQLite, a real git
@@ -64,7 +74,11 @@ async function synthesize(options: {
   });
   const port = new FakeBuildPort(options.outcome);
   const stage = createSynthesizeStage(() => port);
-  const report = await runStage(testContext({ db, config, docker, log: memoryLogger().log, ...(options.llm ? { llm: options.llm } : {}) }), stage, gitScope(fixture.path));
+  const report = await runStage(
+    testContext({ db, config, docker, log: memoryLogger().log, ...(options.llm ? { llm: options.llm } : {}) }),
+    stage,
+    gitScope(fixture.path),
+  );
   const sha = fixture.commits[1]!.sha;
   const attempts = new BuildScripts(db).forCommit(REPO, sha).filter((a) => a.sourceDetail !== SEEDED);
   const row = new Ledger(db).get('synthesize', `${REPO}@${sha}`);
@@ -72,7 +86,8 @@ async function synthesize(options: {
 }
 
 const summary = (attempts: readonly Attempt[]) => attempts.map((a) => `${a.source}:${a.outcome}`);
-const seedAt = (db: Db, index: number, s: string) => seedVerifiedScript(db, REPO, fixture.commits[index]!.sha, fixture.commits[index]!.date, s);
+const seedAt = (db: Db, index: number, s: string) =>
+  seedVerifiedScript(db, REPO, fixture.commits[index]!.sha, fixture.commits[index]!.date, s);
 
 describe('synthesize through a fake build port (no Docker)', () => {
   it('reuses the commit’s cached script: one attempt, verified and kept, nothing else built', async () => {
@@ -82,7 +97,12 @@ describe('synthesize through a fake build port (no Docker)', () => {
     expect(summary(attempts)).toEqual(['cache:verified']);
     expect(attempts[0]!.sourceDetail).toMatch(/^attempt \d+$/);
     expect(port.built).toEqual([WORKS]);
-    expect(output).toMatchObject({ scriptSource: 'cache', script: WORKS, imageTag: `fake/env-${fixture.commits[1]!.sha.slice(0, 12)}`, attemptId: attempts[0]!.id });
+    expect(output).toMatchObject({
+      scriptSource: 'cache',
+      script: WORKS,
+      imageTag: `fake/env-${fixture.commits[1]!.sha.slice(0, 12)}`,
+      attemptId: attempts[0]!.id,
+    });
     expect(port.kept).toEqual([output!.imageTag]);
     expect(port.alive.size).toBe(0);
   });
@@ -118,7 +138,11 @@ describe('synthesize through a fake build port (no Docker)', () => {
 
   it('then asks the agent, shown each failure, until its script verifies; tokens and model recorded per attempt', async () => {
     const rules: ScriptedRule[] = [
-      { name: 'second', when: (r) => (r.inputs.last_script ?? '').includes('first try'), answer: () => ({ reasoning: 'cython first', script: script('# works\npip install cython') }) },
+      {
+        name: 'second',
+        when: (r) => (r.inputs.last_script ?? '').includes('first try'),
+        answer: () => ({ reasoning: 'cython first', script: script('# works\npip install cython') }),
+      },
       { name: 'first', when: () => true, answer: () => ({ reasoning: 'try', script: script('echo first try') }) },
     ];
     const llm = new ScriptedLlm(rules);
@@ -132,10 +156,16 @@ describe('synthesize through a fake build port (no Docker)', () => {
     expect(llm.calls.map((c) => c.rule)).toEqual(['first', 'second']);
     // The failure history the agent is shown, in order, with the last attempt's logs.
     expect(llm.calls[0]!.inputs.attempt_history).toBe(
-      "1. neighbour (" + `${fixture.commits[0]!.sha.slice(0, 12)} (1.0 days away)` + "): build/missing-module: ModuleNotFoundError: No module named 'cython'\n2. template (editable-offline): build/missing-module: ModuleNotFoundError: No module named 'cython'",
+      '1. neighbour (' +
+        `${fixture.commits[0]!.sha.slice(0, 12)} (1.0 days away)` +
+        "): build/missing-module: ModuleNotFoundError: No module named 'cython'\n2. template (editable-offline): build/missing-module: ModuleNotFoundError: No module named 'cython'",
     );
     expect(llm.calls[1]!.inputs.attempt_history!.split('\n')).toHaveLength(3);
-    expect(llm.calls[1]!.inputs).toMatchObject({ failure_stage: 'build', stderr_tail: "ModuleNotFoundError: No module named 'cython'", stdout_tail: 'build output' });
+    expect(llm.calls[1]!.inputs).toMatchObject({
+      failure_stage: 'build',
+      stderr_tail: "ModuleNotFoundError: No module named 'cython'",
+      stdout_tail: 'build output',
+    });
     expect(attempts.filter((a) => a.source === 'agent').map((a) => [a.llmCalls, a.model, a.promptTokens > 0])).toEqual([
       [1, 'scripted-primary', true],
       [1, 'scripted-primary', true],
@@ -146,7 +176,8 @@ describe('synthesize through a fake build port (no Docker)', () => {
   it('records the failure history of every attempt and drops the commit when nothing verifies (no agent); attempt images are released', async () => {
     const importFails = script('echo builds but does not import');
     const { report, attempts, port, detail } = await synthesize({
-      outcome: (s) => (s === importFails ? { step: 'import', stderr: "ImportError: cannot import name '_tables' from 'fixpkg'" } : MISSING_CYTHON),
+      outcome: (s) =>
+        s === importFails ? { step: 'import', stderr: "ImportError: cannot import name '_tables' from 'fixpkg'" } : MISSING_CYTHON,
       seed: (db) => seedAt(db, 1, importFails),
     });
     expect(report).toMatchObject({ done: 0, dropped: { 'no-verified-script': 1 } });
@@ -156,7 +187,9 @@ describe('synthesize through a fake build port (no Docker)', () => {
     ]);
     expect(attempts[0]!.stderrTail).toContain("cannot import name '_tables'");
     expect(attempts.every((a) => a.imageTag === null)).toBe(true);
-    expect(detail).toBe("2 attempt(s); last failure: build/missing-module: ModuleNotFoundError: No module named 'cython'; no LLM (--llm none or no adapter)");
+    expect(detail).toBe(
+      "2 attempt(s); last failure: build/missing-module: ModuleNotFoundError: No module named 'cython'; no LLM (--llm none or no adapter)",
+    );
     // The import failure's image was kept for try_import until the next attempt, then released.
     expect(port.released).toEqual([`fake/env-${fixture.commits[1]!.sha.slice(0, 12)}-attempt-1`]);
     expect(port.alive.size).toBe(0);
@@ -164,9 +197,19 @@ describe('synthesize through a fake build port (no Docker)', () => {
   });
 
   it('ends the agent when its rounds are spent: primary then fallback, one round each', async () => {
-    const llm = new ScriptedLlm([{ name: 'clueless', when: () => true, answer: (r) => ({ reasoning: '?', script: script(`echo no idea ${r.model} ${r.inputs.attempt_history!.split('\n').length}`) }) }]);
+    const llm = new ScriptedLlm([
+      {
+        name: 'clueless',
+        when: () => true,
+        answer: (r) => ({ reasoning: '?', script: script(`echo no idea ${r.model} ${r.inputs.attempt_history!.split('\n').length}`) }),
+      },
+    ]);
     const { attempts, detail } = await synthesize({ outcome: worksOnly, llm, agent: { roundsPerModel: 1 } });
-    expect(attempts.map((a) => `${a.source}:${a.sourceDetail}`)).toEqual(['template:editable-offline', 'agent:scripted-primary round 1', 'agent:scripted-fallback round 1']);
+    expect(attempts.map((a) => `${a.source}:${a.sourceDetail}`)).toEqual([
+      'template:editable-offline',
+      'agent:scripted-primary round 1',
+      'agent:scripted-fallback round 1',
+    ]);
     expect(llm.calls.map((c) => c.model)).toEqual(['scripted-primary', 'scripted-fallback']);
     expect(detail).toMatch(/; no verified script after 2 agent round\(s\)$/);
   });
@@ -180,7 +223,9 @@ describe('synthesize through a fake build port (no Docker)', () => {
   });
 
   it('records an agent answer that repeats a tried script without building it again', async () => {
-    const llm = new ScriptedLlm([{ name: 'repeat', when: () => true, answer: (r) => ({ reasoning: 'the last script again', script: r.inputs.last_script }) }]);
+    const llm = new ScriptedLlm([
+      { name: 'repeat', when: () => true, answer: (r) => ({ reasoning: 'the last script again', script: r.inputs.last_script }) },
+    ]);
     const { attempts, port } = await synthesize({ outcome: worksOnly, llm, agent: { roundsPerModel: 1, fallback: false } });
     expect(attempts.map((a) => [a.source, a.failingStep, a.failure])).toEqual([
       ['template', 'build', "build/missing-module: ModuleNotFoundError: No module named 'cython'"],

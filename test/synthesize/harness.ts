@@ -124,7 +124,13 @@ export function seedCandidates(db: Db, repo: string, commits: readonly FixtureCo
       difficulty: null,
       problemStatement: '',
     };
-    ledger.complete('classify', 1, { key: `${repo}#${number}`, repo, at: merge.date, inputHash: hashOf(output) }, { status: 'done', reason: null, detail: null, output }, null);
+    ledger.complete(
+      'classify',
+      1,
+      { key: `${repo}#${number}`, repo, at: merge.date, inputHash: hashOf(output) },
+      { status: 'done', reason: null, detail: null, output },
+      null,
+    );
     out.push(output);
   }
   return out;

@@ -49,7 +49,9 @@ describe('containers are isolated (real Docker engine)', () => {
   });
 
   it('refuses to pass a credential-like variable into a container', async () => {
-    await expect(docker.run({ image: 'perfmine/base:bookworm', cmd: ['true'], env: { GITHUB_TOKEN: 'x' }, timeoutMs: 10_000, limits })).rejects.toMatchObject({
+    await expect(
+      docker.run({ image: 'perfmine/base:bookworm', cmd: ['true'], env: { GITHUB_TOKEN: 'x' }, timeoutMs: 10_000, limits }),
+    ).rejects.toMatchObject({
       reason: 'credential-in-container',
     });
   });

@@ -24,7 +24,11 @@ let spec: CommitBuildSpec;
 let patch = '';
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
 
 describe('a commit built with a patch (real Docker engine)', () => {
   beforeAll(async () => {
@@ -33,12 +37,28 @@ describe('a commit built with a patch (real Docker engine)', () => {
     // The patch: git's own diff of a change that modifies, adds and deletes files.
     const work = join(dir, 'work');
     git(dir, 'clone', '-q', fixture.path, work);
-    execFileSync('bash', ['-c', 'sed -i "s/^REVISION = .*/REVISION = 99/" fixpkg/core.py && printf "def helper():\\n    return 42\\n" > fixpkg/added.py && git rm -q tests/test_core.py && git add -A'], { cwd: work });
+    execFileSync(
+      'bash',
+      [
+        '-c',
+        'sed -i "s/^REVISION = .*/REVISION = 99/" fixpkg/core.py && printf "def helper():\\n    return 42\\n" > fixpkg/added.py && git rm -q tests/test_core.py && git add -A',
+      ],
+      { cwd: work },
+    );
     patch = git(work, 'diff', '--cached', 'HEAD');
     expect(patch).toContain('new file mode');
     expect(patch).toContain('deleted file mode');
     const repoImage = await envs.ensureRepoImage('fixture/patched', { kind: 'git', path: fixture.path }, ASV_FAKE_IMAGE);
-    spec = { repo: 'fixture/patched', sha: fixture.commits[0]!.sha, script: correctScript('setup-py'), repoImage, importName: 'fixpkg', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11', patch };
+    spec = {
+      repo: 'fixture/patched',
+      sha: fixture.commits[0]!.sha,
+      script: correctScript('setup-py'),
+      repoImage,
+      importName: 'fixpkg',
+      asvConfigPath: 'asv.conf.json',
+      pythonVersion: '3.11',
+      patch,
+    };
   }, 600_000);
 
   afterAll(async () => {
@@ -50,10 +70,21 @@ describe('a commit built with a patch (real Docker engine)', () => {
     const tag = 'perfmine/expert-fixture-patched:1-attempt-1';
     const run = await envs.buildAndVerify(spec, tag);
     expect(run.failure).toBeNull();
-    expect(run.steps.map((s) => `${s.step}:${s.ok}`)).toEqual(['script:true', 'build:true', 'tamper:true', 'import:true', 'asv:true', 'pytest:true']);
+    expect(run.steps.map((s) => `${s.step}:${s.ok}`)).toEqual([
+      'script:true',
+      'build:true',
+      'tamper:true',
+      'import:true',
+      'asv:true',
+      'pytest:true',
+    ]);
     const look = await docker.run({
       image: tag,
-      cmd: ['bash', '-c', 'git rev-parse HEAD; python3 -c "import fixpkg.core, fixpkg.added; print(fixpkg.core.REVISION, fixpkg.added.helper())"; ls tests'],
+      cmd: [
+        'bash',
+        '-c',
+        'git rev-parse HEAD; python3 -c "import fixpkg.core, fixpkg.added; print(fixpkg.core.REVISION, fixpkg.added.helper())"; ls tests',
+      ],
       workingDir: '/repo',
       timeoutMs: 60_000,
       limits,

@@ -10,7 +10,13 @@ import { listTree } from '../../stages/synthesize/agent-tools.js';
 import { classifyFailure } from '../../pipeline/services/environments/failure.js';
 import { extractFacts } from '../../stages/synthesize/repo-facts.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
-import { benchmarkDirOf, categorizeChanged, tamperedPaths, TAMPER_MARKER, verifyCommands } from '../../pipeline/services/environments/verification.js';
+import {
+  benchmarkDirOf,
+  categorizeChanged,
+  tamperedPaths,
+  TAMPER_MARKER,
+  verifyCommands,
+} from '../../pipeline/services/environments/verification.js';
 
 const attempt = (over: Partial<NewAttempt>): NewAttempt => ({
   repo: 'o/r',
@@ -52,8 +58,30 @@ describe('the build-script store (migration 0005)', () => {
     const sha1 = '1'.repeat(40);
     const sha2 = '2'.repeat(40);
     store.record(attempt({ sha: sha1 }));
-    const v1 = store.record(attempt({ sha: sha1, outcome: 'verified', failingStep: null, failureKind: null, failure: null, imageTag: 'img:1', script: 'echo v1\n', scriptHash: scriptHash('echo v1') }));
-    store.record(attempt({ sha: sha2, outcome: 'verified', failingStep: null, failure: null, imageTag: 'img:2', source: 'neighbour', script: 'echo v1\n', scriptHash: scriptHash('echo v1') }));
+    const v1 = store.record(
+      attempt({
+        sha: sha1,
+        outcome: 'verified',
+        failingStep: null,
+        failureKind: null,
+        failure: null,
+        imageTag: 'img:1',
+        script: 'echo v1\n',
+        scriptHash: scriptHash('echo v1'),
+      }),
+    );
+    store.record(
+      attempt({
+        sha: sha2,
+        outcome: 'verified',
+        failingStep: null,
+        failure: null,
+        imageTag: 'img:2',
+        source: 'neighbour',
+        script: 'echo v1\n',
+        scriptHash: scriptHash('echo v1'),
+      }),
+    );
     store.record(attempt({ repo: 'other/r', sha: sha1, outcome: 'verified' }));
     expect(store.latestVerified('o/r', sha1)?.id).toBe(v1);
     expect(store.latestVerified('o/r', '3'.repeat(40))).toBeUndefined();
@@ -62,7 +90,14 @@ describe('the build-script store (migration 0005)', () => {
     expect(store.list({ repo: 'o/r', sha: '1111' })).toHaveLength(2);
     expect(store.get(v1)?.steps).toEqual([{ step: 'build', ok: false, exitCode: 1, timedOut: false, durationMs: 5 }]);
     const [stats] = store.stats({ repo: 'o/r' });
-    expect(stats).toMatchObject({ commits: 2, verifiedCommits: 2, successRate: 1, reuseRate: 0.5, attempts: 3, verifiedBySource: { template: 1, neighbour: 1 } });
+    expect(stats).toMatchObject({
+      commits: 2,
+      verifiedCommits: 2,
+      successRate: 1,
+      reuseRate: 0.5,
+      attempts: 3,
+      verifiedBySource: { template: 1, neighbour: 1 },
+    });
     db.close();
   });
 
@@ -78,23 +113,56 @@ describe('the build-script store (migration 0005)', () => {
       cost_usd: 0,
       duration_ms: 1000,
     });
-    const [s] = summarizeAttempts([row('a', 'template', 'verified'), row('b', 'neighbour', 'failed'), row('b', 'agent', 'verified', 1), row('c', 'neighbour', 'verified'), row('d', 'agent', 'failed', 1)]);
-    expect(s).toMatchObject({ commits: 4, verifiedCommits: 3, successRate: 0.75, reuseRate: 1 / 3, llmCalls: 2, promptTokens: 200, completionTokens: 20, buildMs: 5000 });
-    expect(formatStats([s!])).toMatch(/^repository\s+commits\s+verified\s+success\s+reuse\s+attempts\s+LLM calls\s+tokens\no\/r\s+4\s+3\s+75%\s+33%\s+5\s+2\s+220$/);
+    const [s] = summarizeAttempts([
+      row('a', 'template', 'verified'),
+      row('b', 'neighbour', 'failed'),
+      row('b', 'agent', 'verified', 1),
+      row('c', 'neighbour', 'verified'),
+      row('d', 'agent', 'failed', 1),
+    ]);
+    expect(s).toMatchObject({
+      commits: 4,
+      verifiedCommits: 3,
+      successRate: 0.75,
+      reuseRate: 1 / 3,
+      llmCalls: 2,
+      promptTokens: 200,
+      completionTokens: 20,
+      buildMs: 5000,
+    });
+    expect(formatStats([s!])).toMatch(
+      /^repository\s+commits\s+verified\s+success\s+reuse\s+attempts\s+LLM calls\s+tokens\no\/r\s+4\s+3\s+75%\s+33%\s+5\s+2\s+220$/,
+    );
   });
 
   it('cache show: the verified script, the last failure and the rebuild spec', () => {
     const db = openStore(':memory:');
     const store = new BuildScripts(db);
     store.record(attempt({ failure: 'build/missing-header: fatal error: x.h', source: 'neighbour' }));
-    store.record(attempt({ outcome: 'verified', failingStep: null, failure: null, source: 'agent', imageTag: 'perfmine/env-o-r:aaaa', script: 'echo good\n' }));
+    store.record(
+      attempt({
+        outcome: 'verified',
+        failingStep: null,
+        failure: null,
+        source: 'agent',
+        imageTag: 'perfmine/env-o-r:aaaa',
+        script: 'echo good\n',
+      }),
+    );
     const report = commitReport(store.forCommit('o/r', 'a'.repeat(40)));
     expect(report).toMatchObject({
       status: 'verified',
       imageTag: 'perfmine/env-o-r:aaaa',
       verified: { source: 'agent', script: 'echo good\n' },
       lastFailure: { source: 'neighbour', failure: 'build/missing-header: fatal error: x.h', stderrTail: 'err' },
-      rebuild: { baseImage: 'base', repoImage: 'repo-img', cloneSource: 'git:/x', sha: 'a'.repeat(40), script: 'echo good\n', command: `perfmine cache rebuild o/r@${'a'.repeat(40)}` },
+      rebuild: {
+        baseImage: 'base',
+        repoImage: 'repo-img',
+        cloneSource: 'git:/x',
+        sha: 'a'.repeat(40),
+        script: 'echo good\n',
+        command: `perfmine cache rebuild o/r@${'a'.repeat(40)}`,
+      },
     });
     expect(commitReport([])).toMatchObject({ status: 'never built', rebuild: null });
     db.close();
@@ -103,31 +171,48 @@ describe('the build-script store (migration 0005)', () => {
 
 describe('verification commands and the tamper check', () => {
   it('runs tamper, import, asv and pytest in order, with asv in its config directory', () => {
-    const cmds = verifyCommands({ sha: 'abc', importName: 'pkg', asvConfigPath: 'asv_bench/asv.conf.json', asvDiscover: 'check', patched: false });
+    const cmds = verifyCommands({
+      sha: 'abc',
+      importName: 'pkg',
+      asvConfigPath: 'asv_bench/asv.conf.json',
+      asvDiscover: 'check',
+      patched: false,
+    });
     expect(cmds.map((c) => c.step)).toEqual(['tamper', 'import', 'asv', 'pytest']);
     expect(cmds[1]).toMatchObject({ workingDir: '/' });
     expect(cmds[2]).toMatchObject({ workingDir: '/repo/asv_bench', cmd: ['bash', '-c', 'asv check --python=same'] });
     expect(cmds[3]!.okExitCodes).toEqual([0, 5]);
-    const jsonc = verifyCommands({ sha: 'abc', importName: null, asvConfigPath: 'asv.conf.jsonc', asvDiscover: 'just-discover', patched: true });
+    const jsonc = verifyCommands({
+      sha: 'abc',
+      importName: null,
+      asvConfigPath: 'asv.conf.jsonc',
+      asvDiscover: 'just-discover',
+      patched: true,
+    });
     expect(jsonc[2]!.cmd[2]).toMatch(/asv run --python=same --bench just-discover --machine perfmine-verify --config 'asv\.conf\.jsonc'$/);
     expect(jsonc[1]!.cmd[2]).toMatch(/import name is unknown/);
     // The expected tree is the commit's with the patch applied in a scratch index; without a patch, the commit's.
-    expect(jsonc[0]!.cmd[2]).toContain('GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff');
+    expect(jsonc[0]!.cmd[2]).toContain(
+      'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff',
+    );
     expect(cmds[0]!.cmd[2]).not.toContain('patch.diff');
   });
 
   it('reads the changed paths and says what each is', () => {
     expect(tamperedPaths(`noise\n${TAMPER_MARKER}\nbenchmarks/b.py\ntests/test_x.py\n`)).toEqual(['benchmarks/b.py', 'tests/test_x.py']);
     expect(tamperedPaths('tracked files as expected')).toEqual([]);
-    const where = { asvConfigPath: 'asv_bench/asv.conf.json', benchmarkDir: benchmarkDirOf('asv_bench/asv.conf.json', '{ // c\n "benchmark_dir": "benchmarks",}'), testDirs: ['tests'] };
+    const where = {
+      asvConfigPath: 'asv_bench/asv.conf.json',
+      benchmarkDir: benchmarkDirOf('asv_bench/asv.conf.json', '{ // c\n "benchmark_dir": "benchmarks",}'),
+      testDirs: ['tests'],
+    };
     expect(where.benchmarkDir).toBe('asv_bench/benchmarks');
-    expect(categorizeChanged(['asv_bench/benchmarks/b.py', 'asv_bench/asv.conf.json', 'tests/test_a.py', 'pkg/test_inner.py', 'pkg/core.py'], where).map((c) => c.kind)).toEqual([
-      'benchmark',
-      'asv-config',
-      'test',
-      'test',
-      'other',
-    ]);
+    expect(
+      categorizeChanged(
+        ['asv_bench/benchmarks/b.py', 'asv_bench/asv.conf.json', 'tests/test_a.py', 'pkg/test_inner.py', 'pkg/core.py'],
+        where,
+      ).map((c) => c.kind),
+    ).toEqual(['benchmark', 'asv-config', 'test', 'test', 'other']);
     expect(benchmarkDirOf('asv.conf.json', null)).toBe('benchmarks');
     expect(benchmarkDirOf(null, null)).toBeNull();
   });
@@ -135,7 +220,17 @@ describe('verification commands and the tamper check', () => {
 
 describe('agent inputs and tools', () => {
   it('renders the failure, tails and history for the prompt', () => {
-    const failure = classifyFailure([{ step: 'build', ok: false, exitCode: 1, timedOut: false, stdout: '', stderr: "ModuleNotFoundError: No module named 'cython'", durationMs: 1 }]);
+    const failure = classifyFailure([
+      {
+        step: 'build',
+        ok: false,
+        exitCode: 1,
+        timedOut: false,
+        stdout: '',
+        stderr: "ModuleNotFoundError: No module named 'cython'",
+        durationMs: 1,
+      },
+    ]);
     const inputs = agentInputs({
       repo: 'o/r',
       sha: 'abc',
@@ -152,7 +247,9 @@ describe('agent inputs and tools', () => {
     expect(inputs.failure_stage).toBe('build');
     expect(inputs.failure_summary).toBe("build/missing-module: ModuleNotFoundError: No module named 'cython'");
     expect(inputs.stdout_tail).toMatch(/^\[\.\.\. 12000 earlier characters cut\]\no{8000}$/);
-    expect(inputs.attempt_history).toBe("1. template (editable-offline): build/missing-module: ModuleNotFoundError: No module named 'cython'");
+    expect(inputs.attempt_history).toBe(
+      "1. template (editable-offline): build/missing-module: ModuleNotFoundError: No module named 'cython'",
+    );
     expect(inputs.network).toMatch(/PyPI is not/);
     expect(inputs.repo_facts).toMatch(/import name: pkg/);
     expect(tailOf('abc', 10)).toBe('abc');
@@ -162,7 +259,12 @@ describe('agent inputs and tools', () => {
     expect(listTree(['a.py', 'pkg/x.py', 'pkg/y.py'], 'pkg')).toBe('pkg/x.py\npkg/y.py');
     expect(listTree(['a.py'], 'nope')).toBe('no tracked files under nope/');
     const many = Array.from({ length: 500 }, (_, i) => `big/d${i % 3}/f${i}.py`);
-    expect(listTree(many, 'big').split('\n')).toEqual(['500 files under big; its entries (directories with their file counts):', 'd0/ (167 files)', 'd1/ (167 files)', 'd2/ (166 files)']);
+    expect(listTree(many, 'big').split('\n')).toEqual([
+      '500 files under big; its entries (directories with their file counts):',
+      'd0/ (167 files)',
+      'd1/ (167 files)',
+      'd2/ (166 files)',
+    ]);
   });
 });
 

@@ -3,13 +3,27 @@ import { classifyFailure, type Failure } from '../../pipeline/services/environme
 import type { VerifiedScript } from '../../cache/build-scripts.js';
 import { orderNeighbours } from '../../stages/synthesize/neighbours.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
-import { agentView, nextStep, plannedScripts, type AttemptMade, type NextStep, type StrategyInputs, type StrategyState } from '../../stages/synthesize/strategy.js';
+import {
+  agentView,
+  nextStep,
+  plannedScripts,
+  type AttemptMade,
+  type NextStep,
+  type StrategyInputs,
+  type StrategyState,
+} from '../../stages/synthesize/strategy.js';
 
 /** synthesize's strategy as data: no Docker, no store, no LLM. */
 
 const day = (n: number) => new Date(Date.UTC(2024, 0, 1 + n, 12)).toISOString();
 const script = (name: string) => `#!/usr/bin/env bash\nset -euo pipefail\necho ${name}\n`;
-const verifiedScript = (attemptId: number, sha: string, d: number, s: string): VerifiedScript => ({ attemptId, sha, commitDate: day(d), script: s, scriptHash: scriptHash(s) });
+const verifiedScript = (attemptId: number, sha: string, d: number, s: string): VerifiedScript => ({
+  attemptId,
+  sha,
+  commitDate: day(d),
+  script: s,
+  scriptHash: scriptHash(s),
+});
 const TEMPLATE = { name: 'editable-offline', script: script('template') } as const;
 const AGENT = { phases: ['primary', 'fallback'], roundsPerModel: 2, tokenBudget: 1000 } as const;
 
@@ -24,17 +38,45 @@ function inputs(over: Partial<StrategyInputs> = {}): StrategyInputs {
   return { cached: null, neighbours: [], template: TEMPLATE, agent: AGENT, ...over };
 }
 
-function made(step: NextStep, verified = false, failure: Failure | null = verified ? null : MISSING, agentScript = script('agent')): AttemptMade {
+function made(
+  step: NextStep,
+  verified = false,
+  failure: Failure | null = verified ? null : MISSING,
+  agentScript = script('agent'),
+): AttemptMade {
   if (step.kind === 'build') {
-    return { source: step.script.source, detail: step.script.detail, script: step.script.script, scriptHash: step.script.scriptHash, verified, failure, stdout: 'building', stderr: failure?.headline ?? '' };
+    return {
+      source: step.script.source,
+      detail: step.script.detail,
+      script: step.script.script,
+      scriptHash: step.script.scriptHash,
+      verified,
+      failure,
+      stdout: 'building',
+      stderr: failure?.headline ?? '',
+    };
   }
   if (step.kind === 'ask-agent') {
-    return { source: 'agent', detail: `${step.phase} round ${step.round}`, script: agentScript, scriptHash: scriptHash(agentScript), verified, failure, stdout: '', stderr: '' };
+    return {
+      source: 'agent',
+      detail: `${step.phase} round ${step.round}`,
+      script: agentScript,
+      scriptHash: scriptHash(agentScript),
+      verified,
+      failure,
+      stdout: '',
+      stderr: '',
+    };
   }
   throw new Error(`not an attempt: ${step.kind}`);
 }
 
-const state = (attempts: AttemptMade[] = [], over: Partial<StrategyState> = {}): StrategyState => ({ attempts, tokensUsed: 0, agentStopped: null, ...over });
+const state = (attempts: AttemptMade[] = [], over: Partial<StrategyState> = {}): StrategyState => ({
+  attempts,
+  tokensUsed: 0,
+  agentStopped: null,
+  ...over,
+});
 
 /**
  * Walks the strategy to its end: every attempt fails, except the one named by `verifiesAt` (its
@@ -55,11 +97,20 @@ function walk(start: StrategyInputs, verifiesAt = -1, tokensPerAgentCall = 0): N
 }
 
 const label = (s: NextStep) =>
-  s.kind === 'build' ? `${s.script.source}:${s.script.detail}` : s.kind === 'ask-agent' ? `agent:${s.phase}:${s.round}` : s.kind === 'failed' ? `failed:${s.agentStopped}` : `verified:${s.attempt}`;
+  s.kind === 'build'
+    ? `${s.script.source}:${s.script.detail}`
+    : s.kind === 'ask-agent'
+      ? `agent:${s.phase}:${s.round}`
+      : s.kind === 'failed'
+        ? `failed:${s.agentStopped}`
+        : `verified:${s.attempt}`;
 
 describe('synthesize strategy (pure planner)', () => {
   it('tries the commit’s cached script first, and stops when it verifies', () => {
-    const start = inputs({ cached: { attemptId: 7, script: script('cached') }, neighbours: orderNeighbours({ sha: 't', commitDate: day(10) }, [verifiedScript(1, 'a', 9, script('a'))]) });
+    const start = inputs({
+      cached: { attemptId: 7, script: script('cached') },
+      neighbours: orderNeighbours({ sha: 't', commitDate: day(10) }, [verifiedScript(1, 'a', 9, script('a'))]),
+    });
     const first = nextStep(start, state());
     expect(first).toMatchObject({ kind: 'build', script: { source: 'cache', detail: 'attempt 7', script: script('cached') } });
     expect(nextStep(start, state([made(first, true)]))).toEqual({ kind: 'verified', attempt: 0 });
@@ -87,22 +138,39 @@ describe('synthesize strategy (pure planner)', () => {
   });
 
   it('stops at the first script that verifies, wherever it comes', () => {
-    const neighbours = orderNeighbours({ sha: 't', commitDate: day(10) }, [verifiedScript(1, 'a', 9, script('a')), verifiedScript(2, 'b', 13, script('b'))]);
-    expect(walk(inputs({ neighbours }), 1).map(label)).toEqual(['neighbour:a (1.0 days away)', 'neighbour:b (3.0 days away)', 'verified:1']);
+    const neighbours = orderNeighbours({ sha: 't', commitDate: day(10) }, [
+      verifiedScript(1, 'a', 9, script('a')),
+      verifiedScript(2, 'b', 13, script('b')),
+    ]);
+    expect(walk(inputs({ neighbours }), 1).map(label)).toEqual([
+      'neighbour:a (1.0 days away)',
+      'neighbour:b (3.0 days away)',
+      'verified:1',
+    ]);
     expect(walk(inputs({ neighbours }), 2).map(label).at(-2)).toBe('template:editable-offline');
     expect(walk(inputs({ neighbours }), 4).map(label).slice(-2)).toEqual(['agent:primary:2', 'verified:4']);
   });
 
   it('never tries a script twice: a neighbour equal to the cached script and a template equal to a neighbour are skipped', () => {
-    const neighbours = orderNeighbours({ sha: 't', commitDate: day(10) }, [verifiedScript(1, 'same', 9, script('cached')), verifiedScript(2, 'tmpl', 12, TEMPLATE.script), verifiedScript(3, 'other', 14, script('other'))]);
-    const labels = walk(inputs({ cached: { attemptId: 1, script: script('cached') }, neighbours, agent: { unavailable: 'no LLM' } })).map(label);
+    const neighbours = orderNeighbours({ sha: 't', commitDate: day(10) }, [
+      verifiedScript(1, 'same', 9, script('cached')),
+      verifiedScript(2, 'tmpl', 12, TEMPLATE.script),
+      verifiedScript(3, 'other', 14, script('other')),
+    ]);
+    const labels = walk(inputs({ cached: { attemptId: 1, script: script('cached') }, neighbours, agent: { unavailable: 'no LLM' } })).map(
+      label,
+    );
     expect(labels).toEqual(['cache:attempt 1', 'neighbour:tmpl (2.0 days away)', 'neighbour:other (4.0 days away)', 'failed:no LLM']);
   });
 
   it('without an agent, ends after the template with why, and the last failure described', () => {
     const steps = walk(inputs({ agent: { unavailable: 'no LLM (--llm none or no adapter)' } }));
     expect(steps.map(label)).toEqual(['template:editable-offline', 'failed:no LLM (--llm none or no adapter)']);
-    expect(steps.at(-1)).toEqual({ kind: 'failed', lastFailure: "build/missing-module: ModuleNotFoundError: No module named 'cython'", agentStopped: 'no LLM (--llm none or no adapter)' });
+    expect(steps.at(-1)).toEqual({
+      kind: 'failed',
+      lastFailure: "build/missing-module: ModuleNotFoundError: No module named 'cython'",
+      agentStopped: 'no LLM (--llm none or no adapter)',
+    });
   });
 
   it('only the primary model’s rounds when there is no fallback phase', () => {
@@ -118,8 +186,17 @@ describe('synthesize strategy (pure planner)', () => {
   it('stops asking the agent once its token budget is spent', () => {
     // 400 tokens a call against a budget of 1000: the third call would start with 1200 used.
     const labels = walk(inputs(), -1, 400).map(label);
-    expect(labels).toEqual(['template:editable-offline', 'agent:primary:1', 'agent:primary:2', 'agent:fallback:1', 'failed:token budget of 1000 spent']);
-    expect(nextStep(inputs(), state([made(walk(inputs())[0]!)], { tokensUsed: 1000 }))).toMatchObject({ kind: 'failed', agentStopped: 'token budget of 1000 spent' });
+    expect(labels).toEqual([
+      'template:editable-offline',
+      'agent:primary:1',
+      'agent:primary:2',
+      'agent:fallback:1',
+      'failed:token budget of 1000 spent',
+    ]);
+    expect(nextStep(inputs(), state([made(walk(inputs())[0]!)], { tokensUsed: 1000 }))).toMatchObject({
+      kind: 'failed',
+      agentStopped: 'token budget of 1000 spent',
+    });
   });
 
   it('ends when the agent stopped (an unusable answer, a budget the LLM port refused)', () => {
@@ -159,6 +236,10 @@ describe('synthesize strategy (pure planner)', () => {
     const stale = [{ ...n[0]!, scriptHash: 'stale' }];
     const planned = plannedScripts(inputs({ neighbours: stale }));
     expect(planned.map((p) => p.scriptHash)).toEqual([scriptHash(script('a')), scriptHash(TEMPLATE.script)]);
-    expect(walk(inputs({ neighbours: stale, agent: { unavailable: 'none' } })).map(label)).toEqual(['neighbour:a (1.0 days away)', 'template:editable-offline', 'failed:none']);
+    expect(walk(inputs({ neighbours: stale, agent: { unavailable: 'none' } })).map(label)).toEqual([
+      'neighbour:a (1.0 days away)',
+      'template:editable-offline',
+      'failed:none',
+    ]);
   });
 });

@@ -54,7 +54,10 @@ describe('asv from a local wheelhouse (air-gapped hosts; real Docker engine)', (
     mkdirSync(empty);
     writeFileSync(join(empty, 'other-1.0-py3-none-any.whl'), '');
     await expect(envs.ensureToolchain(BASE, empty)).rejects.toThrow(ConfigError);
-    await expect(envs.ensureToolchain('perfmine/base:does-not-exist', null)).rejects.toMatchObject({ reason: 'no-base-image', fix: expect.stringContaining('scripts/build-base-image.sh') });
+    await expect(envs.ensureToolchain('perfmine/base:does-not-exist', null)).rejects.toMatchObject({
+      reason: 'no-base-image',
+      fix: expect.stringContaining('scripts/build-base-image.sh'),
+    });
   });
 
   it('leaves no perfmine container of this run behind', async () => {

@@ -53,7 +53,9 @@ export function commitReport(attempts: readonly Attempt[]) {
     commitDate: basis?.commitDate ?? null,
     status: verified ? 'verified' : attempts.length > 0 ? 'no verified script' : 'never built',
     imageTag: verified?.imageTag ?? null,
-    verified: verified ? { attemptId: verified.id, source: verified.source, sourceDetail: verified.sourceDetail, script: verified.script } : null,
+    verified: verified
+      ? { attemptId: verified.id, source: verified.source, sourceDetail: verified.sourceDetail, script: verified.script }
+      : null,
     lastFailure: lastFailure
       ? {
           attemptId: lastFailure.id,
@@ -103,7 +105,10 @@ export function parseKey(command: string, key: string): { repo: string; sha: str
   if (!parsed) {
     throw new ConfigError(
       `cache ${command}: "${key}" is not a commit key; a key is owner/name@sha: the repository, "@", and the commit's SHA in lowercase hex (7 to 64 characters), e.g. demo/fastmath@3f2a9c1`,
-      { reason: 'invalid-flags', fix: 'perfmine cache scripts lists the keys of every build attempt; perfmine status --stage synthesize --items lists the commits' },
+      {
+        reason: 'invalid-flags',
+        fix: 'perfmine cache scripts lists the keys of every build attempt; perfmine status --stage synthesize --items lists the commits',
+      },
     );
   }
   return parsed;
@@ -111,13 +116,15 @@ export function parseKey(command: string, key: string): { repo: string; sha: str
 
 /** `--repo` of the cache commands (owner/name), or undefined. */
 export function parseRepoFlag(repo: string | undefined): string | undefined {
-  if (repo !== undefined && !REPO_RE.test(repo)) throw new ConfigError(`--repo: expected owner/name, e.g. demo/fastmath, got "${repo}"`, { reason: 'invalid-flags' });
+  if (repo !== undefined && !REPO_RE.test(repo))
+    throw new ConfigError(`--repo: expected owner/name, e.g. demo/fastmath, got "${repo}"`, { reason: 'invalid-flags' });
   return repo;
 }
 
 /** `--limit`: a positive whole number. */
 export function parseLimit(limit: string): number {
-  if (!/^[1-9]\d*$/.test(limit)) throw new ConfigError(`--limit: expected a positive whole number, got "${limit}"`, { reason: 'invalid-flags' });
+  if (!/^[1-9]\d*$/.test(limit))
+    throw new ConfigError(`--limit: expected a positive whole number, got "${limit}"`, { reason: 'invalid-flags' });
   return Number(limit);
 }
 
@@ -132,7 +139,9 @@ export function cacheScriptsCommand(flags: { repo?: string; limit: string }, glo
   if (list.length === 0) return print('no build attempts');
   for (const a of list) {
     const what = a.outcome === 'verified' ? `verified -> ${a.imageTag}` : `${a.outcome} at ${a.failingStep}: ${a.failure}`;
-    print(`#${a.id} ${a.key.replace(/@(.{12}).*/, '@$1')} ${a.source}${a.sourceDetail ? ` (${a.sourceDetail})` : ''} ${what} [${(a.durationMs / 1000).toFixed(1)} s${a.llmCalls ? `, ${a.tokens} tokens` : ''}]`);
+    print(
+      `#${a.id} ${a.key.replace(/@(.{12}).*/, '@$1')} ${a.source}${a.sourceDetail ? ` (${a.sourceDetail})` : ''} ${what} [${(a.durationMs / 1000).toFixed(1)} s${a.llmCalls ? `, ${a.tokens} tokens` : ''}]`,
+    );
   }
 }
 
@@ -143,7 +152,8 @@ export function cacheShowCommand(key: string, globals: GlobalFlags): void {
   const attempts = db ? new BuildScripts(db).list({ repo, sha }).reverse() : [];
   db?.close();
   const shas = new Set(attempts.map((a) => a.sha));
-  if (shas.size > 1) throw new ConfigError(`cache show: ${sha} is ambiguous in ${repo} (${[...shas].join(', ')})`, { reason: 'ambiguous-sha' });
+  if (shas.size > 1)
+    throw new ConfigError(`cache show: ${sha} is ambiguous in ${repo} (${[...shas].join(', ')})`, { reason: 'ambiguous-sha' });
   const report = commitReport(attempts);
   if (session.json) {
     printJson(report);
@@ -155,10 +165,20 @@ export function cacheShowCommand(key: string, globals: GlobalFlags): void {
     return;
   }
   const lines = [`${report.key} (committed ${report.commitDate}): ${report.status}${report.imageTag ? `, image ${report.imageTag}` : ''}`];
-  if (report.verified) lines.push('', `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`, report.verified.script.trimEnd());
+  if (report.verified)
+    lines.push(
+      '',
+      `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`,
+      report.verified.script.trimEnd(),
+    );
   if (report.lastFailure) {
     const f = report.lastFailure;
-    lines.push('', `last failure (attempt #${f.attemptId}, ${f.source}${f.sourceDetail ? `: ${f.sourceDetail}` : ''}) at step ${f.failingStep}: ${f.failure}`, 'script:', f.script.trimEnd());
+    lines.push(
+      '',
+      `last failure (attempt #${f.attemptId}, ${f.source}${f.sourceDetail ? `: ${f.sourceDetail}` : ''}) at step ${f.failingStep}: ${f.failure}`,
+      'script:',
+      f.script.trimEnd(),
+    );
     if (f.stderrTail.trim()) lines.push('stderr (tail):', f.stderrTail.trimEnd());
     if (f.stdoutTail.trim()) lines.push('stdout (tail):', f.stdoutTail.trimEnd());
   }
@@ -192,7 +212,10 @@ export async function cacheRebuildCommand(key: string, globals: GlobalFlags): Pr
   const { repo, sha } = parseKey('rebuild', key);
   const session = openSession(globals);
   if (checkDatabasePath(session.config.db, 'write') === 'absent') {
-    throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, { reason: 'no-database', fix: 'pass --db the database of the runs that built it' });
+    throw new ConfigError(`db: no database at ${session.config.db}: nothing was ever built`, {
+      reason: 'no-database',
+      fix: 'pass --db the database of the runs that built it',
+    });
   }
   const db = openStore(session.config.db);
   if (!session.json) noteDb(session.config.db);
@@ -200,11 +223,24 @@ export async function cacheRebuildCommand(key: string, globals: GlobalFlags): Pr
     const store = new BuildScripts(db);
     const attempts = store.list({ repo, sha }).reverse();
     const report = commitReport(attempts);
-    if (!report.rebuild || !report.verified) throw new ConfigError(`cache rebuild: ${key} has no verified script`, { reason: 'nothing-to-rebuild', fix: 'run perfmine stage synthesize first' });
+    if (!report.rebuild || !report.verified)
+      throw new ConfigError(`cache rebuild: ${key} has no verified script`, {
+        reason: 'nothing-to-rebuild',
+        fix: 'run perfmine stage synthesize first',
+      });
     const docker = new DockerService({ runLabel: 'rebuild' });
-    const result = await rebuildEnvironment(docker, session.config, report.rebuild, { log: session.log, store, commitDate: report.commitDate ?? new Date(0).toISOString() });
+    const result = await rebuildEnvironment(docker, session.config, report.rebuild, {
+      log: session.log,
+      store,
+      commitDate: report.commitDate ?? new Date(0).toISOString(),
+    });
     if (session.json) printJson(result);
-    else print(result.verified ? `${key}: verified again as ${result.imageTag} (attempt #${result.attemptId})` : `${key}: rebuild failed: ${result.failure}`);
+    else
+      print(
+        result.verified
+          ? `${key}: verified again as ${result.imageTag} (attempt #${result.attemptId})`
+          : `${key}: rebuild failed: ${result.failure}`,
+      );
     process.exitCode = result.verified ? EXIT.ok : EXIT.itemsFailed;
   } finally {
     db.close();

@@ -45,7 +45,10 @@ export interface CompareFlags {
 function parseFactor(text: string): number {
   const factor = Number(text);
   if (text.trim() === '' || !Number.isFinite(factor) || factor <= 0) {
-    throw new ConfigError(`--factor: expected a number greater than 0, got ${JSON.stringify(text)}`, { reason: 'invalid-flags', fix: 'e.g. --factor 1.1' });
+    throw new ConfigError(`--factor: expected a number greater than 0, got ${JSON.stringify(text)}`, {
+      reason: 'invalid-flags',
+      fix: 'e.g. --factor 1.1',
+    });
   }
   return factor;
 }
@@ -56,7 +59,11 @@ async function readInput<T>(load: () => Promise<T>): Promise<T> {
     return await load();
   } catch (error) {
     if (error instanceof ItemError) {
-      throw new ConfigError(error.message, { reason: 'unreadable-input', fix: 'pass asv results files (results/<machine>/<hash>-<env>.json) and, optionally, --benchmarks benchmarks.json', cause: error });
+      throw new ConfigError(error.message, {
+        reason: 'unreadable-input',
+        fix: 'pass asv results files (results/<machine>/<hash>-<env>.json) and, optionally, --benchmarks benchmarks.json',
+        cause: error,
+      });
     }
     throw error;
   }
@@ -90,11 +97,18 @@ export async function compareCommand(base: string, head: string, flags: CompareF
 
   const invocationMode = asDirs.some((p) => p.endsWith('/')) || calibrationPaths.length > 0 || split !== null;
   if (invocationMode) {
-    const calibration = calibrationPaths.length === 2 ? { first: await load(calibrationPaths[0]!), second: await load(calibrationPaths[1]!) } : null;
+    const calibration =
+      calibrationPaths.length === 2 ? { first: await load(calibrationPaths[0]!), second: await load(calibrationPaths[1]!) } : null;
     const two = twoVerdicts({ base: baseSets, expert: headSets, calibration }, { paired, factor, benchmarks });
-    const report = flags.stats ? two.asv : compareResultSets([poolInvocations(baseSets)], [poolInvocations(headSets)], { factor, useStats: false, benchmarks });
+    const report = flags.stats
+      ? two.asv
+      : compareResultSets([poolInvocations(baseSets)], [poolInvocations(headSets)], { factor, useStats: false, benchmarks });
     if (globals.json) {
-      const json = compareJson(report, baseSets, headSets, benchmarksPath, benchmarks, { factor, useStats: flags.stats, onlyChanged: flags.onlyChanged ?? false });
+      const json = compareJson(report, baseSets, headSets, benchmarksPath, benchmarks, {
+        factor,
+        useStats: flags.stats,
+        onlyChanged: flags.onlyChanged ?? false,
+      });
       printJson(withPaired(json, two, calibration));
     } else {
       const table = formatCompareReport(report, { split: flags.split ?? false, onlyChanged: flags.onlyChanged ?? false });
@@ -105,7 +119,13 @@ export async function compareCommand(base: string, head: string, flags: CompareF
 
   const report = compareResultSets(baseSets, headSets, { factor, useStats: flags.stats, benchmarks });
   if (globals.json) {
-    printJson(compareJson(report, baseSets, headSets, benchmarksPath, benchmarks, { factor, useStats: flags.stats, onlyChanged: flags.onlyChanged ?? false }));
+    printJson(
+      compareJson(report, baseSets, headSets, benchmarksPath, benchmarks, {
+        factor,
+        useStats: flags.stats,
+        onlyChanged: flags.onlyChanged ?? false,
+      }),
+    );
   } else {
     const text = formatCompareReport(report, { split: flags.split ?? false, onlyChanged: flags.onlyChanged ?? false });
     if (text !== '') print(text);
@@ -131,7 +151,8 @@ function parseCount(flag: string, text: string, min: number): number {
 
 function parseProbability(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n >= 1) throw new ConfigError(`${flag}: expected a number between 0 and 1, got ${JSON.stringify(text)}`, { reason: 'invalid-flags' });
+  if (!Number.isFinite(n) || n <= 0 || n >= 1)
+    throw new ConfigError(`${flag}: expected a number between 0 and 1, got ${JSON.stringify(text)}`, { reason: 'invalid-flags' });
   return n;
 }
 
@@ -143,7 +164,10 @@ function pairedOptions(flags: CompareFlags): PairedOptions {
   if (flags.safetyFactor !== undefined) raw['safetyFactor'] = parseFactor(flags.safetyFactor);
   const parsed = pairedOptionsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `paired verdict: ${i.path.join('.')}: ${i.message}`), { reason: 'invalid-flags' });
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `paired verdict: ${i.path.join('.')}: ${i.message}`),
+      { reason: 'invalid-flags' },
+    );
   }
   return parsed.data;
 }
@@ -166,7 +190,11 @@ function pairedRowJson(w: WorkloadVerdicts) {
   };
 }
 
-function withPaired(json: ReturnType<typeof compareJson>, two: TwoVerdictReport, calibration: { first: ResultSet[]; second: ResultSet[] } | null) {
+function withPaired(
+  json: ReturnType<typeof compareJson>,
+  two: TwoVerdictReport,
+  calibration: { first: ResultSet[]; second: ResultSet[] } | null,
+) {
   const byName = new Map(two.workloads.map((w) => [w.name, w]));
   const p = two.paired;
   return {

@@ -29,13 +29,13 @@ const SCRIPTS = packagePath('scripts');
 /** Why a demo run stopped, when it is this machine's limit rather than a fault: what to say. */
 const MACHINE_LIMITS: Readonly<Record<string, string>> = {
   'docker-unreachable':
-    'No Docker engine answers, so no environment can be built and nothing measured. Start one with `sudo scripts/setup-docker.sh` (installs Debian\'s docker.io and starts dockerd) and run `npx perfmine demo` again: finished stages are not run twice.',
+    "No Docker engine answers, so no environment can be built and nothing measured. Start one with `sudo scripts/setup-docker.sh` (installs Debian's docker.io and starts dockerd) and run `npx perfmine demo` again: finished stages are not run twice.",
   'no-base-image':
     'The base image is missing and could not be built. Build it with `sudo scripts/build-base-image.sh` (Debian packages only, no Docker Hub) and run the demo again.',
   'no-python-in-image':
     'The base image has no python3, so nothing can be measured. Build the local one with `sudo scripts/build-base-image.sh` (Debian packages, Python 3.11) and run the demo again without --base-image.',
   'no-asv-in-image':
-    'validate.engine is asv, and the base image has no asv: it is built from Debian packages, and asv comes only from PyPI, which this machine cannot reach. The default engine, perfmine\'s own harness, needs no asv: remove validate.engine from perfmine.config.json and run the demo again. To use asv on a host with PyPI: `docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/` then `npx perfmine demo --base-image perfmine/base:bookworm-asv`. Air-gapped: download asv\'s wheels elsewhere (`pip download asv -d DIR`) and set `synthesize.asv.wheelhouse` to DIR in perfmine.config.json.',
+    "validate.engine is asv, and the base image has no asv: it is built from Debian packages, and asv comes only from PyPI, which this machine cannot reach. The default engine, perfmine's own harness, needs no asv: remove validate.engine from perfmine.config.json and run the demo again. To use asv on a host with PyPI: `docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/` then `npx perfmine demo --base-image perfmine/base:bookworm-asv`. Air-gapped: download asv's wheels elsewhere (`pip download asv -d DIR`) and set `synthesize.asv.wheelhouse` to DIR in perfmine.config.json.",
 };
 
 /**
@@ -61,13 +61,23 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
   const db = resolve(globals.db ?? join(dir, 'perfmine.db'));
   const out = resolve(globals.out ?? join(dir, 'out'));
   if (flags.fresh && (globals.db !== undefined || globals.out !== undefined)) {
-    print(`--fresh leaves what --db/--out name outside ${dir} as it is: ${[globals.db !== undefined ? db : null, globals.out !== undefined ? out : null].filter(Boolean).join(', ')}`);
+    print(
+      `--fresh leaves what --db/--out name outside ${dir} as it is: ${[globals.db !== undefined ? db : null, globals.out !== undefined ? out : null].filter(Boolean).join(', ')}`,
+    );
   }
   const demoGlobals: GlobalFlags = { ...globals, db, out, llm: globals.llm ?? 'none' };
   await ensureBaseImage(demoGlobals);
 
-  print(`\nrunning: perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${db} --out ${out}\n`);
-  const code = await runCommand('run', undefined, { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] }, demoGlobals, registry);
+  print(
+    `\nrunning: perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${db} --out ${out}\n`,
+  );
+  const code = await runCommand(
+    'run',
+    undefined,
+    { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] },
+    demoGlobals,
+    registry,
+  );
 
   const store = openStore(db, { readonly: true });
   const stop = lastStop(store, DEMO_MONTH);
@@ -96,14 +106,18 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
   const store = openStore(options.db, { readonly: true });
   let folders: string[];
   try {
-    folders = emittedTasks(new Ledger(store), monthWindow(DEMO_MONTH), options.out).filter((t) => t.written).map((t) => t.folder);
+    folders = emittedTasks(new Ledger(store), monthWindow(DEMO_MONTH), options.out)
+      .filter((t) => t.written)
+      .map((t) => t.folder);
   } finally {
     store.close();
   }
   const db = `--db ${quote(options.db)}`;
   const lines: string[] = [];
   if (folders.length > 0) {
-    lines.push(`${folders.length} task${folders.length === 1 ? '' : 's'} emitted; each folder holds the task (problem statement, Dockerfile, expert patch, workloads):`);
+    lines.push(
+      `${folders.length} task${folders.length === 1 ? '' : 's'} emitted; each folder holds the task (problem statement, Dockerfile, expert patch, workloads):`,
+    );
     for (const f of folders) lines.push(`  ${f}`);
     lines.push(`the month's dataset: ${join(options.out, DEMO_MONTH)} (tasks.jsonl, tasks.parquet, manifest.json)`);
   } else {
@@ -116,8 +130,11 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
     `  PERFMINE_OUT=${quote(options.out)} perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
     `  perfmine status --month ${DEMO_MONTH} ${db} --stage validate --items   each candidate's verdict and reason`,
   );
-  if (options.code !== 0) lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);
-  lines.push(`(exit ${options.code}: ${options.code === 0 ? 'the demo ran to its end' : options.code === 1 ? 'some items failed; they are recorded' : options.code === 2 ? 'the run stopped at something this machine or configuration must fix' : 'see perfmine --help'})`);
+  if (options.code !== 0)
+    lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);
+  lines.push(
+    `(exit ${options.code}: ${options.code === 0 ? 'the demo ran to its end' : options.code === 1 ? 'some items failed; they are recorded' : options.code === 2 ? 'the run stopped at something this machine or configuration must fix' : 'see perfmine --help'})`,
+  );
   return lines.join('\n');
 }
 
@@ -136,7 +153,9 @@ async function ensureBaseImage(globals: GlobalFlags): Promise<void> {
     print(`\nthe base image ${config.docker.baseImage} is not in the Docker engine; synthesize will say what to do`);
     return;
   }
-  print('\nthe base image perfmine/base:bookworm is missing: building it from Debian packages (scripts/build-base-image.sh, a few minutes)');
+  print(
+    '\nthe base image perfmine/base:bookworm is missing: building it from Debian packages (scripts/build-base-image.sh, a few minutes)',
+  );
   const built = spawnSync('bash', [join(SCRIPTS, 'build-base-image.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (built.status !== 0) print('building the base image failed (it needs root and debootstrap: sudo scripts/setup-docker.sh installs it)');
 }

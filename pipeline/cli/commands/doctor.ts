@@ -21,7 +21,12 @@ export function verdict(checks: readonly Check[]): string {
 /** Exit 0 when everything the configured pipeline needs is there, 1 otherwise. */
 export async function doctorCommand(globals: GlobalFlags): Promise<number> {
   const session = openSession(globals);
-  const checks = await runDoctor({ config: session.config, credentials: session.credentials, docker: new DockerService(), log: session.log });
+  const checks = await runDoctor({
+    config: session.config,
+    credentials: session.credentials,
+    docker: new DockerService(),
+    log: session.log,
+  });
   // --executor slurm: the Slurm commands, the spool from a compute node (a probe job), the registry
   if (session.config.executor.kind === 'slurm') checks.push(...(await slurmChecks(session.config)));
   const failing = checks.filter((c) => c.required && c.status !== 'ok' && c.status !== 'skipped');

@@ -27,8 +27,10 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
   if (!flags.to) throw new ConfigError('publish: --to DIR is required', { reason: 'usage', fix: 'perfmine publish --to ./dataset' });
   const session = openSession(globals);
   const path = session.config.db;
-  if (checkDatabasePath(path, 'read') !== 'sqlite') throw new ConfigError(`db: no database at ${path}: nothing was emitted`, { reason: 'no-database' });
-  for (const m of flags.months ?? []) if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(m)) throw new ConfigError(`--months ${m}: not YYYY-MM`, { reason: 'usage' });
+  if (checkDatabasePath(path, 'read') !== 'sqlite')
+    throw new ConfigError(`db: no database at ${path}: nothing was emitted`, { reason: 'no-database' });
+  for (const m of flags.months ?? [])
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(m)) throw new ConfigError(`--months ${m}: not YYYY-MM`, { reason: 'usage' });
   if (!session.json) noteDb(path);
   const db = openStore(path, { readonly: true });
   try {

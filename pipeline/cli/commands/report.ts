@@ -19,13 +19,17 @@ export interface ReportFlags {
 export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry: Registry): number {
   // The global --out (datasets directory) names the page here; the datasets come from the config.
   const { out: page, ...rest } = globals;
-  if (!page) throw new ConfigError('--out: required: where to write the page (perfmine report --month YYYY-MM --out report.html)', { reason: 'invalid-flags' });
+  if (!page)
+    throw new ConfigError('--out: required: where to write the page (perfmine report --month YYYY-MM --out report.html)', {
+      reason: 'invalid-flags',
+    });
   const session = openSession(rest);
   const window = resolveMonthFlag(flags.month) ?? monthWindow(previousMonth(new Date()));
   const path = session.config.db;
   const reportPath = resolve(page);
   checkOutputFile(reportPath, '--out', `report-${window.label}.html`);
-  if (checkDatabasePath(path, 'read') === 'absent') throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
+  if (checkDatabasePath(path, 'read') === 'absent')
+    throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
   const db = openStore(path, { readonly: true });
   try {
     const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath, registry });
@@ -33,7 +37,10 @@ export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry
     writeFileSync(reportPath, renderReport(data));
     const emitted = data.tasks.length;
     if (session.json) printJson({ report: reportPath, db: path, month: window.label, tasks: emitted, repositories: data.funnel.length });
-    else print(`wrote ${reportPath}: ${window.label}, ${data.funnel.length} repositories, ${emitted} task${emitted === 1 ? '' : 's'} emitted${describeDb(path, ', from the database %s')}`);
+    else
+      print(
+        `wrote ${reportPath}: ${window.label}, ${data.funnel.length} repositories, ${emitted} task${emitted === 1 ? '' : 's'} emitted${describeDb(path, ', from the database %s')}`,
+      );
     return 0;
   } finally {
     db.close();

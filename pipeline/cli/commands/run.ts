@@ -46,14 +46,24 @@ export async function runCommand(
   // Every path the run will use, before any work and before anything is written; a dry run
   // makes the same checks.
   checkDatabasePath(config.db, 'write');
-  const chain: readonly StageName[] = stage ? [stage.name] : STAGE_NAMES.slice(0, untilStage ? STAGE_NAMES.indexOf(untilStage) + 1 : STAGE_NAMES.length);
+  const chain: readonly StageName[] = stage
+    ? [stage.name]
+    : STAGE_NAMES.slice(0, untilStage ? STAGE_NAMES.indexOf(untilStage) + 1 : STAGE_NAMES.length);
   if (chain.includes('emit')) checkOutputDirectory(config.out, '--out');
   if (scope.source.kind === 'git' && (chain.includes('discover') || chain.includes('collect'))) checkSourceClone(scope.source.path);
 
   // A dry run plans over a copy of the store in memory: it reads what is there and writes nothing.
   const db = dryRun ? openStoreSnapshot(config.db) : openStore(config.db);
   const command = kind === 'run' ? 'run' : `stage ${stageName}`;
-  const args = { window: scope.window, repos: scope.repos, prs: scope.prs, source: formatSource(scope.source), untilStage, dryRun, force: flags.force ?? false };
+  const args = {
+    window: scope.window,
+    repos: scope.repos,
+    prs: scope.prs,
+    source: formatSource(scope.source),
+    untilStage,
+    dryRun,
+    force: flags.force ?? false,
+  };
   let runId: number | null = null;
   try {
     if (dryRun) refuseIfBusy(db);
@@ -66,7 +76,15 @@ export async function runCommand(
     cancelRemoteJobsSync();
     if (runId !== null) finishRun(db, runId, 'interrupted', EXIT.interrupted, { interrupted: 'hard stop' });
   });
-  const ctx = createContext({ config, credentials: session.credentials, db, log, runId, signal: shutdown.hard, ...(services ? { services } : {}) });
+  const ctx = createContext({
+    config,
+    credentials: session.credentials,
+    db,
+    log,
+    runId,
+    signal: shutdown.hard,
+    ...(services ? { services } : {}),
+  });
   const events = new Emitter<RunnerEvents>();
   const detach = attachProgress(events, { statusLine: session.statusLine, log, intervalMs: config.progressIntervalSeconds * 1000 });
 
@@ -119,7 +137,8 @@ export async function runCommand(
     stopped,
     metrics: ctx.metrics.snapshot(),
   };
-  if (runId !== null) finishRun(db, runId, result.interrupted ? 'interrupted' : failed || stopped ? 'failed' : 'succeeded', exitCode, summary);
+  if (runId !== null)
+    finishRun(db, runId, result.interrupted ? 'interrupted' : failed || stopped ? 'failed' : 'succeeded', exitCode, summary);
   db.close();
 
   if (session.json) printJson({ runId, exitCode, db: config.db, ...summary });
@@ -131,9 +150,15 @@ export async function runCommand(
     const calibration = calibrationSummaryLine(summary.metrics);
     if (calibration !== null) lines.push(calibration);
     if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
-    if (dryRun && result.reports.length > 1) lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
+    if (dryRun && result.reports.length > 1)
+      lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');
-    if (stopped) lines.push(dryRun ? `a real run would stop at ${stopped.stage} (the reason follows)` : `stopped at ${stopped.stage} (the reason follows; the stages before it are recorded)`);
+    if (stopped)
+      lines.push(
+        dryRun
+          ? `a real run would stop at ${stopped.stage} (the reason follows)`
+          : `stopped at ${stopped.stage} (the reason follows; the stages before it are recorded)`,
+      );
     print(lines.join('\n'));
   }
   // What stopped the chain is a configuration problem: on stderr, as every such error, with its fix.

@@ -7,7 +7,12 @@ import { ScoreStore } from '../../../cache/scores.js';
 import { openStore } from '../../../cache/store.js';
 import { aggregateByModel, rejectedResult, scorePredictions, type PredictionResult } from '../../../stages/validate/score/index.js';
 import { formatAggregate, formatScoreRows } from '../../../stages/validate/score/format.js';
-import { DEFAULT_MAX_PATCH_BYTES, parsePredictions, PredictionsFileError, type ParsedPredictions } from '../../../stages/validate/score/predictions.js';
+import {
+  DEFAULT_MAX_PATCH_BYTES,
+  parsePredictions,
+  PredictionsFileError,
+  type ParsedPredictions,
+} from '../../../stages/validate/score/predictions.js';
 import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/validate/score/task-source.js';
 import { buildSettings, wheelhouseOf } from '../../services/environments/environment.js';
 import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';
@@ -37,9 +42,11 @@ export interface ScoreRun {
 /** The rows to score: one `--task`/`--patch` pair, or a predictions file. */
 function readInput(flags: ScoreFlags, known: ReadonlySet<string>): { parsed: ParsedPredictions; name: string } {
   const max = flags.maxPatchBytes === undefined ? DEFAULT_MAX_PATCH_BYTES : Number(flags.maxPatchBytes);
-  if (!Number.isInteger(max) || max <= 0) throw new ConfigError(`--max-patch-bytes ${flags.maxPatchBytes}: not a positive integer`, { reason: 'usage' });
+  if (!Number.isInteger(max) || max <= 0)
+    throw new ConfigError(`--max-patch-bytes ${flags.maxPatchBytes}: not a positive integer`, { reason: 'usage' });
   if (flags.predictions !== undefined) {
-    if (flags.task !== undefined || flags.patch !== undefined) throw new ConfigError('score: --predictions goes alone, without --task or --patch', { reason: 'usage' });
+    if (flags.task !== undefined || flags.patch !== undefined)
+      throw new ConfigError('score: --predictions goes alone, without --task or --patch', { reason: 'usage' });
     let text: string;
     try {
       text = readFileSync(flags.predictions, 'utf8');
@@ -47,14 +54,21 @@ function readInput(flags: ScoreFlags, known: ReadonlySet<string>): { parsed: Par
       throw new ConfigError(`--predictions ${flags.predictions}: ${(error as Error).message}`, { reason: 'usage' });
     }
     try {
-      return { parsed: parsePredictions(text, known, { maxPatchBytes: max }), name: basename(flags.predictions).replace(/\.(jsonl|json)$/, '') };
+      return {
+        parsed: parsePredictions(text, known, { maxPatchBytes: max }),
+        name: basename(flags.predictions).replace(/\.(jsonl|json)$/, ''),
+      };
     } catch (error) {
-      if (error instanceof PredictionsFileError) throw new ConfigError(`--predictions ${flags.predictions}: ${error.message}`, { reason: 'invalid-predictions' });
+      if (error instanceof PredictionsFileError)
+        throw new ConfigError(`--predictions ${flags.predictions}: ${error.message}`, { reason: 'invalid-predictions' });
       throw error;
     }
   }
   if (flags.task === undefined || flags.patch === undefined) {
-    throw new ConfigError('score: pass --task ID|DIR with --patch FILE, or --predictions FILE', { reason: 'usage', fix: 'perfmine score --task owner__name-N --patch agent.patch' });
+    throw new ConfigError('score: pass --task ID|DIR with --patch FILE, or --predictions FILE', {
+      reason: 'usage',
+      fix: 'perfmine score --task owner__name-N --patch agent.patch',
+    });
   }
   const instanceId = resolveTaskArgument(flags.task);
   let size: number;
@@ -64,8 +78,15 @@ function readInput(flags: ScoreFlags, known: ReadonlySet<string>): { parsed: Par
     throw new ConfigError(`--patch ${flags.patch}: ${(error as Error).message}`, { reason: 'usage' });
   }
   const model = flags.model ?? 'patch';
-  const row = { instance_id: instanceId, model_name_or_path: model, model_patch: size > max ? 'x'.repeat(max + 1) : readFileSync(flags.patch, 'utf8') };
-  return { parsed: parsePredictions(JSON.stringify(row), known, { maxPatchBytes: max }), name: `${instanceId}.${model.replace(/[^A-Za-z0-9._-]+/g, '_')}` };
+  const row = {
+    instance_id: instanceId,
+    model_name_or_path: model,
+    model_patch: size > max ? 'x'.repeat(max + 1) : readFileSync(flags.patch, 'utf8'),
+  };
+  return {
+    parsed: parsePredictions(JSON.stringify(row), known, { maxPatchBytes: max }),
+    name: `${instanceId}.${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`,
+  };
 }
 
 /** `perfmine score`: the work, with the container engine given (tests pass theirs). */
@@ -73,7 +94,10 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
   const session = openSession(globals);
   const { config, log } = session;
   if (checkDatabasePath(config.db, 'write') !== 'sqlite') {
-    throw new ConfigError(`db: no database at ${config.db}: nothing was emitted to score against`, { reason: 'no-database', fix: 'pass --db the database of the runs that emitted the tasks' });
+    throw new ConfigError(`db: no database at ${config.db}: nothing was emitted to score against`, {
+      reason: 'no-database',
+      fix: 'pass --db the database of the runs that emitted the tasks',
+    });
   }
   const db = openStore(config.db);
   if (!session.json) noteDb(config.db);
@@ -95,22 +119,43 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
     }
     const metrics = new Metrics();
     const engine = docker ?? new DockerService({ runLabel: 'score', metrics });
-    const runner = new DockerMeasurementRunner({ docker: engine, limits: containerLimits(config.docker), build: buildSettings(config), wheelhouse: wheelhouseOf(config), log, metrics });
+    const runner = new DockerMeasurementRunner({
+      docker: engine,
+      limits: containerLimits(config.docker),
+      build: buildSettings(config),
+      wheelhouse: wheelhouseOf(config),
+      log,
+      metrics,
+    });
     // a task whose environment the store lacks: its rows are errors, the other tasks' rows are scored
     const unscorable = parsed.predictions
       .filter((p) => broken.has(p.instanceId))
-      .map((p): PredictionResult => ({ ...rejectedResult({ row: p.row, instanceId: p.instanceId, model: p.model, reason: 'unknown-instance', message: '' }), status: 'error', failure: broken.get(p.instanceId)!.reason, detail: broken.get(p.instanceId)!.message }));
-    const scored = await scorePredictions(tasks, parsed.predictions.filter((p) => !broken.has(p.instanceId)), parsed.rejected, {
-      runner,
-      store: new ScoreStore(db),
-      config: validate,
-      log,
-      metrics,
-      fingerprints: new FingerprintCache(db),
-      ...(flags.force ? { force: true } : {}),
-    });
+      .map((p): PredictionResult => ({
+        ...rejectedResult({ row: p.row, instanceId: p.instanceId, model: p.model, reason: 'unknown-instance', message: '' }),
+        status: 'error',
+        failure: broken.get(p.instanceId)!.reason,
+        detail: broken.get(p.instanceId)!.message,
+      }));
+    const scored = await scorePredictions(
+      tasks,
+      parsed.predictions.filter((p) => !broken.has(p.instanceId)),
+      parsed.rejected,
+      {
+        runner,
+        store: new ScoreStore(db),
+        config: validate,
+        log,
+        metrics,
+        fingerprints: new FingerprintCache(db),
+        ...(flags.force ? { force: true } : {}),
+      },
+    );
     const rows = [...scored, ...unscorable].sort((a, b) => a.row - b.row);
-    const models = aggregateByModel(rows.filter((r) => r.status !== 'rejected' && r.model_name_or_path !== null).map((r) => ({ model: r.model_name_or_path!, instanceId: r.instance_id ?? '', failure: r.failure, score: r.score })));
+    const models = aggregateByModel(
+      rows
+        .filter((r) => r.status !== 'rejected' && r.model_name_or_path !== null)
+        .map((r) => ({ model: r.model_name_or_path!, instanceId: r.instance_id ?? '', failure: r.failure, score: r.score })),
+    );
     const results = resolve(flags.results ?? join(config.out, 'scores', `${name}.jsonl`));
     const summaryPath = results.replace(/\.jsonl$/, '') + '.summary.txt';
     const summary = `${formatScoreRows(rows)}\n\n${formatAggregate(models)}\n`;

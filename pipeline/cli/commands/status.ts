@@ -30,14 +30,19 @@ export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null 
     Math.max(h.length, ...cells.filter((c) => c[2] !== '').map((c) => c[i]!.length), ...(i === 0 ? cells.map((c) => c[0]!.length) : [])),
   );
   const fmt = (c: readonly string[]) =>
-    c[2] === '' ? `${c[0]!.padEnd(widths[0]!)}  ${c[1]}` : c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+    c[2] === ''
+      ? `${c[0]!.padEnd(widths[0]!)}  ${c[1]}`
+      : c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
   const lines = [fmt(header)];
   for (const [i, r] of rows.entries()) {
     lines.push(fmt(cells[i]!));
     if (r.dropped > 0) lines.push(`    dropped: ${byReason(r.droppedBy)}`);
     if (r.failed > 0) lines.push(`    failed:  ${byReason(r.failedBy)}`);
     const stoppedHere = stop?.stage === r.stage;
-    if (r.waiting > 0) lines.push(`    waiting: ${r.waiting} done by ${STAGE_NAMES[STAGE_NAMES.indexOf(r.stage) - 1]}, not planned by ${r.stage} yet${stoppedHere ? ' (the last run stopped here, see below)' : ''}`);
+    if (r.waiting > 0)
+      lines.push(
+        `    waiting: ${r.waiting} done by ${STAGE_NAMES[STAGE_NAMES.indexOf(r.stage) - 1]}, not planned by ${r.stage} yet${stoppedHere ? ' (the last run stopped here, see below)' : ''}`,
+      );
   }
   if (stop) lines.push(...formatStop(stop));
   return lines.join('\n');
@@ -45,7 +50,9 @@ export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null 
 
 /** The lines that say where the last run stopped, why, and what to do. */
 export function formatStop(stop: RunStop): string[] {
-  const lines = [`the last run${stop.window ? ` of ${stop.window}` : ''} (#${stop.runId}) stopped at ${stop.stage} (${stop.reason}); the stages after it did not run:`];
+  const lines = [
+    `the last run${stop.window ? ` of ${stop.window}` : ''} (#${stop.runId}) stopped at ${stop.stage} (${stop.reason}); the stages after it did not run:`,
+  ];
   for (const issue of stop.issues) lines.push(`  ${issue}`);
   if (stop.fix) lines.push(`  fix: ${stop.fix}`);
   return lines;
@@ -91,13 +98,22 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
 
   if (flags.clearRun !== undefined) {
     if (!/^[1-9]\d*$/.test(flags.clearRun)) {
-      throw new ConfigError(`--clear-run: expected a run id (a positive whole number, as "recent runs" in perfmine status lists them), got "${flags.clearRun}"`, { reason: 'invalid-flags' });
+      throw new ConfigError(
+        `--clear-run: expected a run id (a positive whole number, as "recent runs" in perfmine status lists them), got "${flags.clearRun}"`,
+        { reason: 'invalid-flags' },
+      );
     }
-    if (checkDatabasePath(path, 'write') === 'absent') throw new ConfigError(`db: no database at ${path}: there is no run to clear`, { reason: 'no-database', fix: 'pass --db the database the run uses' });
+    if (checkDatabasePath(path, 'write') === 'absent')
+      throw new ConfigError(`db: no database at ${path}: there is no run to clear`, {
+        reason: 'no-database',
+        fix: 'pass --db the database the run uses',
+      });
     const db = openStore(path);
     const ok = clearRun(db, Number(flags.clearRun));
     db.close();
-    print(`${ok ? `run ${flags.clearRun} marked crashed` : `run ${flags.clearRun} is not running; nothing to do`}${describeDb(path, ' (database %s)')}`);
+    print(
+      `${ok ? `run ${flags.clearRun} marked crashed` : `run ${flags.clearRun} is not running; nothing to do`}${describeDb(path, ' (database %s)')}`,
+    );
     return 0;
   }
 
@@ -105,8 +121,16 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
   const state = checkDatabasePath(path, 'read');
   if (state !== 'sqlite') {
     const empty = funnel([], stages, registry);
-    if (session.json) printJson(flags.items ? { stage, registered: isRegistered(stage!), items: [] } : { db: path, exists: state === 'empty', window: window?.label ?? null, stages: empty, runs: [] });
-    else print(`${state === 'absent' ? `no database at ${path} yet` : `${path} is an empty file (0 bytes: a run stopped before it wrote anything)`}: nothing has run.\n${formatFunnel(empty)}`);
+    if (session.json)
+      printJson(
+        flags.items
+          ? { stage, registered: isRegistered(stage!), items: [] }
+          : { db: path, exists: state === 'empty', window: window?.label ?? null, stages: empty, runs: [] },
+      );
+    else
+      print(
+        `${state === 'absent' ? `no database at ${path} yet` : `${path} is an empty file (0 bytes: a run stopped before it wrote anything)`}: nothing has run.\n${formatFunnel(empty)}`,
+      );
     return 0;
   }
 
@@ -119,7 +143,10 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
       if (session.json) printJson({ stage, registered: isRegistered(stage), window: window?.label ?? null, items });
       else {
         if (!isRegistered(stage)) print(`stage ${stage}: unknown (not implemented in this version)`);
-        for (const it of items) print(`${it.status.padEnd(8)} ${it.key}${it.reason ? `  ${it.reason}` : ''}${it.detail ? `  ${it.detail}` : ''}${it.lastError ? `  ${it.lastError}` : ''}`);
+        for (const it of items)
+          print(
+            `${it.status.padEnd(8)} ${it.key}${it.reason ? `  ${it.reason}` : ''}${it.detail ? `  ${it.detail}` : ''}${it.lastError ? `  ${it.lastError}` : ''}`,
+          );
         if (items.length === 0) print('no items');
       }
       return 0;
@@ -130,7 +157,16 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     const stop = lastStop(db, window?.label ?? null);
     const jobs = new ExecutorJobs(db).inFlight().filter((j) => stages.includes(j.stage as StageName));
     if (session.json) {
-      printJson({ db: path, exists: true, schema, window: window?.label ?? null, stages: rows, lastStop: stop, runs: runs.map(runJson), slurmJobs: jobs });
+      printJson({
+        db: path,
+        exists: true,
+        schema,
+        window: window?.label ?? null,
+        stages: rows,
+        lastStop: stop,
+        runs: runs.map(runJson),
+        slurmJobs: jobs,
+      });
       return 0;
     }
     const lines = [
@@ -140,11 +176,15 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     ];
     if (jobs.length > 0) {
       lines.push('Slurm jobs in flight (executor: slurm):');
-      for (const j of jobs) lines.push(`  ${j.stage} ${j.slurmState.toLowerCase()}: ${j.jobIds.length === 0 ? 'being submitted' : j.jobIds.join(' ')}`);
+      for (const j of jobs)
+        lines.push(`  ${j.stage} ${j.slurmState.toLowerCase()}: ${j.jobIds.length === 0 ? 'being submitted' : j.jobIds.join(' ')}`);
     }
     if (runs.length > 0) {
       lines.push('recent runs:');
-      for (const r of runs) lines.push(`  #${r.id} ${r.command} ${r.window_label ?? ''} ${r.status}${r.exit_code === null ? '' : ` (exit ${r.exit_code})`} ${r.started_at}`);
+      for (const r of runs)
+        lines.push(
+          `  #${r.id} ${r.command} ${r.window_label ?? ''} ${r.status}${r.exit_code === null ? '' : ` (exit ${r.exit_code})`} ${r.started_at}`,
+        );
     }
     print(lines.join('\n'));
     return 0;

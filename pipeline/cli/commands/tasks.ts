@@ -17,9 +17,20 @@ function fmt(x: number | null): string {
 export function formatTasks(tasks: readonly TaskListing[]): string {
   if (tasks.length === 0) return 'no tasks emitted';
   const header = ['instance_id', 'month', 'workloads', 'speedup (all / improved)', 'category', 'folder'];
-  const rows = tasks.map((t) => [t.instance_id, t.month, `${t.improved}/${t.workloads} improved`, `${fmt(t.expert_speedup.all)} / ${fmt(t.expert_speedup.improved)}`, t.category ?? '-', t.written ? t.folder : `${t.folder} (not written yet)`]);
+  const rows = tasks.map((t) => [
+    t.instance_id,
+    t.month,
+    `${t.improved}/${t.workloads} improved`,
+    `${fmt(t.expert_speedup.all)} / ${fmt(t.expert_speedup.improved)}`,
+    t.category ?? '-',
+    t.written ? t.folder : `${t.folder} (not written yet)`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 

@@ -58,7 +58,14 @@ export interface Verdict {
   readonly ratioText: string;
 }
 
-const CHANGE_OF: Record<Mark, Change> = { '-': 'improved', '+': 'worsened', ' ': 'unchanged', x: 'incomparable', '!': 'failed', '*': 'fixed' };
+const CHANGE_OF: Record<Mark, Change> = {
+  '-': 'improved',
+  '+': 'worsened',
+  ' ': 'unchanged',
+  x: 'incomparable',
+  '!': 'failed',
+  '*': 'fixed',
+};
 const SECTION_OF: Record<Change, Section> = {
   improved: 'improved',
   fixed: 'improved',
@@ -78,7 +85,13 @@ function isNa(value: number | null): boolean {
  * With statistics on both sides and more than one sample each, the difference must first be
  * significant by {@link isDifferent}; a missing confidence bound counts as unbounded.
  */
-export function isResultBetter(a: number, b: number, aSide: Measurement | null, bSide: Measurement | null, options: DecideOptions): boolean {
+export function isResultBetter(
+  a: number,
+  b: number,
+  aSide: Measurement | null,
+  bSide: Measurement | null,
+  options: DecideOptions,
+): boolean {
   if (options.useStats && aSide?.stats && bSide?.stats && (aSide.stats.repeat ?? 0) !== 1 && (bSide.stats.repeat ?? 0) !== 1) {
     const ci = (s: ResultStats) => ({ ciLower: s.ciLower ?? Number.NEGATIVE_INFINITY, ciUpper: s.ciUpper ?? Number.POSITIVE_INFINITY });
     if (!isDifferent(aSide.samples, bSide.samples, ci(aSide.stats), ci(bSide.stats), options.pThreshold)) return false;
@@ -96,7 +109,11 @@ function verdict(mark: Mark, ratio: number | null, tilde: boolean): Verdict {
  * asv compare's verdict on one workload. `before` / `after` undefined: the workload is missing on
  * that side (asv treats it as NaN).
  */
-export function decideWorkload(before: Measurement | undefined, after: Measurement | undefined, options: DecideOptions = DEFAULT_DECIDE_OPTIONS): Verdict {
+export function decideWorkload(
+  before: Measurement | undefined,
+  after: Measurement | undefined,
+  options: DecideOptions = DEFAULT_DECIDE_OPTIONS,
+): Verdict {
   const t1 = before === undefined ? Number.NaN : before.value;
   const t2 = after === undefined ? Number.NaN : after.value;
   const ratio = t1 === null || t2 === null || Number.isNaN(t1) || Number.isNaN(t2) || t1 === 0 ? null : t2 / t1;

@@ -19,7 +19,10 @@ export interface SampleStats {
 
 /** The linear-interpolation quantile of the samples (asv_runner's `quantile`). */
 export function quantile(samples: readonly number[], q: number): number {
-  return sortedQuantile([...samples].sort((a, b) => a - b), q);
+  return sortedQuantile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
 }
 
 /** ln(n!) for a non-negative integer: exact factorial below 171, Stirling's series above. */

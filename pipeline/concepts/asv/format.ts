@@ -33,7 +33,8 @@ export function isChanged(row: CompareRow): boolean {
 
 function displayValue(m: Measurement | undefined, unit: string | null): string {
   if (m === undefined) return humanValue(Number.NaN, unit);
-  const err = m.stats && m.stats.q25 !== undefined && m.stats.q75 !== undefined ? interquartileError({ q25: m.stats.q25, q75: m.stats.q75 }) : null;
+  const err =
+    m.stats && m.stats.q25 !== undefined && m.stats.q75 !== undefined ? interquartileError({ q25: m.stats.q25, q75: m.stats.q75 }) : null;
   return humanValue(m.value, unit, err);
 }
 
@@ -65,7 +66,10 @@ export function formatCompareReport(report: CompareReport, options: FormatCompar
   for (const [key, group] of groups) {
     if (group.length === 0) continue;
     if (!options.onlyChanged) out += `\n${TITLES[key]}\n\n`;
-    out += `${formatGithubTable(headers, group.map((r) => rowCells(r, report.multipleEnvironments)))}\n`;
+    out += `${formatGithubTable(
+      headers,
+      group.map((r) => rowCells(r, report.multipleEnvironments)),
+    )}\n`;
   }
   return out;
 }

@@ -27,7 +27,9 @@ export function splitAppendedSamples(set: ResultSet, samplesPerInvocation: numbe
   if (!Number.isInteger(samplesPerInvocation) || samplesPerInvocation < 1) {
     throw new RangeError(`samples per invocation must be a positive integer, got ${samplesPerInvocation}`);
   }
-  const counts = set.workloads.map((w) => (w.samples && w.samples.length % samplesPerInvocation === 0 ? w.samples.length / samplesPerInvocation : 0));
+  const counts = set.workloads.map((w) =>
+    w.samples && w.samples.length % samplesPerInvocation === 0 ? w.samples.length / samplesPerInvocation : 0,
+  );
   const parts = Math.max(0, ...counts);
   return Array.from({ length: parts }, (_, i): ResultSet => ({
     ...set,
@@ -72,7 +74,10 @@ export function poolInvocations(sets: readonly ResultSet[]): ResultSet {
     const latest = all.at(-1)!;
     if (ok.length === 0) return latest;
     if (ok.some((w) => !w.samples || w.samples.length === 0)) return ok.at(-1)!;
-    return fromSamples(ok.at(-1)!, ok.flatMap((w) => w.samples!));
+    return fromSamples(
+      ok.at(-1)!,
+      ok.flatMap((w) => w.samples!),
+    );
   });
   return { source: sets.map((s) => s.source).join(' + '), commitHash: last.commitHash, machineEnv: last.machineEnv, workloads };
 }

@@ -12,7 +12,8 @@ async function readText(path: string): Promise<string> {
     return await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(error);
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(error);
     throw new ItemError('asv-file-unreadable', `${path}: cannot read: ${why}`, { cause: error });
   }
 }
@@ -63,7 +64,10 @@ export async function readResultsDirectory(dir: string): Promise<ResultsFile[]> 
   } catch (error) {
     throw new ItemError('asv-file-unreadable', `${dir}: cannot list the directory: ${String(error)}`, { cause: error });
   }
-  const paths = names.filter((n) => n.endsWith('.json') && !NOT_RESULTS.has(n)).sort().map((n) => join(dir, n));
+  const paths = names
+    .filter((n) => n.endsWith('.json') && !NOT_RESULTS.has(n))
+    .sort()
+    .map((n) => join(dir, n));
   if (paths.length === 0) throw new ItemError('asv-file-unreadable', `${dir}: no results files (*.json) in the directory`);
   return orderInvocations(await Promise.all(paths.map(readResultsFile)));
 }

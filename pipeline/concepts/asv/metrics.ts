@@ -21,7 +21,10 @@ export function speedup(baseTime: number | null | undefined, patchedTime: number
 }
 
 /** Speedups of every workload timed on both sides (failed, skipped and missing ones left out). */
-export function workloadSpeedups(base: ReadonlyMap<string, number | null>, patched: ReadonlyMap<string, number | null>): Map<string, number> {
+export function workloadSpeedups(
+  base: ReadonlyMap<string, number | null>,
+  patched: ReadonlyMap<string, number | null>,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const [name, t] of base) {
     const s = speedup(t, patched.get(name));

@@ -98,7 +98,11 @@ export function compareCodePoints(a: string, b: string): number {
  * asv compare over two sides: every workload present on either side, sorted by
  * (name, machine/env), each with asv's verdict.
  */
-export function compareResultSets(base: readonly ResultSet[], head: readonly ResultSet[], options: Partial<CompareSidesOptions> = {}): CompareReport {
+export function compareResultSets(
+  base: readonly ResultSet[],
+  head: readonly ResultSet[],
+  options: Partial<CompareSidesOptions> = {},
+): CompareReport {
   const decide: DecideOptions = {
     factor: options.factor ?? DEFAULT_DECIDE_OPTIONS.factor,
     useStats: options.useStats ?? DEFAULT_DECIDE_OPTIONS.useStats,

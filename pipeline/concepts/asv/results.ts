@@ -135,7 +135,11 @@ export function checkSchemaVersion(data: unknown, source: string, expected: numb
   if (!('version' in data)) throw asvFileError(source, ['version'], `missing (asv writes "version": ${expected})`);
   const version = (data as { version: unknown }).version;
   if (version !== expected) {
-    throw asvFileError(source, ['version'], `unknown schema version ${JSON.stringify(version)} (this reader understands version ${expected})`);
+    throw asvFileError(
+      source,
+      ['version'],
+      `unknown schema version ${JSON.stringify(version)} (this reader understands version ${expected})`,
+    );
   }
 }
 
@@ -215,7 +219,11 @@ function parseRow(key: string, row: readonly unknown[], columns: readonly Result
   const perCombo = <T>(column: ResultColumn, list: readonly T[] | null): readonly (T | null)[] => {
     if (list === null) return new Array<T | null>(n).fill(null);
     if (list.length !== n) {
-      throw asvFileError(source, [...at, columns.indexOf(column)], `column ${column}: ${list.length} entries but the parameters give ${n} combination${n === 1 ? '' : 's'}`);
+      throw asvFileError(
+        source,
+        [...at, columns.indexOf(column)],
+        `column ${column}: ${list.length} entries but the parameters give ${n} combination${n === 1 ? '' : 's'}`,
+      );
     }
     return list;
   };

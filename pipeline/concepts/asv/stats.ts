@@ -139,7 +139,8 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[], method:
 
   let p: number;
   if (resolved === 'exact') {
-    if (binomial(m + n, m) > EXACT_LIMIT) throw new RangeError(`mannWhitneyU: the exact distribution for sizes ${m} and ${n} exceeds double precision; use 'normal'`);
+    if (binomial(m + n, m) > EXACT_LIMIT)
+      throw new RangeError(`mannWhitneyU: the exact distribution for sizes ${m} and ${n} exceeds double precision; use 'normal'`);
     const p1 = mannWhitneyCdf(m, n, ux);
     const p2 = 1.0 - mannWhitneyCdf(m, n, Math.max(half, mn - ux - 1));
     p = p1 + p2;

@@ -14,7 +14,13 @@ const PY_FLOAT = /^\s*[+-]?(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[e
 const PY_SPECIAL = /^\s*[+-]?(?:inf|infinity|nan)\s*$/i;
 
 function pyFloat(s: string): number {
-  return Number(s.trim().replaceAll('_', '').replace(/^([+-]?)infinity$/i, '$1Infinity').replace(/^([+-]?)inf$/i, '$1Infinity'));
+  return Number(
+    s
+      .trim()
+      .replaceAll('_', '')
+      .replace(/^([+-]?)infinity$/i, '$1Infinity')
+      .replace(/^([+-]?)inf$/i, '$1Infinity'),
+  );
 }
 
 /** tabulate's `_isnumber`: Python's float() accepts it, and it is finite or literally inf / -inf / nan. */

@@ -120,7 +120,9 @@ export interface AttemptRun {
 }
 
 /** What the attempt table records of a run: its outcome, the failing step and its output tails, every step. */
-export function attemptRecordOf(run: AttemptRun): Pick<NewAttempt, 'outcome' | 'failingStep' | 'failureKind' | 'failure' | 'stdoutTail' | 'stderrTail' | 'steps' | 'durationMs'> {
+export function attemptRecordOf(
+  run: AttemptRun,
+): Pick<NewAttempt, 'outcome' | 'failingStep' | 'failureKind' | 'failure' | 'stdoutTail' | 'stderrTail' | 'steps' | 'durationMs'> {
   const verified = run.failure === null && run.image !== null;
   const failing = run.steps.find((s) => !s.ok) ?? run.steps.find((s) => s.step === 'build');
   return {
@@ -130,7 +132,14 @@ export function attemptRecordOf(run: AttemptRun): Pick<NewAttempt, 'outcome' | '
     failure: run.failure ? describeFailure(run.failure) : null,
     stdoutTail: failing?.stdout ?? '',
     stderrTail: failing?.stderr ?? '',
-    steps: run.steps.map((s) => ({ step: s.step, ok: s.ok, exitCode: s.exitCode, timedOut: s.timedOut, durationMs: s.durationMs, ...(s.detail ? { detail: s.detail } : {}) })),
+    steps: run.steps.map((s) => ({
+      step: s.step,
+      ok: s.ok,
+      exitCode: s.exitCode,
+      timedOut: s.timedOut,
+      durationMs: s.durationMs,
+      ...(s.detail ? { detail: s.detail } : {}),
+    })),
     durationMs: run.durationMs,
   };
 }
@@ -173,7 +182,11 @@ export class Environments {
    * The image builds start from: the base image, or the base image with asv installed from a
    * local wheelhouse (`pip install --no-index --find-links`), built once per base and wheelhouse.
    */
-  async ensureToolchain(baseImage: string, wheelhouse: string | null, signal?: AbortSignal): Promise<{ image: string; baseImageId: string }> {
+  async ensureToolchain(
+    baseImage: string,
+    wheelhouse: string | null,
+    signal?: AbortSignal,
+  ): Promise<{ image: string; baseImageId: string }> {
     const base = await this.docker.inspectImage(baseImage);
     if (!base) {
       throw new ConfigError(`docker.baseImage: no image ${baseImage} in the Docker engine`, {
@@ -186,10 +199,15 @@ export class Environments {
     try {
       names = (await readdir(wheelhouse)).filter((n) => n.endsWith('.whl') || n.endsWith('.tar.gz')).sort();
     } catch (error) {
-      throw new ConfigError(`synthesize.asv.wheelhouse: cannot read ${wheelhouse}: ${(error as Error).message}`, { reason: 'bad-wheelhouse' });
+      throw new ConfigError(`synthesize.asv.wheelhouse: cannot read ${wheelhouse}: ${(error as Error).message}`, {
+        reason: 'bad-wheelhouse',
+      });
     }
     if (!names.some((n) => /^asv-/.test(n))) {
-      throw new ConfigError(`synthesize.asv.wheelhouse: ${wheelhouse} holds no asv wheel`, { reason: 'bad-wheelhouse', fix: 'pip download asv -d DIR on a host with PyPI, then copy DIR here' });
+      throw new ConfigError(`synthesize.asv.wheelhouse: ${wheelhouse} holds no asv wheel`, {
+        reason: 'bad-wheelhouse',
+        fix: 'pip download asv -d DIR on a host with PyPI, then copy DIR here',
+      });
     }
     const sizes = await Promise.all(names.map(async (n) => `${n}:${(await stat(join(wheelhouse, n))).size}`));
     const tag = toolchainTag(base.id, sha256(sizes.join('\n')));
@@ -202,10 +220,21 @@ export class Environments {
       ...names.map((n) => ({ name: `wheelhouse/${n}`, content: { file: join(wheelhouse, n) } })),
     ];
     const built = await this.docker.buildImage(
-      { tag, context, labels: { 'org.perfmine.tier': 'toolchain' }, timeoutMs: this.settings.timeoutsMs.repoImage, limits: this.settings.limits, tailChars: this.settings.tailChars },
+      {
+        tag,
+        context,
+        labels: { 'org.perfmine.tier': 'toolchain' },
+        timeoutMs: this.settings.timeoutsMs.repoImage,
+        limits: this.settings.limits,
+        tailChars: this.settings.tailChars,
+      },
       signal,
     );
-    if (!built.ok) throw new ConfigError(`synthesize.asv.wheelhouse: installing asv from ${wheelhouse} failed: ${built.error}\n${built.log.slice(-2000)}`, { reason: 'toolchain-build-failed' });
+    if (!built.ok)
+      throw new ConfigError(
+        `synthesize.asv.wheelhouse: installing asv from ${wheelhouse} failed: ${built.error}\n${built.log.slice(-2000)}`,
+        { reason: 'toolchain-build-failed' },
+      );
     return { image: tag, baseImageId: base.id };
   }
 
@@ -225,7 +254,9 @@ export class Environments {
       const built = await this.docker.buildImage(
         {
           tag,
-          context: [{ name: 'Dockerfile', content: `FROM ${toolchainImage}\nRUN git clone -q --no-checkout ${clone.url} /repo\n${finish}` }],
+          context: [
+            { name: 'Dockerfile', content: `FROM ${toolchainImage}\nRUN git clone -q --no-checkout ${clone.url} /repo\n${finish}` },
+          ],
           labels,
           network: 'default',
           timeoutMs: this.settings.timeoutsMs.repoImage,
@@ -234,7 +265,8 @@ export class Environments {
         },
         signal,
       );
-      if (!built.ok) throw new OutsideServiceError('git', 'clone-failed', `cloning ${clone.url} failed: ${built.error}`, { retryable: true });
+      if (!built.ok)
+        throw new OutsideServiceError('git', 'clone-failed', `cloning ${clone.url} failed: ${built.error}`, { retryable: true });
       await this.pruneRepoImages(repo, tag);
       return tag;
     }
@@ -262,7 +294,11 @@ export class Environments {
         },
         signal,
       );
-      if (!built.ok) throw new ItemError('repo-image-failed', `building the repository image of ${repo} failed: ${built.error}\n${built.log.slice(-2000)}`);
+      if (!built.ok)
+        throw new ItemError(
+          'repo-image-failed',
+          `building the repository image of ${repo} failed: ${built.error}\n${built.log.slice(-2000)}`,
+        );
       this.#log.info({ repo, image: tag, durationMs: built.durationMs }, 'repository image built');
       await this.pruneRepoImages(repo, tag);
       return tag;
@@ -277,13 +313,20 @@ export class Environments {
    * are gone (a newer clone untags older repository images).
    */
   async ensureTiers(
-    spec: { readonly repo: string; readonly baseImage: string; readonly toolchainImage: string; readonly repoImage: string; readonly cloneSource: string },
+    spec: {
+      readonly repo: string;
+      readonly baseImage: string;
+      readonly toolchainImage: string;
+      readonly repoImage: string;
+      readonly cloneSource: string;
+    },
     wheelhouse: string | null,
     signal?: AbortSignal,
   ): Promise<{ toolchainImage: string; repoImage: string }> {
     let toolchainImage = spec.toolchainImage;
     if (!(await this.docker.imageExists(toolchainImage))) {
-      toolchainImage = (await this.ensureToolchain(spec.baseImage, spec.toolchainImage === spec.baseImage ? null : wheelhouse, signal)).image;
+      toolchainImage = (await this.ensureToolchain(spec.baseImage, spec.toolchainImage === spec.baseImage ? null : wheelhouse, signal))
+        .image;
     }
     const repoImage = (await this.docker.imageExists(spec.repoImage))
       ? spec.repoImage
@@ -295,13 +338,27 @@ export class Environments {
   async buildAndVerify(spec: CommitBuildSpec, tag: string, signal?: AbortSignal): Promise<AttemptRun> {
     const started = Date.now();
     const steps: StepResult[] = [];
-    const done = (image: string | null): AttemptRun => ({ steps, failure: classifyFailure(steps), image, durationMs: Date.now() - started });
+    const done = (image: string | null): AttemptRun => ({
+      steps,
+      failure: classifyFailure(steps),
+      image,
+      durationMs: Date.now() - started,
+    });
 
     const checked = checkScript(spec.script);
     const syntax = checked.ok ? await bashSyntaxError(checked.script) : null;
     if (!checked.ok || syntax) {
       const detail = checked.ok ? `bash -n: ${syntax}` : checked.problems.join('; ');
-      steps.push({ step: 'script', ok: false, exitCode: null, timedOut: false, stdout: '', stderr: detail, durationMs: Date.now() - started, detail });
+      steps.push({
+        step: 'script',
+        ok: false,
+        exitCode: null,
+        timedOut: false,
+        stdout: '',
+        stderr: detail,
+        durationMs: Date.now() - started,
+        detail,
+      });
       return done(null);
     }
     const script = checked.script;
@@ -397,7 +454,11 @@ export class Environments {
           limits: this.settings.limits,
           tailChars: this.settings.tailChars,
           labels: { 'org.perfmine.role': `verify-${c.step}`, 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
-          ...(c.step === 'tamper' && spec.patch ? { files: [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] } : c.files ? { files: c.files } : {}),
+          ...(c.step === 'tamper' && spec.patch
+            ? { files: [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] }
+            : c.files
+              ? { files: c.files }
+              : {}),
         },
         signal,
       );

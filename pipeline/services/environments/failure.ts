@@ -60,12 +60,24 @@ const RULES: readonly Rule[] = [
   { kind: 'missing-header', re: /fatal error: ([\w./+-]+\.(?:h|hpp|hxx|pxd)): No such file or directory/ },
   { kind: 'missing-module', re: /(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?/ },
   { kind: 'missing-command', re: /(?:^|\s)([\w.+-]+): (?:command )?not found\b/m },
-  { kind: 'network', re: /(Temporary failure in name resolution|Name or service not known|Network is unreachable|Failed to establish a new connection|Could not resolve host: [\w.-]+)/ },
-  { kind: 'dependency-resolution', re: /(Could not find a version that satisfies the requirement [^\s]+|No matching distribution found for [^\s]+|ResolutionImpossible)/ },
-  { kind: 'compiler-error', re: /(error: command '[^']*(?:gcc|g\+\+|cc|c\+\+|clang)[^']*' failed[^\n]*|\S+\.(?:c|cc|cpp|cxx|pyx):\d+:\d+: error: [^\n]+)/ },
+  {
+    kind: 'network',
+    re: /(Temporary failure in name resolution|Name or service not known|Network is unreachable|Failed to establish a new connection|Could not resolve host: [\w.-]+)/,
+  },
+  {
+    kind: 'dependency-resolution',
+    re: /(Could not find a version that satisfies the requirement [^\s]+|No matching distribution found for [^\s]+|ResolutionImpossible)/,
+  },
+  {
+    kind: 'compiler-error',
+    re: /(error: command '[^']*(?:gcc|g\+\+|cc|c\+\+|clang)[^']*' failed[^\n]*|\S+\.(?:c|cc|cpp|cxx|pyx):\d+:\d+: error: [^\n]+)/,
+  },
   { kind: 'python-syntax', re: /(SyntaxError: [^\n]+)/ },
   { kind: 'out-of-disk', re: /[^\n]*(?:No space left on device|File size limit exceeded|Disk quota exceeded)[^\n]*/ },
-  { kind: 'out-of-processes', re: /[^\n]*(?:(?:fork|clone|pthread_create)[^\n]*Resource temporarily unavailable|can't start new thread)[^\n]*/ },
+  {
+    kind: 'out-of-processes',
+    re: /[^\n]*(?:(?:fork|clone|pthread_create)[^\n]*Resource temporarily unavailable|can't start new thread)[^\n]*/,
+  },
   { kind: 'out-of-memory', re: /(Killed signal terminated program|MemoryError|Cannot allocate memory)/ },
 ];
 
@@ -73,7 +85,9 @@ function meaningfulLines(text: string): string[] {
   return text
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !/^\[\.\.\. \d+ earlier characters cut\]$/.test(l));
+    .filter(
+      (l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !/^\[\.\.\. \d+ earlier characters cut\]$/.test(l),
+    );
 }
 
 /**
@@ -96,26 +110,60 @@ export function classifyFailure(steps: readonly StepResult[]): Failure | null {
   const logs = `${failed.stderr}\n${failed.stdout}`;
   const headline = () => headlineOf(failed.stderr, failed.stdout);
   if (failed.diskExceeded) {
-    return { step: failed.step, kind: 'out-of-disk', timedOut: false, headline: `${failed.step} step killed: the container wrote more than its disk limit (docker.diskMb)`, subject: null };
+    return {
+      step: failed.step,
+      kind: 'out-of-disk',
+      timedOut: false,
+      headline: `${failed.step} step killed: the container wrote more than its disk limit (docker.diskMb)`,
+      subject: null,
+    };
   }
   if (failed.timedOut) {
-    return { step: failed.step, kind: 'timeout', timedOut: true, headline: `${failed.step} step killed at its time limit after ${Math.round(failed.durationMs / 1000)} s`, subject: null };
+    return {
+      step: failed.step,
+      kind: 'timeout',
+      timedOut: true,
+      headline: `${failed.step} step killed at its time limit after ${Math.round(failed.durationMs / 1000)} s`,
+      subject: null,
+    };
   }
-  if (failed.step === 'script') return { step: 'script', kind: 'invalid-script', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
-  if (failed.step === 'checkout') return { step: 'checkout', kind: 'checkout-failed', timedOut: false, headline: headline(), subject: null };
-  if (failed.step === 'tamper') return { step: 'tamper', kind: 'tampered', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
+  if (failed.step === 'script')
+    return {
+      step: 'script',
+      kind: 'invalid-script',
+      timedOut: false,
+      headline: (failed.detail ?? headline()).slice(0, 300),
+      subject: null,
+    };
+  if (failed.step === 'checkout')
+    return { step: 'checkout', kind: 'checkout-failed', timedOut: false, headline: headline(), subject: null };
+  if (failed.step === 'tamper')
+    return { step: 'tamper', kind: 'tampered', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
   if (failed.exitCode === 137 && !/Killed/.test(logs)) {
-    return { step: failed.step, kind: 'out-of-memory', timedOut: false, headline: `${failed.step} step was killed (exit 137: out of memory?)`, subject: null };
+    return {
+      step: failed.step,
+      kind: 'out-of-memory',
+      timedOut: false,
+      headline: `${failed.step} step was killed (exit 137: out of memory?)`,
+      subject: null,
+    };
   }
   for (const rule of RULES) {
     const m = rule.re.exec(logs);
     if (!m) continue;
-    const subject = rule.kind === 'missing-header' || rule.kind === 'missing-module' || rule.kind === 'missing-command' ? (m[1] ?? null) : null;
+    const subject =
+      rule.kind === 'missing-header' || rule.kind === 'missing-module' || rule.kind === 'missing-command' ? (m[1] ?? null) : null;
     if (rule.kind === 'missing-command' && subject && ['a', 'the', 'is'].includes(subject)) continue;
     return { step: failed.step, kind: rule.kind, timedOut: false, headline: (m[0] ?? '').trim().slice(0, 300), subject };
   }
   const byStep: Partial<Record<Step, FailureKind>> = { import: 'import-error', asv: 'asv-discovery', pytest: 'pytest-collection' };
-  return { step: failed.step, kind: byStep[failed.step] ?? 'unknown', timedOut: false, headline: headline() || `${failed.step} step exited ${failed.exitCode}`, subject: null };
+  return {
+    step: failed.step,
+    kind: byStep[failed.step] ?? 'unknown',
+    timedOut: false,
+    headline: headline() || `${failed.step} step exited ${failed.exitCode}`,
+    subject: null,
+  };
 }
 
 /** One line for logs, the attempt table and the agent: `build/missing-header: fatal error: ...`. */

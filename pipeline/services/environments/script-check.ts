@@ -29,7 +29,10 @@ export function checkScript(text: string): ScriptCheck {
   const body = text.replace(/^#!.*\n?/, '').trim();
   if (body.length === 0) problems.push('the script is empty');
   if (/^\s*(```|~~~)/m.test(text)) problems.push('the script contains a markdown code fence (```); write the bare script');
-  if (text.includes('\\n')) problems.push('the script contains a literal "\\n" (backslash n); use real line breaks, one command per line, and printf/echo without escapes');
+  if (text.includes('\\n'))
+    problems.push(
+      'the script contains a literal "\\n" (backslash n); use real line breaks, one command per line, and printf/echo without escapes',
+    );
   if (text.length > MAX_SCRIPT_CHARS) problems.push(`the script has ${text.length} characters; the limit is ${MAX_SCRIPT_CHARS}`);
   if (text.includes('\u0000')) problems.push('the script contains a NUL byte');
   return problems.length > 0 ? { ok: false, problems } : { ok: true, script: normalizeScript(text) };

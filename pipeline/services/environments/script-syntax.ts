@@ -19,7 +19,9 @@ export async function bashSyntaxError(script: string, timeoutMs = 10_000): Promi
         stderr += chunk.toString('utf8');
       });
       child.on('error', reject);
-      child.on('close', (code) => resolve(code === 0 ? null : stderr.trim().split(file).join('docker_build.sh') || `bash -n exited ${code}`));
+      child.on('close', (code) =>
+        resolve(code === 0 ? null : stderr.trim().split(file).join('docker_build.sh') || `bash -n exited ${code}`),
+      );
     });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -94,12 +94,18 @@ echo "tracked files as expected at $head"
 export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   const env = { PERFMINE_SHA: spec.sha };
   const py = '"${PERFMINE_PYTHON:-python3}"';
-  const commands: VerifyCommand[] = [{ step: 'tamper', cmd: ['bash', '-c', tamperScript(spec.patched)], workingDir: REPO_DIR, env, okExitCodes: [0] }];
+  const commands: VerifyCommand[] = [
+    { step: 'tamper', cmd: ['bash', '-c', tamperScript(spec.patched)], workingDir: REPO_DIR, env, okExitCodes: [0] },
+  ];
   const importName = spec.importName;
   commands.push({
     step: 'import',
     cmd: importName
-      ? ['bash', '-c', `${py} -c 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print("imported", m.__name__, "from", getattr(m, "__file__", None))' ${shellQuote(importName)}`]
+      ? [
+          'bash',
+          '-c',
+          `${py} -c 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print("imported", m.__name__, "from", getattr(m, "__file__", None))' ${shellQuote(importName)}`,
+        ]
       : ['bash', '-c', 'echo "the package import name is unknown (no package directory and no distribution name found)" >&2; exit 2'],
     workingDir: '/',
     env,
@@ -108,7 +114,11 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   if (spec.asvConfigPath && spec.asvDiscover === 'harness') {
     commands.push({
       step: 'asv',
-      cmd: ['bash', '-c', `${py} ${HARNESS_CONTAINER_PATH} --config ${shellQuote(spec.asvConfigPath)} discover --out /tmp/benchmarks.json && echo "perfmine harness: $(grep -o '"name"' /tmp/benchmarks.json | wc -l) benchmarks discovered"`],
+      cmd: [
+        'bash',
+        '-c',
+        `${py} ${HARNESS_CONTAINER_PATH} --config ${shellQuote(spec.asvConfigPath)} discover --out /tmp/benchmarks.json && echo "perfmine harness: $(grep -o '"name"' /tmp/benchmarks.json | wc -l) benchmarks discovered"`,
+      ],
       workingDir: REPO_DIR,
       env,
       okExitCodes: [0],
@@ -125,7 +135,13 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
         : `asv machine --yes --machine perfmine-verify >/dev/null && asv run --python=same --bench just-discover --machine perfmine-verify${config}`;
     commands.push({ step: 'asv', cmd: ['bash', '-c', command], workingDir: dir, env, okExitCodes: [0] });
   } else {
-    commands.push({ step: 'asv', cmd: ['bash', '-c', 'echo "no asv configuration (asv.conf.json) in the repository at this commit" >&2; exit 2'], workingDir: REPO_DIR, env, okExitCodes: [0] });
+    commands.push({
+      step: 'asv',
+      cmd: ['bash', '-c', 'echo "no asv configuration (asv.conf.json) in the repository at this commit" >&2; exit 2'],
+      workingDir: REPO_DIR,
+      env,
+      okExitCodes: [0],
+    });
   }
   commands.push({
     step: 'pytest',
@@ -157,8 +173,10 @@ export function categorizeChanged(
 ): { path: string; kind: ChangedKind }[] {
   return paths.map((path) => {
     if (where.asvConfigPath && path === where.asvConfigPath) return { path, kind: 'asv-config' };
-    if (where.benchmarkDir && (path === where.benchmarkDir || path.startsWith(`${where.benchmarkDir}/`))) return { path, kind: 'benchmark' };
-    if (where.testDirs.some((d) => path.startsWith(`${d}/`)) || /(^|\/)(test_[^/]*|[^/]*_test)\.py$|(^|\/)conftest\.py$/.test(path)) return { path, kind: 'test' };
+    if (where.benchmarkDir && (path === where.benchmarkDir || path.startsWith(`${where.benchmarkDir}/`)))
+      return { path, kind: 'benchmark' };
+    if (where.testDirs.some((d) => path.startsWith(`${d}/`)) || /(^|\/)(test_[^/]*|[^/]*_test)\.py$|(^|\/)conftest\.py$/.test(path))
+      return { path, kind: 'test' };
     return { path, kind: 'other' };
   });
 }

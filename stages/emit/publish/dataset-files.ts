@@ -24,16 +24,20 @@ export const FIELDS: readonly (readonly [string, string, string])[] = [
   ['instance_id', 'string', 'SWE-bench style id: `owner__name-N`'],
   ['repo', 'string', 'GitHub repository `owner/name`'],
   ['pull_number', 'int32', 'the merged pull request'],
-  ['base_commit', 'string', 'the commit the task starts from (the pull request\'s base)'],
+  ['base_commit', 'string', "the commit the task starts from (the pull request's base)"],
   ['merge_commit', 'string', 'the merged commit'],
   ['created_at', 'string', 'when the pull request was opened (ISO 8601)'],
   ['merged_at', 'string', 'when it was merged (ISO 8601); the month is taken from it'],
   ['problem_statement', 'string', 'the instruction given to an agent'],
-  ['patch', 'string', 'the expert patch (the pull request\'s diff against the base)'],
-  ['image_name', 'string', 'the name of the task\'s environment image'],
+  ['patch', 'string', "the expert patch (the pull request's diff against the base)"],
+  ['image_name', 'string', "the name of the task's environment image"],
   ['build_script', 'string', 'the verified `docker_build.sh` that installs the package from source'],
   ['workloads', 'struct<count: int32, names: list<string>>', 'the asv workloads measured'],
-  ['expert_speedup', 'struct<all: double, improved: double>', 'geometric mean of base/expert time over all workloads, and over the improved ones (null when none)'],
+  [
+    'expert_speedup',
+    'struct<all: double, improved: double>',
+    'geometric mean of base/expert time over all workloads, and over the improved ones (null when none)',
+  ],
   ['category', 'string (nullable)', 'optimization category'],
   ['difficulty', 'string (nullable)', 'difficulty'],
   ['classifier', 'string', 'the model that classified the pull request, or `heuristic`'],
@@ -46,9 +50,21 @@ function yamlString(s: string): string {
 
 /** The README's YAML header: a `default` config over all months, one config per month (split `test`). */
 export function yamlHeader(months: readonly string[]): string {
-  const lines = ['---', 'license: other', 'pretty_name: perfmine performance-optimization tasks', 'task_categories:', '- text-generation', 'tags:', '- code', '- performance', '- benchmark', 'configs:'];
+  const lines = [
+    '---',
+    'license: other',
+    'pretty_name: perfmine performance-optimization tasks',
+    'task_categories:',
+    '- text-generation',
+    'tags:',
+    '- code',
+    '- performance',
+    '- benchmark',
+    'configs:',
+  ];
   lines.push('- config_name: default', '  data_files:', '  - split: test', `    path: ${yamlString('data/*.parquet')}`);
-  for (const m of months) lines.push(`- config_name: ${yamlString(m)}`, '  data_files:', '  - split: test', `    path: ${yamlString(`data/${m}.parquet`)}`);
+  for (const m of months)
+    lines.push(`- config_name: ${yamlString(m)}`, '  data_files:', '  - split: test', `    path: ${yamlString(`data/${m}.parquet`)}`);
   lines.push('---');
   return lines.join('\n');
 }
@@ -60,23 +76,31 @@ interface Measured {
 
 function falsePositivesOf(task: MonthTask): Measured {
   try {
-    const meta = JSON.parse(task.files['metadata.json'] ?? '{}') as { measurement?: { false_positives?: { flagged?: unknown; compared?: unknown } } };
+    const meta = JSON.parse(task.files['metadata.json'] ?? '{}') as {
+      measurement?: { false_positives?: { flagged?: unknown; compared?: unknown } };
+    };
     const fp = meta.measurement?.false_positives;
-    return typeof fp?.flagged === 'number' && typeof fp.compared === 'number' ? { flagged: fp.flagged, compared: fp.compared } : { flagged: 0, compared: 0 };
+    return typeof fp?.flagged === 'number' && typeof fp.compared === 'number'
+      ? { flagged: fp.flagged, compared: fp.compared }
+      : { flagged: 0, compared: 0 };
   } catch {
     return { flagged: 0, compared: 0 };
   }
 }
 
 function rate(m: Measured): string {
-  return m.compared === 0 ? 'n/a' : `${((100 * m.flagged) / m.compared).toFixed(2)}% (${m.flagged} of ${m.compared} base/base workload comparisons flagged)`;
+  return m.compared === 0
+    ? 'n/a'
+    : `${((100 * m.flagged) / m.compared).toFixed(2)}% (${m.flagged} of ${m.compared} base/base workload comparisons flagged)`;
 }
 
 /** The dataset card (README.md) for the months, header included. */
 export function datasetCard(months: readonly PublishedMonth[]): string {
   const all = months.flatMap((m) => m.tasks);
   const repos = [...new Set(all.map((t) => t.row.repo))].sort();
-  const fpAll = all.map(falsePositivesOf).reduce((a, b) => ({ flagged: a.flagged + b.flagged, compared: a.compared + b.compared }), { flagged: 0, compared: 0 });
+  const fpAll = all
+    .map(falsePositivesOf)
+    .reduce((a, b) => ({ flagged: a.flagged + b.flagged, compared: a.compared + b.compared }), { flagged: 0, compared: 0 });
   const out: string[] = [yamlHeader(months.map((m) => m.month)), ''];
   out.push(
     '# perfmine performance-optimization tasks',
@@ -88,7 +112,7 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     '',
     'A merged GitHub pull request whose main purpose is speed, in a Python repository with an airspeed-velocity (asv) benchmark suite.',
     'An agent gets the repository at `base_commit` and the `problem_statement`, and must make the code faster without changing its behaviour.',
-    'It is scored against the expert (the pull request\'s own patch) on the suite\'s workloads: per-workload speedup = time(base) / time(patched),',
+    "It is scored against the expert (the pull request's own patch) on the suite's workloads: per-workload speedup = time(base) / time(patched),",
     'overall speedup = their geometric mean, advantage = speedup(agent) - speedup(expert), stratified advantage at module / class / function level',
     '(from the dotted workload names), normalized advantage = advantage / sqrt(var(agent) + var(expert)).',
     '',
@@ -107,15 +131,18 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     'present at the base commit, core files touched, size limits, message patterns) and classified (performance intent, category, difficulty,',
     'problem statement checked near-verbatim against the pull request and for leaks of the solution). A Docker environment is built and verified for',
     'the base commit. Every workload is measured on the base and the expert in warm workers alternating batch by batch in a randomized order',
-    '(perfmine\'s harness, asv semantics) or in alternating asv invocations; a task is kept when at least one workload is faster consistently across',
-    'base/expert pairs and beyond that workload\'s own noise (measured by base/base calibration pairs, false-positive rate controlled over all',
-    'workloads, never below a 1.05 speedup), and the expert passes every test the base passes and keeps the benchmarks\' return values.',
+    "(perfmine's harness, asv semantics) or in alternating asv invocations; a task is kept when at least one workload is faster consistently across",
+    "base/expert pairs and beyond that workload's own noise (measured by base/base calibration pairs, false-positive rate controlled over all",
+    "workloads, never below a 1.05 speedup), and the expert passes every test the base passes and keeps the benchmarks' return values.",
     '',
     '## Funnel and counts per month',
     '',
     '| month | collected | filtered | classified | built | validated | emitted (tasks) |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...months.map((m) => `| ${m.month} | ${m.funnel.collected} | ${m.funnel.filtered} | ${m.funnel.classified} | ${m.funnel.built} | ${m.funnel.validated} | ${m.tasks.length} |`),
+    ...months.map(
+      (m) =>
+        `| ${m.month} | ${m.funnel.collected} | ${m.funnel.filtered} | ${m.funnel.classified} | ${m.funnel.built} | ${m.funnel.validated} | ${m.tasks.length} |`,
+    ),
     '',
     '## Measurement protocol and its false-positive rate',
     '',
@@ -124,13 +151,16 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     '',
     '| month | false-positive rate |',
     '| --- | --- |',
-    ...months.map((m) => `| ${m.month} | ${rate(m.tasks.map(falsePositivesOf).reduce((a, b) => ({ flagged: a.flagged + b.flagged, compared: a.compared + b.compared }), { flagged: 0, compared: 0 }))} |`),
+    ...months.map(
+      (m) =>
+        `| ${m.month} | ${rate(m.tasks.map(falsePositivesOf).reduce((a, b) => ({ flagged: a.flagged + b.flagged, compared: a.compared + b.compared }), { flagged: 0, compared: 0 }))} |`,
+    ),
     `| all | ${rate(fpAll)} |`,
     '',
     '## Licences',
     '',
-    'The dataset\'s code (patches, build scripts, benchmark names) and text (problem statements) come from the repositories below and stay under',
-    'each repository\'s own licence; perfmine does not record the licence, so check it at the source before redistributing.',
+    "The dataset's code (patches, build scripts, benchmark names) and text (problem statements) come from the repositories below and stay under",
+    "each repository's own licence; perfmine does not record the licence, so check it at the source before redistributing.",
     '',
     '| repository | tasks | licence |',
     '| --- | ---: | --- |',

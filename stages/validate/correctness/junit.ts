@@ -54,7 +54,8 @@ export function parseJunitXml(xml: string): JunitReport {
   const parsed = document.safeParse(parser.parse(xml));
   if (!parsed.success) throw new JunitError(`not a JUnit report: ${parsed.error.issues[0]?.message ?? 'unexpected structure'}`);
   const suites = [...(parsed.data.testsuites ?? []).flatMap((s) => s.testsuite ?? []), ...(parsed.data.testsuite ?? [])];
-  if (parsed.data.testsuites === undefined && parsed.data.testsuite === undefined) throw new JunitError('not a JUnit report: no <testsuites> or <testsuite>');
+  if (parsed.data.testsuites === undefined && parsed.data.testsuite === undefined)
+    throw new JunitError('not a JUnit report: no <testsuites> or <testsuite>');
   const tests = new Map<string, TestOutcome>();
   const collectionErrors: string[] = [];
   for (const suite of suites) {

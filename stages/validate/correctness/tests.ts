@@ -28,7 +28,13 @@ export type PytestReading =
  * error, 4 usage error, 5 no tests collected.
  */
 export function readPytestRun(run: PytestRun): PytestReading {
-  if (run.junitXml === null) return { collected: false, why: run.timedOut ? 'pytest was killed at the container timeout before writing its report' : `pytest wrote no report (exit ${run.exitCode ?? 'none'})` };
+  if (run.junitXml === null)
+    return {
+      collected: false,
+      why: run.timedOut
+        ? 'pytest was killed at the container timeout before writing its report'
+        : `pytest wrote no report (exit ${run.exitCode ?? 'none'})`,
+    };
   let report: JunitReport;
   try {
     report = parseJunitXml(run.junitXml);
@@ -37,9 +43,14 @@ export function readPytestRun(run: PytestRun): PytestReading {
     throw error;
   }
   const hitTimeLimit = run.exitCode === TIMEOUT_EXIT || run.timedOut;
-  if (report.collectionErrors.length > 0) return { collected: false, why: `collection errors in ${report.collectionErrors.slice(0, 5).join(', ')}${report.collectionErrors.length > 5 ? ', …' : ''}` };
+  if (report.collectionErrors.length > 0)
+    return {
+      collected: false,
+      why: `collection errors in ${report.collectionErrors.slice(0, 5).join(', ')}${report.collectionErrors.length > 5 ? ', …' : ''}`,
+    };
   if (run.exitCode === 5 || report.tests.size === 0) return { collected: false, why: 'no tests collected' };
-  if (!hitTimeLimit && (run.exitCode === 3 || run.exitCode === 4)) return { collected: false, why: `pytest exited ${run.exitCode} (${run.exitCode === 3 ? 'internal error' : 'usage error'})` };
+  if (!hitTimeLimit && (run.exitCode === 3 || run.exitCode === 4))
+    return { collected: false, why: `pytest exited ${run.exitCode} (${run.exitCode === 3 ? 'internal error' : 'usage error'})` };
   return { collected: true, report, hitTimeLimit, exitCode: run.exitCode };
 }
 

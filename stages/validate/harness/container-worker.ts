@@ -63,8 +63,15 @@ export class ContainerHarnessWorker implements HarnessWorker {
     let start: ReadyMessage | FatalMessage;
     if ('line' in first) start = readStart(first.line);
     else {
-      const why = 'timedOut' in first ? `the harness did not load the suite within ${Math.round(startMs / 1000)} s` : `the harness exited before loading the suite (exit ${await session.exited})`;
-      start = { event: 'fatal', reason: 'timedOut' in first ? 'start-timeout' : 'worker-exited', message: `${why}: ${lastLines(session.stderr(), 12)}` };
+      const why =
+        'timedOut' in first
+          ? `the harness did not load the suite within ${Math.round(startMs / 1000)} s`
+          : `the harness exited before loading the suite (exit ${await session.exited})`;
+      start = {
+        event: 'fatal',
+        reason: 'timedOut' in first ? 'start-timeout' : 'worker-exited',
+        message: `${why}: ${lastLines(session.stderr(), 12)}`,
+      };
     }
     return new ContainerHarnessWorker(session, start, startMs);
   }
@@ -83,7 +90,10 @@ export class ContainerHarnessWorker implements HarnessWorker {
         const { id: _id, ...result } = answer;
         return result;
       }
-      this.#dead = 'timedOut' in read ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed` : `the harness exited (exit ${await this.#session.exited})`;
+      this.#dead =
+        'timedOut' in read
+          ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed`
+          : `the harness exited (exit ${await this.#session.exited})`;
       if ('timedOut' in read) await this.#session.kill();
       return { ok: false, status: 'crashed', message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
     }
@@ -96,7 +106,10 @@ export class ContainerHarnessWorker implements HarnessWorker {
     for (;;) {
       const read = await this.#session.nextLine(this.#startMs + ANSWER_MARGIN_MS, signal);
       if (!('line' in read)) {
-        this.#dead = 'timedOut' in read ? 'the harness did not start a fresh worker in time; it was killed' : `the harness exited (exit ${await this.#session.exited})`;
+        this.#dead =
+          'timedOut' in read
+            ? 'the harness did not start a fresh worker in time; it was killed'
+            : `the harness exited (exit ${await this.#session.exited})`;
         if ('timedOut' in read) await this.#session.kill();
         return { ok: false, message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
       }
@@ -108,7 +121,11 @@ export class ContainerHarnessWorker implements HarnessWorker {
   }
 
   /** Sends a command and reads its answer (a later line with another id is skipped); null when the harness is gone. */
-  async #ask(command: Record<string, unknown>, limitMs: number, signal?: AbortSignal): Promise<{ id: number; line: string } | { id: number; gone: string }> {
+  async #ask(
+    command: Record<string, unknown>,
+    limitMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ id: number; line: string } | { id: number; gone: string }> {
     const id = this.#next++;
     if (this.#dead !== null) return { id, gone: this.#dead };
     this.#session.send(JSON.stringify({ id, ...command }));
@@ -119,7 +136,10 @@ export class ContainerHarnessWorker implements HarnessWorker {
         if (parsed && parsed[1] !== 'null' && Number(parsed[1]) !== id) continue;
         return { id, line: read.line };
       }
-      this.#dead = 'timedOut' in read ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed` : `the harness exited (exit ${await this.#session.exited})`;
+      this.#dead =
+        'timedOut' in read
+          ? `the harness stopped answering (no answer within ${Math.round(limitMs / 1000)} s); it was killed`
+          : `the harness exited (exit ${await this.#session.exited})`;
       if ('timedOut' in read) await this.#session.kill();
       return { id, gone: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
     }

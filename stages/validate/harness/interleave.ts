@@ -1,6 +1,16 @@
 import { mulberry32, shuffled } from '../../../pipeline/random.js';
 import type { Settlement } from '../paired/sequential.js';
-import type { BatchCommand, BatchResult, FailureStatus, FatalMessage, FingerprintResult, OutlineResult, ReadyMessage, RestartResult, WorkloadRef } from './messages.js';
+import type {
+  BatchCommand,
+  BatchResult,
+  FailureStatus,
+  FatalMessage,
+  FingerprintResult,
+  OutlineResult,
+  ReadyMessage,
+  RestartResult,
+  WorkloadRef,
+} from './messages.js';
 
 /**
  * perfmine's interleaved measurement: base, expert and (for calibration) a second base run as warm
@@ -146,7 +156,11 @@ function sidesOf(w: WorkloadRecord): Side[] {
   return w.calibration && w.calibration.failure === null ? ['base', 'expert', 'calibration'] : ['base', 'expert'];
 }
 
-export async function measureInterleaved(workers: HarnessWorkers, settings: InterleaveSettings, signal?: AbortSignal): Promise<InterleavedMeasurement> {
+export async function measureInterleaved(
+  workers: HarnessWorkers,
+  settings: InterleaveSettings,
+  signal?: AbortSignal,
+): Promise<InterleavedMeasurement> {
   const now = settings.now ?? Date.now;
   const started = now();
   const random = mulberry32(settings.seed);
@@ -174,17 +188,23 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
     const expert = (open.expert = await workers.open('expert', signal));
     if (expert.start.event !== 'ready') return none(expert.start, null);
     const calibration = settings.calibration ? (open.calibration = await workers.open('calibration', signal)) : null;
-    const worker: Record<Side, HarnessWorker | null> = { base, expert, calibration: calibration?.start.event === 'ready' ? calibration : null };
+    const worker: Record<Side, HarnessWorker | null> = {
+      base,
+      expert,
+      calibration: calibration?.start.event === 'ready' ? calibration : null,
+    };
 
     const expertNames = new Set(expert.start.workloads.map((w) => w.name));
-    const records: WorkloadRecord[] = base.start.workloads.filter((ref) => chosen === null || chosen.has(ref.name)).map((ref) => ({
-      ref,
-      base: emptySide(settings.rounds),
-      expert: emptySide(settings.rounds),
-      calibration: worker.calibration ? emptySide(settings.rounds) : null,
-      calibrationBase: worker.calibration && settings.mode === 'duet' ? Array.from({ length: settings.rounds }, () => null) : null,
-      settled: null,
-    }));
+    const records: WorkloadRecord[] = base.start.workloads
+      .filter((ref) => chosen === null || chosen.has(ref.name))
+      .map((ref) => ({
+        ref,
+        base: emptySide(settings.rounds),
+        expert: emptySide(settings.rounds),
+        calibration: worker.calibration ? emptySide(settings.rounds) : null,
+        calibrationBase: worker.calibration && settings.mode === 'duet' ? Array.from({ length: settings.rounds }, () => null) : null,
+        settled: null,
+      }));
     const expertRef = new Map(expert.start.workloads.map((w) => [w.name, w]));
     const refOf = (w: WorkloadRecord, side: Side) => (side === 'expert' ? expertRef.get(w.ref.name)! : w.ref);
     const record = (w: WorkloadRecord, side: Side) => (side === 'base' ? w.base : side === 'expert' ? w.expert : w.calibration!);
@@ -262,7 +282,8 @@ export async function measureInterleaved(workers: HarnessWorkers, settings: Inte
           if (restarted.ok) continue;
           for (const rec of records) {
             const sideRecord = side === 'calibration' ? rec.calibration : rec[side];
-            if (sideRecord && sideRecord.failure === null) sideRecord.failure = { status: 'crashed', message: `the worker could not start again: ${restarted.message}`, round: r };
+            if (sideRecord && sideRecord.failure === null)
+              sideRecord.failure = { status: 'crashed', message: `the worker could not start again: ${restarted.message}`, round: r };
           }
           worker[side] = null;
         }

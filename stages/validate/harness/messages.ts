@@ -89,7 +89,12 @@ export type BatchResult =
   | { readonly ok: false; readonly status: FailureStatus; readonly message: string };
 
 const restartAnswer = z.union([
-  z.object({ id: z.number().int(), ok: z.literal(true), worker_pid: z.number().int().optional(), elapsed: z.number().nonnegative().optional() }),
+  z.object({
+    id: z.number().int(),
+    ok: z.literal(true),
+    worker_pid: z.number().int().optional(),
+    elapsed: z.number().nonnegative().optional(),
+  }),
   failureAnswer,
 ]);
 
@@ -118,7 +123,13 @@ export function readBatchAnswer(line: string): BatchResult & { readonly id: numb
     return { id: null, ok: false, status: 'unknown', message: `not a protocol line: ${line.slice(0, 200)}` };
   }
   const answer = batchAnswer.safeParse(parsed);
-  if (!answer.success) return { id: null, ok: false, status: 'unknown', message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}` };
+  if (!answer.success)
+    return {
+      id: null,
+      ok: false,
+      status: 'unknown',
+      message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}`,
+    };
   const a = answer.data;
   if (!a.ok) return { id: a.id, ok: false, status: a.status, message: a.message };
   if (a.kind === 'time') return { id: a.id, ok: true, samples: a.samples, number: a.number };
@@ -143,7 +154,10 @@ const outlineAnswer = z.object({
   kind: z.literal('outline'),
   files: z.record(z.string(), z.array(z.tuple([z.enum(['def', 'class']), z.string(), z.number().int(), z.number().int()])).nullable()),
 });
-const modulesAnswer = z.union([z.object({ id: z.number().int(), ok: z.literal(true), kind: z.literal('modules'), files: z.array(z.string()) }), failureAnswer]);
+const modulesAnswer = z.union([
+  z.object({ id: z.number().int(), ok: z.literal(true), kind: z.literal('modules'), files: z.array(z.string()) }),
+  failureAnswer,
+]);
 
 /** What a workload ran (its code objects), or why that is not known. */
 export type FingerprintResult =
@@ -152,7 +166,12 @@ export type FingerprintResult =
 export type OutlineResult = Readonly<Record<string, readonly (readonly ['def' | 'class', string, number, number])[] | null>>;
 
 /** An answer line of a command of the given kind, read with its schema; a line that is not one gives the failure it is. */
-function readAnswer<T>(line: string, schema: z.ZodType<T>): (T & { readonly id: number | null }) | { readonly id: number | null; readonly ok: false; readonly status: 'unknown'; readonly message: string } {
+function readAnswer<T>(
+  line: string,
+  schema: z.ZodType<T>,
+):
+  | (T & { readonly id: number | null })
+  | { readonly id: number | null; readonly ok: false; readonly status: 'unknown'; readonly message: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -161,7 +180,7 @@ function readAnswer<T>(line: string, schema: z.ZodType<T>): (T & { readonly id: 
   }
   const answer = schema.safeParse(parsed);
   if (answer.success) return answer.data as T & { readonly id: number | null };
-  const id = typeof (parsed as { id?: unknown })?.id === 'number' ? ((parsed as { id: number }).id) : null;
+  const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
   return { id, ok: false, status: 'unknown', message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}` };
 }
 
@@ -171,12 +190,20 @@ export function readFingerprintAnswer(line: string): FingerprintResult & { reado
   return { id: a.id, ok: true, code: a.code, opaque: a.opaque ?? false };
 }
 
-export function readOutlineAnswer(line: string): { readonly id: number | null; readonly files: OutlineResult | null; readonly message?: string } {
+export function readOutlineAnswer(line: string): {
+  readonly id: number | null;
+  readonly files: OutlineResult | null;
+  readonly message?: string;
+} {
   const a = readAnswer(line, outlineAnswer);
   return a.ok ? { id: a.id, files: a.files } : { id: a.id, files: null, message: a.message };
 }
 
-export function readModulesAnswer(line: string): { readonly id: number | null; readonly files: readonly string[] | null; readonly message?: string } {
+export function readModulesAnswer(line: string): {
+  readonly id: number | null;
+  readonly files: readonly string[] | null;
+  readonly message?: string;
+} {
   const a = readAnswer(line, modulesAnswer);
   return a.ok ? { id: a.id, files: a.files } : { id: a.id, files: null, message: a.message };
 }
@@ -190,6 +217,11 @@ export function readStart(line: string): ReadyMessage | FatalMessage {
     return { event: 'fatal', reason: 'protocol', message: `the harness's first line is not JSON: ${line.slice(0, 300)}` };
   }
   const start = startMessage.safeParse(parsed);
-  if (!start.success) return { event: 'fatal', reason: 'protocol', message: `the harness's first line is not a ready or fatal event: ${start.error.issues[0]?.message ?? ''}` };
+  if (!start.success)
+    return {
+      event: 'fatal',
+      reason: 'protocol',
+      message: `the harness's first line is not a ready or fatal event: ${start.error.issues[0]?.message ?? ''}`,
+    };
   return start.data;
 }

@@ -39,7 +39,13 @@ function groupValue(reference: Reference, w: WorkloadRecord, from: number, to: n
 
 type Reference = (w: WorkloadRecord, round: number) => readonly number[] | null | undefined;
 
-function table(m: InterleavedMeasurement, first: Reference, second: Reference, label: [string, string], include: (w: WorkloadRecord) => boolean): PairTable {
+function table(
+  m: InterleavedMeasurement,
+  first: Reference,
+  second: Reference,
+  label: [string, string],
+  include: (w: WorkloadRecord) => boolean,
+): PairTable {
   const expertStart = m.expert?.event === 'ready' ? m.expert : null;
   const baseStart = m.base.event === 'ready' ? m.base : null;
   const workloads = m.workloads.filter(include).sort((a, b) => compareCodePoints(a.ref.name, b.ref.name));
@@ -97,7 +103,13 @@ export function harnessCalibrationTable(m: InterleavedMeasurement): PairTable | 
   );
 }
 
-function workloadOf(w: WorkloadRecord, side: Side, samples: readonly number[], version: string | null, start: ReadyMessage | null): Workload {
+function workloadOf(
+  w: WorkloadRecord,
+  side: Side,
+  samples: readonly number[],
+  version: string | null,
+  start: ReadyMessage | null,
+): Workload {
   const rec = side === 'base' ? w.base : side === 'expert' ? w.expert : w.calibration!;
   const info = start?.benchmarks[w.ref.benchmark];
   const combos = info?.params ?? [];

@@ -76,14 +76,19 @@ export function calibrate(table: PairTable, options: PairedOptions): Calibration
   if (!calibrated) return { ...common, biasLog: 0, calibrated, falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] } };
 
   const excess = excessOf(table, options);
-  const evidence: WorkloadEvidence[] = table.names.map((_, i) => ({ logs: workloadLogs(table, i), nullLogs: [], biasLog: allowanceOf(excess, options, i) }));
+  const evidence: WorkloadEvidence[] = table.names.map((_, i) => ({
+    logs: workloadLogs(table, i),
+    nullLogs: [],
+    biasLog: allowanceOf(excess, options, i),
+  }));
   const results = applyRule(evidence, { ...options, minPairs: options.minCalibrationPairs });
   const flagged: FalsePositive[] = [];
   let compared = 0;
   results.forEach((r, i) => {
     if (r.change === 'too-few-pairs') return;
     compared += 1;
-    if (r.change === 'improved' || r.change === 'worsened') flagged.push({ name: table.names[i]!, change: r.change, normalizedMedian: Math.exp(r.medianLog!) });
+    if (r.change === 'improved' || r.change === 'worsened')
+      flagged.push({ name: table.names[i]!, change: r.change, normalizedMedian: Math.exp(r.medianLog!) });
   });
   return {
     ...common,
@@ -95,5 +100,13 @@ export function calibrate(table: PairTable, options: PairedOptions): Calibration
 
 /** No calibration at all: no allowance, no rate. */
 export function uncalibrated(): Calibration {
-  return { pairs: 0, unpaired: 0, machineFactors: [], values: 0, biasLog: 0, calibrated: false, falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] } };
+  return {
+    pairs: 0,
+    unpaired: 0,
+    machineFactors: [],
+    values: 0,
+    biasLog: 0,
+    calibrated: false,
+    falsePositives: { compared: 0, flagged: 0, rate: null, workloads: [] },
+  };
 }

@@ -66,7 +66,8 @@ export function noisePrior(variances: readonly Variance[], maxDf: number): Noise
   if (usable.length < MIN_PRIOR_WORKLOADS || maxDf <= 0) return { variance: null, df: 0 };
   const e = usable.map((v) => Math.log(v.variance) - digamma(v.df / 2) + Math.log(v.df / 2));
   const mean = e.reduce((a, b) => a + b, 0) / e.length;
-  const spread = (e.reduce((a, x) => a + (x - mean) ** 2, 0) / (e.length - 1)) - usable.reduce((a, v) => a + trigamma(v.df / 2), 0) / usable.length;
+  const spread =
+    e.reduce((a, x) => a + (x - mean) ** 2, 0) / (e.length - 1) - usable.reduce((a, v) => a + trigamma(v.df / 2), 0) / usable.length;
   if (!(spread > 0)) return { variance: Math.exp(mean), df: maxDf };
   const d0 = Math.min(maxDf, 2 * trigammaInverse(spread));
   return { variance: Math.exp(mean + digamma(d0 / 2) - Math.log(d0 / 2)), df: d0 };
@@ -134,8 +135,9 @@ export function moderatedVariance(own: Variance, prior: NoisePrior): Variance {
  * It tends to π/2; beyond the table π/2 is used (at most 4% above the truth: conservative).
  */
 const MEDIAN_VARIANCE_FACTOR = [
-  1.0, 1.0, 1.346, 1.1928, 1.4342, 1.2885, 1.4731, 1.3454, 1.4949, 1.3833, 1.5088, 1.4102, 1.5184, 1.4303, 1.5254, 1.446, 1.5308, 1.4585, 1.535, 1.4687, 1.5385,
-  1.4773, 1.5413, 1.4845, 1.5437, 1.4906, 1.5457, 1.496, 1.5474, 1.5007, 1.5489, 1.5048, 1.5503, 1.5085, 1.5514, 1.5117, 1.5525, 1.5147, 1.5534, 1.5174,
+  1.0, 1.0, 1.346, 1.1928, 1.4342, 1.2885, 1.4731, 1.3454, 1.4949, 1.3833, 1.5088, 1.4102, 1.5184, 1.4303, 1.5254, 1.446, 1.5308, 1.4585,
+  1.535, 1.4687, 1.5385, 1.4773, 1.5413, 1.4845, 1.5437, 1.4906, 1.5457, 1.496, 1.5474, 1.5007, 1.5489, 1.5048, 1.5503, 1.5085, 1.5514,
+  1.5117, 1.5525, 1.5147, 1.5534, 1.5174,
 ];
 
 /** The standard error of the median of n values of variance v, under normal noise. */

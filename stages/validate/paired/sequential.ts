@@ -46,7 +46,12 @@ export function lookAlpha(alpha: number, seq: SequentialOptions): number {
  * that Holm counts every workload), whether it is settled now. `active` marks the workloads still
  * measured; others get null.
  */
-export function settleAtLook(evidence: readonly WorkloadEvidence[], active: readonly boolean[], options: PairedOptions, seq: SequentialOptions): (Settlement | null)[] {
+export function settleAtLook(
+  evidence: readonly WorkloadEvidence[],
+  active: readonly boolean[],
+  options: PairedOptions,
+  seq: SequentialOptions,
+): (Settlement | null)[] {
   const results = applyRule(evidence, { ...options, alpha: lookAlpha(options.alpha, seq) });
   const floorLog = Math.log(options.thresholdFloor);
   return results.map((r, i) => {

@@ -89,7 +89,11 @@ export function pairedVerdict(input: PairedInput, options: PairedOptions = DEFAU
 }
 
 /** What the rule weighs for each workload of a table: its pairs, its base/base pairs, the bias allowance. */
-export function tableEvidence(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions): { evidence: WorkloadEvidence[]; calibration: Calibration } {
+export function tableEvidence(
+  table: PairTable,
+  calibrationTable: PairTable | null,
+  options: PairedOptions,
+): { evidence: WorkloadEvidence[]; calibration: Calibration } {
   const calibration = calibrationTable ? calibrate(calibrationTable, options) : uncalibrated();
   const calIndex = new Map(calibrationTable?.names.map((n, i) => [n, i]) ?? []);
   const evidence = table.names.map((name, i) => {
@@ -104,7 +108,11 @@ export function tableEvidence(table: PairTable, calibrationTable: PairTable | nu
 }
 
 /** The verdict on pair tables, however their pairs were measured (invocations, or the harness's rounds). */
-export function verdictOfTables(table: PairTable, calibrationTable: PairTable | null, options: PairedOptions = DEFAULT_PAIRED_OPTIONS): PairedReport {
+export function verdictOfTables(
+  table: PairTable,
+  calibrationTable: PairTable | null,
+  options: PairedOptions = DEFAULT_PAIRED_OPTIONS,
+): PairedReport {
   const { evidence, calibration } = tableEvidence(table, calibrationTable, options);
   const results = applyRule(evidence, options);
 

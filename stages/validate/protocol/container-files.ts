@@ -14,7 +14,9 @@ export function writeFilesScript(files: Readonly<Record<string, string>>): strin
   const lines: string[] = [];
   for (const path of Object.keys(files).sort()) {
     const b64 = Buffer.from(files[path]!, 'utf8').toString('base64');
-    lines.push(`mkdir -p ${shellQuote(posix.dirname(path))} && printf '%s' ${shellQuote(b64)} | base64 -d > ${shellQuote(path)} || exit 91`);
+    lines.push(
+      `mkdir -p ${shellQuote(posix.dirname(path))} && printf '%s' ${shellQuote(b64)} | base64 -d > ${shellQuote(path)} || exit 91`,
+    );
   }
   return lines.join('\n');
 }

@@ -9,7 +9,8 @@ import { PATCH_DOES_NOT_APPLY_EXIT } from '../../../pipeline/services/environmen
  * allowing exactly the patch. HEAD stays at the base commit. This file reads the outcome. Pure.
  */
 
-export type ExpertBuildReading = { readonly ok: true } | { readonly ok: false; readonly reason: 'patch-does-not-apply' | 'expert-build-failed'; readonly detail: string };
+export type ExpertBuildReading =
+  { readonly ok: true } | { readonly ok: false; readonly reason: 'patch-does-not-apply' | 'expert-build-failed'; readonly detail: string };
 
 export interface ExpertAttempt {
   readonly steps: readonly StepResult[];
@@ -32,6 +33,9 @@ export function readExpertAttempt(run: ExpertAttempt): ExpertBuildReading {
   if (run.failure.step === 'checkout' && failed?.exitCode === PATCH_DOES_NOT_APPLY_EXIT) {
     return { ok: false, reason: 'patch-does-not-apply', detail: tailLines(failed.stderr, 15) };
   }
-  const where = run.failure.step === 'build' || run.failure.step === 'script' || run.failure.step === 'checkout' ? 'the expert build failed' : `the expert image failed verification (${run.failure.step})`;
+  const where =
+    run.failure.step === 'build' || run.failure.step === 'script' || run.failure.step === 'checkout'
+      ? 'the expert build failed'
+      : `the expert image failed verification (${run.failure.step})`;
   return { ok: false, reason: 'expert-build-failed', detail: `${where}: ${describeFailure(run.failure)}${logs ? `\n${logs}` : ''}` };
 }

@@ -23,7 +23,10 @@ export function parseFramedOutput(stdout: string): FramedOutput {
   const files: FramedFile[] = [];
   for (const line of stdout.split('\n')) {
     if (!line.startsWith(`${FRAME} `)) continue;
-    const parts = line.slice(FRAME.length + 1).trimEnd().split(' ');
+    const parts = line
+      .slice(FRAME.length + 1)
+      .trimEnd()
+      .split(' ');
     const key = parts[0] ?? '';
     if (key === 'file') {
       const [, kind, name, data] = parts;

@@ -15,7 +15,13 @@ export interface SnapshotSettings {
   readonly timeLimitSeconds: number;
 }
 
-export function snapshotCommand(settings: SnapshotSettings, script: string, mode: 'record' | 'compare', out: string, baseline?: string): string[] {
+export function snapshotCommand(
+  settings: SnapshotSettings,
+  script: string,
+  mode: 'record' | 'compare',
+  out: string,
+  baseline?: string,
+): string[] {
   return [
     'timeout',
     '-s',
@@ -41,7 +47,10 @@ export function snapshotCommand(settings: SnapshotSettings, script: string, mode
  * Runs the helper (already at `script` in the container, or written there by `prelude`) and
  * hands its JSON back framed as `snapshot`.
  */
-export function snapshotScript(settings: SnapshotSettings, options: { script: string; mode: 'record' | 'compare'; baseline?: string; prelude?: string }): string {
+export function snapshotScript(
+  settings: SnapshotSettings,
+  options: { script: string; mode: 'record' | 'compare'; baseline?: string; prelude?: string },
+): string {
   const out = '/tmp/perfmine-snapshot.json';
   return [
     'set -u',

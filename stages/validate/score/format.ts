@@ -9,7 +9,11 @@ function num(x: number | null, digits = 3): string {
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -26,14 +30,29 @@ export function formatScoreRows(rows: readonly PredictionResult[]): string {
       num(r.advantage),
       num(r.normalized_advantage),
       r.measured ? 'yes' : 'no',
-      r.failure === null ? '' : `${r.failure}: ${(r.regressed_tests.length > 0 ? r.regressed_tests.join(', ') : r.detail).split('\n')[0]!.slice(0, 120)}`,
+      r.failure === null
+        ? ''
+        : `${r.failure}: ${(r.regressed_tests.length > 0 ? r.regressed_tests.join(', ') : r.detail).split('\n')[0]!.slice(0, 120)}`,
     ]),
   ).join('\n');
 }
 
 export function formatAggregate(models: readonly ModelAggregate[]): string {
   return table(
-    ['model', 'tasks', 'passed', 'failed', 'speedup', 'expert', 'advantage', 'adv (module)', 'adv (class)', 'adv (function)', 'normalized', 'beat expert'],
+    [
+      'model',
+      'tasks',
+      'passed',
+      'failed',
+      'speedup',
+      'expert',
+      'advantage',
+      'adv (module)',
+      'adv (class)',
+      'adv (function)',
+      'normalized',
+      'beat expert',
+    ],
     models.map((m) => [
       m.model,
       String(m.tasks),

@@ -91,11 +91,25 @@ const EMPTY: Omit<PredictionResult, 'instance_id' | 'model_name_or_path' | 'row'
 };
 
 export function rejectedResult(r: RejectedRow): PredictionResult {
-  return { ...EMPTY, instance_id: r.instanceId, model_name_or_path: r.model, row: r.row, status: 'rejected', failure: r.reason, detail: r.message };
+  return {
+    ...EMPTY,
+    instance_id: r.instanceId,
+    model_name_or_path: r.model,
+    row: r.row,
+    status: 'rejected',
+    failure: r.reason,
+    detail: r.message,
+  };
 }
 
 /** One side: the stored result, else measured (and stored). */
-async function side(task: ScoreTask, which: 'expert' | 'agent', model: string, patch: string, deps: ScoreDeps): Promise<{ result: SideResult; measured: boolean }> {
+async function side(
+  task: ScoreTask,
+  which: 'expert' | 'agent',
+  model: string,
+  patch: string,
+  deps: ScoreDeps,
+): Promise<{ result: SideResult; measured: boolean }> {
   const hash = sha256(patch);
   const stored = deps.force ? null : deps.store.get(task.instanceId, which, model, hash);
   if (stored) return { result: stored.result as SideResult, measured: false };
@@ -119,7 +133,14 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
   try {
     const expert = await side(task, 'expert', '', task.expertPatch, deps);
     if (expert.result.failure !== null) {
-      return { ...EMPTY, ...head, status: 'error', failure: 'expert-failed', detail: `the expert's patch failed when measured for scoring: ${expert.result.failure}: ${expert.result.detail}`, measured: expert.measured };
+      return {
+        ...EMPTY,
+        ...head,
+        status: 'error',
+        failure: 'expert-failed',
+        detail: `the expert's patch failed when measured for scoring: ${expert.result.failure}: ${expert.result.detail}`,
+        measured: expert.measured,
+      };
     }
     const agent = await side(task, 'agent', p.model, p.patch, deps);
     const a = agent.result;
@@ -160,13 +181,26 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
 }
 
 /** Every prediction in order (one at a time: measurement holds the machine), rejected rows as they were named. */
-export async function scorePredictions(tasks: ReadonlyMap<string, ScoreTask>, predictions: readonly Prediction[], rejected: readonly RejectedRow[], deps: ScoreDeps): Promise<PredictionResult[]> {
+export async function scorePredictions(
+  tasks: ReadonlyMap<string, ScoreTask>,
+  predictions: readonly Prediction[],
+  rejected: readonly RejectedRow[],
+  deps: ScoreDeps,
+): Promise<PredictionResult[]> {
   const out: PredictionResult[] = rejected.map(rejectedResult);
   for (const p of predictions) {
     deps.signal?.throwIfAborted();
     const task = tasks.get(p.instanceId);
     if (!task) {
-      out.push({ ...EMPTY, instance_id: p.instanceId, model_name_or_path: p.model, row: p.row, status: 'rejected', failure: 'unknown-instance', detail: `${p.instanceId} is not an emitted task` });
+      out.push({
+        ...EMPTY,
+        instance_id: p.instanceId,
+        model_name_or_path: p.model,
+        row: p.row,
+        status: 'rejected',
+        failure: 'unknown-instance',
+        detail: `${p.instanceId} is not an emitted task`,
+      });
       continue;
     }
     out.push(await scorePrediction(task, p, deps));

@@ -22,7 +22,13 @@ export interface Prediction {
   readonly patch: string;
 }
 
-export const REJECTION_REASONS = ['invalid-json', 'invalid-prediction', 'unknown-instance', 'duplicate-prediction', 'patch-too-large'] as const;
+export const REJECTION_REASONS = [
+  'invalid-json',
+  'invalid-prediction',
+  'unknown-instance',
+  'duplicate-prediction',
+  'patch-too-large',
+] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 export interface RejectedRow {

@@ -62,7 +62,14 @@ function failureOf(reason: string): ScoreFailure {
 export function sideResultOf(v: CandidateValidation): SideResult {
   const d = v.decision;
   const workloads = (v.verdicts?.workloads ?? [])
-    .map((w): WorkloadResult => ({ name: w.name, speedup: w.speedup, change: w.paired.change, reason: w.paired.reason, mds: w.paired.mds, asvMark: w.asv.mark }))
+    .map((w): WorkloadResult => ({
+      name: w.name,
+      speedup: w.speedup,
+      change: w.paired.change,
+      reason: w.paired.reason,
+      mds: w.paired.mds,
+      asvMark: w.asv.mark,
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     failure: d.kept ? null : failureOf(d.reason),
@@ -78,10 +85,23 @@ export function sideResultOf(v: CandidateValidation): SideResult {
 
 /** The empty patch: nothing to build or measure; scored as the unchanged repository. */
 export function emptyPatchResult(): SideResult {
-  return { failure: 'empty-patch', detail: 'the patch is empty', regressedTests: [], snapshotMismatches: [], workloads: [], pairs: 0, falsePositiveRate: null, protocol: null };
+  return {
+    failure: 'empty-patch',
+    detail: 'the patch is empty',
+    regressedTests: [],
+    snapshotMismatches: [],
+    workloads: [],
+    pairs: 0,
+    falsePositiveRate: null,
+    protocol: null,
+  };
 }
 
 /** The per-workload speedups a side was measured with (failed or untimed workloads left out). */
 export function speedupsOf(side: SideResult): Map<string, number> {
-  return new Map(side.workloads.flatMap((w) => (w.speedup !== null && Number.isFinite(w.speedup) && w.speedup > 0 ? [[w.name, w.speedup] as const] : [])));
+  return new Map(
+    side.workloads.flatMap((w) =>
+      w.speedup !== null && Number.isFinite(w.speedup) && w.speedup > 0 ? [[w.name, w.speedup] as const] : [],
+    ),
+  );
 }

@@ -1,4 +1,12 @@
-import { advantage, commonWorkloads, normalizedAdvantage, overallSpeedup, stratifiedAdvantage, type Speedups, type StratifiedAdvantage } from '../../../pipeline/concepts/asv/metrics.js';
+import {
+  advantage,
+  commonWorkloads,
+  normalizedAdvantage,
+  overallSpeedup,
+  stratifiedAdvantage,
+  type Speedups,
+  type StratifiedAdvantage,
+} from '../../../pipeline/concepts/asv/metrics.js';
 
 /**
  * One prediction's score on one task, with FormulaCode's metrics (stages/validate/asv/metrics.ts):
@@ -29,7 +37,11 @@ export interface TaskScore {
   readonly agentSpeedup: number | null;
   readonly expertSpeedup: number | null;
   readonly advantage: number | null;
-  readonly stratified: { readonly module: StratifiedAdvantage; readonly class: StratifiedAdvantage; readonly function: StratifiedAdvantage };
+  readonly stratified: {
+    readonly module: StratifiedAdvantage;
+    readonly class: StratifiedAdvantage;
+    readonly function: StratifiedAdvantage;
+  };
   readonly normalizedAdvantage: number | null;
   /** Every workload of either side, sorted by name. */
   readonly workloads: readonly WorkloadScore[];

@@ -42,9 +42,11 @@ export function emittedRows(ledger: Ledger): Map<string, EmitOutput> {
 export function resolveTaskArgument(arg: string): string {
   if (existsSync(arg) && statSync(arg).isDirectory()) {
     const meta = join(arg, 'metadata.json');
-    if (!existsSync(meta)) throw new ConfigError(`--task ${arg}: no metadata.json in the folder; is it an emitted task folder?`, { reason: 'invalid-task' });
+    if (!existsSync(meta))
+      throw new ConfigError(`--task ${arg}: no metadata.json in the folder; is it an emitted task folder?`, { reason: 'invalid-task' });
     const parsed = JSON.parse(readFileSync(meta, 'utf8')) as { instance_id?: unknown };
-    if (typeof parsed.instance_id !== 'string') throw new ConfigError(`--task ${arg}: metadata.json has no instance_id`, { reason: 'invalid-task' });
+    if (typeof parsed.instance_id !== 'string')
+      throw new ConfigError(`--task ${arg}: metadata.json has no instance_id`, { reason: 'invalid-task' });
     return parsed.instance_id;
   }
   return arg;
@@ -55,7 +57,10 @@ export function loadScoreTask(db: Db, ledger: Ledger, emitted: EmitOutput, confi
   const row = emitted.row;
   const key = `${row.repo}#${row.pull_number}`;
   const missing = (what: string) =>
-    new ConfigError(`${row.instance_id}: ${what} is not in the store`, { reason: 'task-incomplete', fix: `run \`perfmine stage validate --pr ${row.pull_number} --repo ${row.repo}\` first` });
+    new ConfigError(`${row.instance_id}: ${what} is not in the store`, {
+      reason: 'task-incomplete',
+      fix: `run \`perfmine stage validate --pr ${row.pull_number} --repo ${row.repo}\` first`,
+    });
   const synth = ledger.get('synthesize', commitKey(row.repo, row.base_commit));
   const synthesize = synthesizeOutputSchema.safeParse(synth?.output);
   if (synth?.status !== 'done' || !synthesize.success) throw missing('its verified environment');

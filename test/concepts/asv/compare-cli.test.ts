@@ -48,7 +48,9 @@ describe('perfmine compare (the command)', () => {
     const r = await perfmine('compare', NETWORKX_BASE, NETWORKX_HEAD, '--only-changed');
     expect(r.code).toBe(0);
     expect(markedNames(r.stdout)).toEqual(markedNames(readReference(`${NETWORKX_DIR}compare_only_changed.txt`)));
-    expect(r.stdout.split('\n')[0]).toMatch(/^\| Change {3}\| Before \[aab03808\] +\| After \[3d0bb212\] +\| +Ratio \| Benchmark \(Parameter\) +\|$/);
+    expect(r.stdout.split('\n')[0]).toMatch(
+      /^\| Change {3}\| Before \[aab03808\] +\| After \[3d0bb212\] +\| +Ratio \| Benchmark \(Parameter\) +\|$/,
+    );
   });
 
   it('prints all rows with a title, as asv compare does, taking units from benchmarks.json beside the files', async () => {

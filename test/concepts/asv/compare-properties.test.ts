@@ -17,10 +17,15 @@ const samplesArb = fc.array(fc.double({ min: 1e-7, max: 1, noNaN: true, noDefaul
 
 /** A measurement as asv stores it: median + compute_stats, samples kept or not; or a failure / skip. */
 const measurementArb: fc.Arbitrary<Measurement> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ samples: samplesArb, keep: fc.boolean(), version: fc.constantFrom('v1', 'v1', 'v1', 'v2', null) }).map(({ samples, keep, version }) => {
-    const { result, stats } = computeStats(samples, 1)!;
-    return { value: result, stats, samples: keep ? samples : null, version };
-  }) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .record({ samples: samplesArb, keep: fc.boolean(), version: fc.constantFrom('v1', 'v1', 'v1', 'v2', null) })
+      .map(({ samples, keep, version }) => {
+        const { result, stats } = computeStats(samples, 1)!;
+        return { value: result, stats, samples: keep ? samples : null, version };
+      }),
+  },
   { weight: 1, arbitrary: fc.constant<Measurement>({ value: null, stats: null, samples: null, version: 'v1' }) },
   { weight: 1, arbitrary: fc.constant<Measurement>({ value: Number.NaN, stats: null, samples: null, version: 'v1' }) },
 );
@@ -61,17 +66,28 @@ describe('compare: properties', () => {
   });
 
   const resultSetArb = (hash: string) =>
-    fc.uniqueArray(fc.record({ name: fc.constantFrom('m.S.time_a', 'm.S.time_b', 'm.time_c', 'n.T.time_d(1)', 'n.T.time_d(2)'), m: measurementArb }), {
-      selector: (w) => w.name,
-      maxLength: 5,
-    }).map(
-      (ws): ResultSet => ({
+    fc
+      .uniqueArray(
+        fc.record({ name: fc.constantFrom('m.S.time_a', 'm.S.time_b', 'm.time_c', 'n.T.time_d(1)', 'n.T.time_d(2)'), m: measurementArb }),
+        {
+          selector: (w) => w.name,
+          maxLength: 5,
+        },
+      )
+      .map((ws): ResultSet => ({
         source: `${hash}.json`,
         commitHash: hash,
         machineEnv: 'lab/env',
-        workloads: ws.map(({ name, m }) => ({ name, key: name.replace(/\(.*$/, ''), paramValues: [], value: m.value, stats: m.stats, samples: m.samples, version: m.version })),
-      }),
-    );
+        workloads: ws.map(({ name, m }) => ({
+          name,
+          key: name.replace(/\(.*$/, ''),
+          paramValues: [],
+          value: m.value,
+          stats: m.stats,
+          samples: m.samples,
+          version: m.version,
+        })),
+      }));
 
   it('swapping whole result sets swaps the marks row by row', () => {
     fc.assert(
@@ -96,7 +112,13 @@ describe('compare: properties', () => {
 });
 
 describe('compare: every branch of asv compare', () => {
-  const ok = (value: number, extra: Partial<Measurement> = {}): Measurement => ({ value, stats: null, samples: null, version: 'v1', ...extra });
+  const ok = (value: number, extra: Partial<Measurement> = {}): Measurement => ({
+    value,
+    stats: null,
+    samples: null,
+    version: 'v1',
+    ...extra,
+  });
   const withSamples = (samples: number[], version = 'v1'): Measurement => {
     const { result, stats } = computeStats(samples, 1)!;
     return { value: result, stats, samples, version };
@@ -105,7 +127,13 @@ describe('compare: every branch of asv compare', () => {
   const slow = withSamples([2.0, 2.02, 1.98, 2.04, 1.96, 2.0, 2.02, 1.98, 2.0, 2.0]);
 
   it('marks a significant improvement beyond the factor with -', () => {
-    expect(decideWorkload(slow, fast)).toMatchObject({ mark: '-', change: 'improved', section: 'improved', tilde: false, ratioText: '0.50' });
+    expect(decideWorkload(slow, fast)).toMatchObject({
+      mark: '-',
+      change: 'improved',
+      section: 'improved',
+      tilde: false,
+      ratioText: '0.50',
+    });
   });
 
   it('marks a significant regression with +', () => {
@@ -141,7 +169,13 @@ describe('compare: every branch of asv compare', () => {
 
   it('marks a new failure ! and a fixed failure *', () => {
     const failed = ok(1, { value: null });
-    expect(decideWorkload(ok(1), failed)).toMatchObject({ mark: '!', change: 'failed', section: 'worsened', ratio: null, ratioText: 'n/a' });
+    expect(decideWorkload(ok(1), failed)).toMatchObject({
+      mark: '!',
+      change: 'failed',
+      section: 'worsened',
+      ratio: null,
+      ratioText: 'n/a',
+    });
     expect(decideWorkload(failed, ok(1))).toMatchObject({ mark: '*', change: 'fixed', section: 'improved', ratio: null });
   });
 

@@ -25,7 +25,10 @@ function parsePrintedTables(text: string): PrintedRow[] {
     .split('\n')
     .filter((line) => line.startsWith('|') && !line.startsWith('| Change') && !line.startsWith('|---'))
     .map((line) => {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+      const cells = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
       expect(cells).toHaveLength(5);
       const [mark, before, after, ratio, name] = cells as [string, string, string, string, string];
       return { mark: (mark === '' ? ' ' : mark) as Mark, before, after, ratio, name };
@@ -56,7 +59,9 @@ function expectSameMarks(report: CompareReport, rows: PrintedRow[], onlyChanged:
 }
 
 describe('perfmine compare against real asv compare: networkx #7971', () => {
-  const report = compareResultSets([load(NETWORKX_BASE)], [load(NETWORKX_HEAD)], { benchmarks: benchmarksAt(`${NETWORKX_DIR}benchmarks.json`) });
+  const report = compareResultSets([load(NETWORKX_BASE)], [load(NETWORKX_HEAD)], {
+    benchmarks: benchmarksAt(`${NETWORKX_DIR}benchmarks.json`),
+  });
   const names = { baseName: 'networkx-3.5rc0~10', headName: 'networkx-3.5rc0~9' };
 
   it('gives the marks asv printed in compare.txt, name by name', () => {
@@ -90,8 +95,16 @@ describe('perfmine compare against real asv compare: networkx #7971', () => {
 describe.each(['r2x2', 'r4x4'])('perfmine compare against real asv compare: rich #3399 %s', (protocol) => {
   const dir = `${RICH_DIR}${protocol}/`;
   const benchmarks = benchmarksAt(`${dir}ab/benchmarks.json`);
-  const ab = compareResultSets([load(`${dir}ab/349042fd-existing-py_usr_bin_python3.json`)], [load(`${dir}ab/577def22-existing-py_usr_bin_python3.json`)], { benchmarks });
-  const aa = compareResultSets([load(`${dir}aa1/349042fd-existing-py_usr_bin_python3.json`)], [load(`${dir}aa2/349042fd-existing-py_usr_bin_python3.json`)], { benchmarks });
+  const ab = compareResultSets(
+    [load(`${dir}ab/349042fd-existing-py_usr_bin_python3.json`)],
+    [load(`${dir}ab/577def22-existing-py_usr_bin_python3.json`)],
+    { benchmarks },
+  );
+  const aa = compareResultSets(
+    [load(`${dir}aa1/349042fd-existing-py_usr_bin_python3.json`)],
+    [load(`${dir}aa2/349042fd-existing-py_usr_bin_python3.json`)],
+    { benchmarks },
+  );
   const names = { baseName: 'v13.8.0~54', headName: 'v13.8.0~53' };
 
   it('gives the marks asv printed for base vs expert and base vs base', () => {
@@ -113,9 +126,18 @@ describe('the README counts of flagged rows', () => {
       const dir = `${RICH_DIR}${protocol}/`;
       const report =
         pair === 'ab'
-          ? compareResultSets([load(`${dir}ab/349042fd-existing-py_usr_bin_python3.json`)], [load(`${dir}ab/577def22-existing-py_usr_bin_python3.json`)])
-          : compareResultSets([load(`${dir}aa1/349042fd-existing-py_usr_bin_python3.json`)], [load(`${dir}aa2/349042fd-existing-py_usr_bin_python3.json`)]);
-      return { improved: report.rows.filter((r) => r.verdict.mark === '-').length, worse: report.rows.filter((r) => r.verdict.mark === '+').length };
+          ? compareResultSets(
+              [load(`${dir}ab/349042fd-existing-py_usr_bin_python3.json`)],
+              [load(`${dir}ab/577def22-existing-py_usr_bin_python3.json`)],
+            )
+          : compareResultSets(
+              [load(`${dir}aa1/349042fd-existing-py_usr_bin_python3.json`)],
+              [load(`${dir}aa2/349042fd-existing-py_usr_bin_python3.json`)],
+            );
+      return {
+        improved: report.rows.filter((r) => r.verdict.mark === '-').length,
+        worse: report.rows.filter((r) => r.verdict.mark === '+').length,
+      };
     };
     expect(count('r2x2', 'ab')).toEqual({ improved: 2, worse: 0 });
     expect(count('r2x2', 'aa')).toEqual({ improved: 0, worse: 1 });

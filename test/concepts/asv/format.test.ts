@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { formatGithubTable, humanValue } from '../../../pipeline/concepts/asv/index.js';
-import { formatExponent, formatFixed, formatGeneral, pythonFloatRepr, pythonRoundToInteger } from '../../../pipeline/concepts/asv/py-format.js';
+import {
+  formatExponent,
+  formatFixed,
+  formatGeneral,
+  pythonFloatRepr,
+  pythonRoundToInteger,
+} from '../../../pipeline/concepts/asv/py-format.js';
 
 describe("Python's float formatting", () => {
   // expected strings are what CPython 3.11 prints for the same calls
@@ -50,8 +56,17 @@ describe("asv's human-readable values", () => {
 
 describe('tabulate github tables', () => {
   it('left-aligns text columns and decimal-aligns numeric ones, reformatting floats with %g', () => {
-    const text = formatGithubTable(['Name', 'Ratio'], [['a', '0.50'], ['bb', '1.25'], ['c', '1.00']]);
-    expect(text).toBe(['| Name   |   Ratio |', '|--------|---------|', '| a      |    0.5  |', '| bb     |    1.25 |', '| c      |    1    |'].join('\n'));
+    const text = formatGithubTable(
+      ['Name', 'Ratio'],
+      [
+        ['a', '0.50'],
+        ['bb', '1.25'],
+        ['c', '1.00'],
+      ],
+    );
+    expect(text).toBe(
+      ['| Name   |   Ratio |', '|--------|---------|', '| a      |    0.5  |', '| bb     |    1.25 |', '| c      |    1    |'].join('\n'),
+    );
   });
 
   it('treats a column with any non-number as text, unchanged', () => {

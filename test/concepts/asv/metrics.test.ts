@@ -21,7 +21,12 @@ describe('workload hierarchy', () => {
       function: 'time_k_core',
       params: "'Erdos Renyi (100, 0.5)'",
     });
-    expect(workloadHierarchy('benchmarks.bench_core.Core.time_add(10, 1)')).toEqual({ module: 'benchmarks.bench_core', className: 'Core', function: 'time_add', params: '10, 1' });
+    expect(workloadHierarchy('benchmarks.bench_core.Core.time_add(10, 1)')).toEqual({
+      module: 'benchmarks.bench_core',
+      className: 'Core',
+      function: 'time_add',
+      params: '10, 1',
+    });
     expect(workloadHierarchy('bench_io.time_read')).toEqual({ module: 'bench_io', className: null, function: 'time_read', params: null });
     expect(workloadHierarchy('pkg.sub.time_f')).toEqual({ module: 'pkg.sub', className: null, function: 'time_f', params: null });
   });
@@ -46,15 +51,29 @@ describe('FormulaCode metrics', () => {
   });
 
   it('keeps only workloads timed on both sides', () => {
-    const base = new Map<string, number | null>([['a', 2], ['b', 3], ['c', null]]);
-    const patched = new Map<string, number | null>([['a', 1], ['c', 1]]);
+    const base = new Map<string, number | null>([
+      ['a', 2],
+      ['b', 3],
+      ['c', null],
+    ]);
+    const patched = new Map<string, number | null>([
+      ['a', 1],
+      ['c', 1],
+    ]);
     expect([...workloadSpeedups(base, patched)]).toEqual([['a', 2]]);
   });
 
   it('overall speedup is the geometric mean', () => {
     expect(geometricMean([])).toBeNull();
     expect(geometricMean([2, 8])).toBeCloseTo(4, 12);
-    expect(overallSpeedup(new Map([['a', 0.5], ['b', 2]]))).toBeCloseTo(1, 12);
+    expect(
+      overallSpeedup(
+        new Map([
+          ['a', 0.5],
+          ['b', 2],
+        ]),
+      ),
+    ).toBeCloseTo(1, 12);
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0.01, max: 100, noNaN: true }), { minLength: 1, maxLength: 20 }), (xs) => {
         const g = geometricMean(xs)!;
@@ -65,8 +84,15 @@ describe('FormulaCode metrics', () => {
   });
 
   it('advantage is speedup(agent) - speedup(expert) on the common workloads', () => {
-    const agent = new Map([['m.A.time_x', 4], ['m.A.time_y', 1], ['only.agent', 100]]);
-    const expert = new Map([['m.A.time_x', 2], ['m.A.time_y', 2]]);
+    const agent = new Map([
+      ['m.A.time_x', 4],
+      ['m.A.time_y', 1],
+      ['only.agent', 100],
+    ]);
+    const expert = new Map([
+      ['m.A.time_x', 2],
+      ['m.A.time_y', 2],
+    ]);
     expect(advantage(agent, expert)).toBeCloseTo(2 - 2, 12);
     expect(advantage(new Map([['a', 3]]), new Map([['a', 2]]))).toBeCloseTo(1, 12);
     expect(advantage(new Map([['a', 3]]), new Map([['b', 2]]))).toBeNull();
@@ -104,8 +130,14 @@ describe('FormulaCode metrics', () => {
   it('normalized advantage divides by sqrt(var(agent) + var(expert))', () => {
     expect(variance([1, 3])).toBe(1);
     expect(variance([])).toBeNull();
-    const agent = new Map([['a', 1], ['b', 4]]);
-    const expert = new Map([['a', 1], ['b', 1]]);
+    const agent = new Map([
+      ['a', 1],
+      ['b', 4],
+    ]);
+    const expert = new Map([
+      ['a', 1],
+      ['b', 1],
+    ]);
     // advantage = geomean(1, 4) - 1 = 1; var(agent) = 2.25, var(expert) = 0
     expect(normalizedAdvantage(agent, expert)).toBeCloseTo(1 / 1.5, 12);
     expect(normalizedAdvantage(new Map([['a', 2]]), new Map([['a', 1]]))).toBeNull();

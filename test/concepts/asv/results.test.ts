@@ -27,7 +27,7 @@ function resultsText(overrides: Record<string, unknown> = {}, rows?: Record<stri
     requirements: {},
     env_vars: {},
     result_columns: [...RESULT_COLUMNS],
-    results: rows ?? { 'mod.Suite.time_x': [[0.5, 0.25], [["1", "2"]], 'v1'] },
+    results: rows ?? { 'mod.Suite.time_x': [[0.5, 0.25], [['1', '2']], 'v1'] },
     durations: {},
     version: 2,
     ...overrides,
@@ -98,7 +98,10 @@ describe('results files: the real asv output', () => {
 
 describe('results files: values and tokens', () => {
   it('accepts the bare NaN / Infinity / -Infinity tokens: NaN is a skip, null a failure', () => {
-    const text = resultsText().replace('[[0.5,0.25],[["1","2"]],"v1"]', '[[NaN, null], [["1", "2"]], "v1", 1, 2.5, [-Infinity, null], [Infinity, null]]');
+    const text = resultsText().replace(
+      '[[0.5,0.25],[["1","2"]],"v1"]',
+      '[[NaN, null], [["1", "2"]], "v1", 1, 2.5, [-Infinity, null], [Infinity, null]]',
+    );
     expect(text).toContain('[NaN, null]');
     const file = parseResultsFile(text, 'r.json');
     const [a, b] = unrollResults(file);
@@ -115,7 +118,18 @@ describe('results files: values and tokens', () => {
   });
 
   it('unrolls several parameters with the last varying fastest', () => {
-    const text = resultsText({}, { 'm.time_f': [[1, 2, 3, 4, 5, 6], [['1', '2'], ["'a'", "'b'", "'c'"]]] });
+    const text = resultsText(
+      {},
+      {
+        'm.time_f': [
+          [1, 2, 3, 4, 5, 6],
+          [
+            ['1', '2'],
+            ["'a'", "'b'", "'c'"],
+          ],
+        ],
+      },
+    );
     expect(unrollResults(parseResultsFile(text, 'r.json')).map((w) => [w.name, w.value])).toEqual([
       ["m.time_f(1, 'a')", 1],
       ["m.time_f(1, 'b')", 2],
@@ -192,7 +206,9 @@ describe('results files: malformed input names the file and the field', () => {
   });
 
   it('rejects an unknown benchmarks.json version and malformed entries, naming the file and field', () => {
-    expect(() => parseBenchmarksFile('{"version": 1}', 'b/benchmarks.json')).toThrow('b/benchmarks.json: version: unknown schema version 1');
+    expect(() => parseBenchmarksFile('{"version": 1}', 'b/benchmarks.json')).toThrow(
+      'b/benchmarks.json: version: unknown schema version 1',
+    );
     expect(() => parseBenchmarksFile('{"version": 2, "m.time_f": {"name": "m.time_f"}}', 'b/benchmarks.json')).toThrow(
       /b\/benchmarks\.json: \["m\.time_f"\]\.type: /,
     );

@@ -77,7 +77,7 @@ describe("asv's statistics on its own 400 reference cases", () => {
     expect(sizes.some((s) => s > 20)).toBe(true);
   });
 
-  it("reproduces compute_stats (median, 99% CI, quartiles) to 1e-12 relative error", () => {
+  it('reproduces compute_stats (median, 99% CI, quartiles) to 1e-12 relative error', () => {
     for (const [i, c] of vectors.cases.entries()) {
       for (const side of ['a', 'b'] as const) {
         const got = computeStats(finite(c[side]), 1);

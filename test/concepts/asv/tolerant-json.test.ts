@@ -13,7 +13,12 @@ describe('tolerant JSON reader', () => {
   });
 
   it('accepts NaN, Infinity and -Infinity as values', () => {
-    expect(parseTolerantJson('[NaN, Infinity, -Infinity, {"x": NaN}]')).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, { x: Number.NaN }]);
+    expect(parseTolerantJson('[NaN, Infinity, -Infinity, {"x": NaN}]')).toEqual([
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      { x: Number.NaN },
+    ]);
   });
 
   it('never rewrites the tokens inside strings', () => {

@@ -18,7 +18,13 @@ async function pytest(_name: string, files: Record<string, string>): Promise<{ e
   const repoDir = '/workspace/repo';
   const prefixed = Object.fromEntries(Object.entries(files).map(([p, t]) => [`${repoDir}/${p}`, t]));
   const script = `${writeFilesScript(prefixed)}\n${pytestScript({ repoDir, python: 'python3', timeLimitSeconds: 120, args: [] })}`;
-  const result = await docker.run({ image: BASE_IMAGE, cmd: ['bash', '-c', script], timeoutMs: 180_000, limits: { cpus: 1, memoryMb: 512, pidsLimit: 256 }, tailChars: 1_000_000 });
+  const result = await docker.run({
+    image: BASE_IMAGE,
+    cmd: ['bash', '-c', script],
+    timeoutMs: 180_000,
+    limits: { cpus: 1, memoryMb: 512, pidsLimit: 256 },
+    tailChars: 1_000_000,
+  });
   const framed = parseFramedOutput(result.stdout);
   const xml = framed.files.find((f) => f.kind === 'junit')?.content;
   if (xml === undefined) throw new Error(`no report: ${result.stdout}${result.stderr}`);
@@ -80,7 +86,10 @@ describe('pytest JUnit reports (real pytest in the base image)', () => {
   });
 
   it('says the tests cannot be collected when a test module does not import', async () => {
-    const { exitCode, xml } = await pytest('broken', { 'tests/test_ok.py': 'def test_ok():\n    pass\n', 'tests/test_bad.py': 'from nowhere import gone\n' });
+    const { exitCode, xml } = await pytest('broken', {
+      'tests/test_ok.py': 'def test_ok():\n    pass\n',
+      'tests/test_bad.py': 'from nowhere import gone\n',
+    });
     expect(exitCode).toBe(2);
     const reading = readPytestRun({ exitCode, timedOut: false, junitXml: xml, log: '' });
     expect(reading).toEqual({ collected: false, why: 'collection errors in tests.test_bad' });
@@ -95,7 +104,10 @@ describe('pytest JUnit reports (real pytest in the base image)', () => {
 
   it('keeps what ran before the time limit (timeout exit 124) as collected', async () => {
     const { xml } = await pytest('limit', { 'tests/test_core.py': BASE_TESTS });
-    expect(readPytestRun({ exitCode: TIMEOUT_EXIT, timedOut: false, junitXml: xml, log: '' })).toMatchObject({ collected: true, hitTimeLimit: true });
+    expect(readPytestRun({ exitCode: TIMEOUT_EXIT, timedOut: false, junitXml: xml, log: '' })).toMatchObject({
+      collected: true,
+      hitTimeLimit: true,
+    });
   });
 
   it('rejects text that is not a JUnit report', () => {

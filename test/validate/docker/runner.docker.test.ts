@@ -52,17 +52,32 @@ sha256sum toy.py > /perfmine/built-from.txt
 `;
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
 
 let base = '';
 let patch = '';
 let synthesized: SynthesizeOutput;
 
 function env(overrides: Partial<CandidateEnvironment> = {}): CandidateEnvironment {
-  return { key: `${REPO}#7`, number: 7, baseImage: synthesized.imageTag, synthesized, repoDir: '/repo', python: 'python3.11', env: { OMP_NUM_THREADS: '1' }, network: false, ...overrides };
+  return {
+    key: `${REPO}#7`,
+    number: 7,
+    baseImage: synthesized.imageTag,
+    synthesized,
+    repoDir: '/repo',
+    python: 'python3.11',
+    env: { OMP_NUM_THREADS: '1' },
+    network: false,
+    ...overrides,
+  };
 }
 
-const inImage = (image: string, script: string) => docker.run({ image, cmd: ['bash', '-c', script], workingDir: '/repo', timeoutMs: 60_000, limits });
+const inImage = (image: string, script: string) =>
+  docker.run({ image, cmd: ['bash', '-c', script], workingDir: '/repo', timeoutMs: 60_000, limits });
 
 beforeAll(async () => {
   await ensureAsvFakeImage();
@@ -79,7 +94,10 @@ beforeAll(async () => {
   const envs = new Environments(docker, build, log);
   const repoImage = await envs.ensureRepoImage(REPO, { kind: 'git', path: repo }, ASV_FAKE_IMAGE);
   const imageTag = envImageTag(REPO, base);
-  const made = await envs.buildAndVerify({ repo: REPO, sha: base, script: BUILD_SCRIPT, repoImage, importName: 'toy', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' }, imageTag);
+  const made = await envs.buildAndVerify(
+    { repo: REPO, sha: base, script: BUILD_SCRIPT, repoImage, importName: 'toy', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' },
+    imageTag,
+  );
   if (made.failure) throw new Error(`base environment: ${JSON.stringify(made.failure)}`);
   synthesized = {
     repo: REPO,
@@ -129,7 +147,8 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     expect(onBase.output.log).toContain('asv stand-in');
     const baseResults = parseResultsFile(onBase.output.results!, 'base');
     const expertResults = parseResultsFile(onExpert.output.results!, 'expert');
-    const measured = (r: typeof baseResults) => r.benchmarks.filter((x) => x.values.some((v) => typeof v === "number" && Number.isFinite(v))).map((x) => x.key);
+    const measured = (r: typeof baseResults) =>
+      r.benchmarks.filter((x) => x.values.some((v) => typeof v === 'number' && Number.isFinite(v))).map((x) => x.key);
     expect(measured(baseResults)).toContain('funcs.time_total');
     // the patch breaks time_fragile on the expert only
     expect(measured(baseResults)).toContain('funcs.time_fragile');
@@ -140,7 +159,9 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     const baseTests = readPytestRun(await runner.runTests(env(), synthesized.imageTag, options));
     const expertTests = readPytestRun(await runner.runTests(env(), expert, options));
     if (!baseTests.collected || !expertTests.collected) throw new Error('tests not collected');
-    expect(compareTests(baseTests.report, expertTests.report, { base: false, expert: false }).regressions).toEqual([{ test: 'tests.test_toy::test_total', expert: 'failed' }]);
+    expect(compareTests(baseTests.report, expertTests.report, { base: false, expert: false }).regressions).toEqual([
+      { test: 'tests.test_toy::test_total', expert: 'failed' },
+    ]);
 
     const request = { configPath: 'asv.conf.json', bench: null, perCallSeconds: 30, timeLimitSeconds: 120 };
     const recorded = await runner.recordSnapshot(env(), synthesized.imageTag, request);
@@ -166,7 +187,11 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     const notApplied = await runner.buildExpert(env({ key: `${REPO}#9`, number: 9 }), broken, 300_000);
     expect(notApplied.reading).toMatchObject({ ok: false, reason: 'patch-does-not-apply' });
     expect(notApplied.image).toBeNull();
-    const failing = await runner.buildExpert(env({ key: `${REPO}#10`, number: 10, synthesized: { ...synthesized, script: '#!/usr/bin/env bash\necho compiling; exit 3\n' } }), patch, 300_000);
+    const failing = await runner.buildExpert(
+      env({ key: `${REPO}#10`, number: 10, synthesized: { ...synthesized, script: '#!/usr/bin/env bash\necho compiling; exit 3\n' } }),
+      patch,
+      300_000,
+    );
     expect(failing.reading).toMatchObject({ ok: false, reason: 'expert-build-failed' });
     if (!failing.reading.ok) expect(failing.reading.detail).toContain('compiling');
     const left = (await docker.images(label)).flatMap((i) => i.RepoTags ?? []).filter((t) => /:(9|10)-attempt-/.test(t));

@@ -50,7 +50,18 @@ track_nan.unit = 'things'
 `;
 
 const CONFIG = '{"version": 1, "benchmark_dir": "benchmarks"}';
-const settings: InterleaveSettings = { rounds: 3, roundsPerProcess: 1, samples: 3, clock: 'wall', mode: 'alternate', calibration: true, seed: 5, budgetMs: 600_000, batchTimeoutSeconds: 3, warmupSeconds: 0.01 };
+const settings: InterleaveSettings = {
+  rounds: 3,
+  roundsPerProcess: 1,
+  samples: 3,
+  clock: 'wall',
+  mode: 'alternate',
+  calibration: true,
+  seed: 5,
+  budgetMs: 600_000,
+  batchTimeoutSeconds: 3,
+  warmupSeconds: 0.01,
+};
 
 afterAll(async () => {
   await docker.removeLabelled(label);
@@ -58,7 +69,11 @@ afterAll(async () => {
 
 describe('harness workers in real containers, on bad benchmarks', () => {
   it('records a hang (killed at its time limit), a segfault, an exception and NaN with their reasons, and measures the rest', async () => {
-    const image = await suiteImage(docker, `perfmine/test-harness-bad:${label}`, { 'asv.conf.json': CONFIG, 'benchmarks/__init__.py': '', 'benchmarks/bench.py': BAD });
+    const image = await suiteImage(docker, `perfmine/test-harness-bad:${label}`, {
+      'asv.conf.json': CONFIG,
+      'benchmarks/__init__.py': '',
+      'benchmarks/bench.py': BAD,
+    });
     const { workers } = dockerWorkers(docker, log, { base: image, expert: image });
     const m = await measureInterleaved(workers, settings);
     expect(m.base.event).toBe('ready');
@@ -75,7 +90,10 @@ describe('harness workers in real containers, on bad benchmarks', () => {
       const w = by.get(`bench.${name}`)!;
       for (const side of [w.base, w.expert, w.calibration!]) {
         expect(side.failure, name).toBeNull();
-        expect(side.rounds.every((r) => r !== null && r.length === 3), name).toBe(true);
+        expect(
+          side.rounds.every((r) => r !== null && r.length === 3),
+          name,
+        ).toBe(true);
       }
     }
     expect(m.rounds).toBe(3);

@@ -20,5 +20,10 @@ export const POWER_SUITE = `import powerlib\n\n${[...Object.keys(POWER_SPEEDUPS)
 
 /** The repository's files at the base (false) or after the pull request (true). */
 export function powerFiles(expert: boolean): Record<string, string> {
-  return { 'asv.conf.json': '{"version": 1, "benchmark_dir": "benchmarks"}\n', 'benchmarks/__init__.py': '', 'benchmarks/bench.py': POWER_SUITE, 'powerlib.py': powerLibrary(expert) };
+  return {
+    'asv.conf.json': '{"version": 1, "benchmark_dir": "benchmarks"}\n',
+    'benchmarks/__init__.py': '',
+    'benchmarks/bench.py': POWER_SUITE,
+    'powerlib.py': powerLibrary(expert),
+  };
 }

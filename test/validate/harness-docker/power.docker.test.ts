@@ -73,13 +73,20 @@ async function measure(): Promise<{ measured: Measured; seconds: number }> {
   const { runner } = dockerWorkers(docker, log, images);
   const config = validateConfig.parse({ harness: { seed: 11 } });
   const started = Date.now();
-  const measured = await measureWithHarness(environmentOf('fixture/power#1', images.base), 'asv.conf.json', images.expert, { runner, config, log });
+  const measured = await measureWithHarness(environmentOf('fixture/power#1', images.base), 'asv.conf.json', images.expert, {
+    runner,
+    config,
+    log,
+  });
   return { measured, seconds: (Date.now() - started) / 1000 };
 }
 
 function report(title: string, m: { measured: Measured; seconds: number }): void {
   const v = m.measured.verdicts!;
-  const rows = v.workloads.map((w) => `  ${w.name.padEnd(16)} ${w.paired.change.padEnd(10)} effect ${(1 / w.paired.normalizedMedian!).toFixed(3)}  MDS ${w.paired.mds?.toFixed(3)}  noise ${w.paired.noise?.toFixed(4)}  faster ${w.paired.fasterPairs}/${w.paired.usablePairs}`);
+  const rows = v.workloads.map(
+    (w) =>
+      `  ${w.name.padEnd(16)} ${w.paired.change.padEnd(10)} effect ${(1 / w.paired.normalizedMedian!).toFixed(3)}  MDS ${w.paired.mds?.toFixed(3)}  noise ${w.paired.noise?.toFixed(4)}  faster ${w.paired.fasterPairs}/${w.paired.usablePairs}`,
+  );
   const mds = v.workloads.map((w) => w.paired.mds!).sort((x, y) => x - y);
   console.log(
     `${title}: ${m.seconds.toFixed(0)} s, ${v.paired.pairs} rounds; MDS median ${mds[mds.length >> 1]!.toFixed(3)} [${mds[0]!.toFixed(3)}, ${mds.at(-1)!.toFixed(3)}]; ` +

@@ -56,7 +56,13 @@ export function dockerWorkers(
   const runner = new DockerMeasurementRunner({
     docker,
     limits: LIMITS,
-    build: { limits: LIMITS, timeoutsMs: { repoImage: 1, build: 1, import: 1, asv: 1, pytest: 1, tamper: 1, tool: 1 }, tailChars: 8000, buildNetwork: 'none', asvDiscover: 'harness' },
+    build: {
+      limits: LIMITS,
+      timeoutsMs: { repoImage: 1, build: 1, import: 1, asv: 1, pytest: 1, tamper: 1, tool: 1 },
+      tailChars: 8000,
+      buildNetwork: 'none',
+      asvDiscover: 'harness',
+    },
     wheelhouse: null,
     log,
   });
@@ -66,7 +72,15 @@ export function dockerWorkers(
       runner.openHarnessWorker(
         env,
         side === 'expert' ? images.expert : images.base,
-        { side, configPath: 'asv.conf.json', bench: null, cpuset: options.cpusets?.[side] ?? null, hashSeed: '0', startTimeoutMs: options.startTimeoutMs ?? 120_000, maxLifetimeMs: 1_800_000 },
+        {
+          side,
+          configPath: 'asv.conf.json',
+          bench: null,
+          cpuset: options.cpusets?.[side] ?? null,
+          hashSeed: '0',
+          startTimeoutMs: options.startTimeoutMs ?? 120_000,
+          maxLifetimeMs: 1_800_000,
+        },
         signal,
       ),
   };

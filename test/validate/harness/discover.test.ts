@@ -34,7 +34,10 @@ describe('discover: the same benchmarks as the stand-in asv (checked against rea
   });
 
   it('finds the same benchmark names: functions, methods, Time* methods, nested packages', () => {
-    const names = (d: Record<string, Entry>) => Object.keys(d).filter((k) => k !== 'version').sort();
+    const names = (d: Record<string, Entry>) =>
+      Object.keys(d)
+        .filter((k) => k !== 'version')
+        .sort();
     expect(names(mine)).toEqual(names(theirs));
     expect(names(mine)).toEqual([
       'bench_classes.Cached.time_sum',
@@ -85,7 +88,14 @@ describe('discover: the same benchmarks as the stand-in asv (checked against rea
     ].join('\n');
     expect(mine['bench_classes.Suite.time_join']!['code']).toBe(join);
     expect(mine['bench_classes.Suite.time_join']!['version']).toBe(sha256(join));
-    const cached = ['class Cached:', '    def time_sum(self, data):', '        sum(data)', '', '    def setup_cache(self):', '        return list(range(100))'].join('\n');
+    const cached = [
+      'class Cached:',
+      '    def time_sum(self, data):',
+      '        sum(data)',
+      '',
+      '    def setup_cache(self):',
+      '        return list(range(100))',
+    ].join('\n');
     expect(mine['bench_classes.Cached.time_sum']!['version']).toBe(sha256(cached));
   });
 
@@ -109,8 +119,22 @@ describe('discover: the same benchmarks as the stand-in asv (checked against rea
     expect(Object.keys(mine['bench_funcs.time_plain']!).sort()).toEqual(realKeys);
     const defaults = { min_run_count: 2, number: 0, repeat: 0, rounds: 2, sample_time: 0.01, warmup_time: -1 };
     expect(mine['bench_funcs.time_plain']).toMatchObject(defaults);
-    expect(mine['nested.deeper.bench_deep.TimeStyle.time_attrs']).toMatchObject({ number: 3, repeat: 4, rounds: 1, sample_time: 0.002, warmup_time: 0 });
-    expect(Object.keys(mine['bench_funcs.track_answer']!).sort()).toEqual(['code', 'name', 'param_names', 'params', 'type', 'unit', 'version']);
+    expect(mine['nested.deeper.bench_deep.TimeStyle.time_attrs']).toMatchObject({
+      number: 3,
+      repeat: 4,
+      rounds: 1,
+      sample_time: 0.002,
+      warmup_time: 0,
+    });
+    expect(Object.keys(mine['bench_funcs.track_answer']!).sort()).toEqual([
+      'code',
+      'name',
+      'param_names',
+      'params',
+      'type',
+      'unit',
+      'version',
+    ]);
   });
 
   it('writes a file the project reads with --out, listing only matching benchmarks with --bench', async () => {
@@ -180,7 +204,10 @@ describe('discover: exit codes', () => {
   });
 
   it('exits 4 when the suite has no benchmark, or none matches --bench', async () => {
-    const empty = await harness(suite({ 'asv.conf.json': CONFIG, 'benchmarks/__init__.py': '', 'benchmarks/util.py': 'def helper():\n    pass\n' }), 'discover');
+    const empty = await harness(
+      suite({ 'asv.conf.json': CONFIG, 'benchmarks/__init__.py': '', 'benchmarks/util.py': 'def helper():\n    pass\n' }),
+      'discover',
+    );
     expect(empty.code).toBe(4);
     expect(empty.stderr).toContain('no benchmarks found');
     const unmatched = await harness(suite(PARITY_SUITE), 'discover', '--bench', 'nothing-like-this');

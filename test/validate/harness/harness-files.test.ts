@@ -16,7 +16,31 @@ describe('harness files for a container', () => {
   it('is a standard-library-only program for Python 3.8+ (no third-party import at module level)', () => {
     const text = readFileSync(HARNESS_SCRIPT, 'utf8');
     const imports = [...text.matchAll(/^(?:import|from) (\w+)/gm)].map((m) => m[1]!);
-    const stdlib = new Set(['copy', 'errno', 'hashlib', 'importlib', 'inspect', 'itertools', 'json', 'math', 'os', 'pickle', 'pkgutil', 'platform', 're', 'select', 'shutil', 'signal', 'subprocess', 'sys', 'tempfile', 'textwrap', 'time', 'timeit', 'traceback']);
+    const stdlib = new Set([
+      'copy',
+      'errno',
+      'hashlib',
+      'importlib',
+      'inspect',
+      'itertools',
+      'json',
+      'math',
+      'os',
+      'pickle',
+      'pkgutil',
+      'platform',
+      're',
+      'select',
+      'shutil',
+      'signal',
+      'subprocess',
+      'sys',
+      'tempfile',
+      'textwrap',
+      'time',
+      'timeit',
+      'traceback',
+    ]);
     expect(imports.filter((m) => !stdlib.has(m))).toEqual([]);
   });
 });

@@ -141,7 +141,18 @@ export class ServeClient {
 
   /** A batch command with the spec's defaults. */
   batch(id: number, benchmark: string, fields: Partial<Record<string, unknown>> = {}): Promise<Line> {
-    return this.ask({ id, op: 'batch', benchmark, param: 0, samples: 1, number: 0, warmup: null, sample_time: null, timeout: null, ...fields });
+    return this.ask({
+      id,
+      op: 'batch',
+      benchmark,
+      param: 0,
+      samples: 1,
+      number: 0,
+      warmup: null,
+      sample_time: null,
+      timeout: null,
+      ...fields,
+    });
   }
 
   exit(): Promise<number | null> {

@@ -22,15 +22,28 @@ const REBUILD = fileURLToPath(new URL('./rebuild_suite.py', import.meta.url));
 
 const CASES = [
   // networkx's reference ran a selection (its README): the same --bench here
-  { suite: 'networkx #7971', benchmarks: 'networkx-7971/benchmarks.json', results: 'networkx-7971/aab03808-existing-py_usr_bin_python3.json', bench: ['--bench', 'benchmark_many_components|benchmark_algorithms'] },
-  { suite: 'rich #3399', benchmarks: 'rich-3399/r4x4/ab/benchmarks.json', results: 'rich-3399/r4x4/ab/349042fd-existing-py_usr_bin_python3.json', bench: [] },
+  {
+    suite: 'networkx #7971',
+    benchmarks: 'networkx-7971/benchmarks.json',
+    results: 'networkx-7971/aab03808-existing-py_usr_bin_python3.json',
+    bench: ['--bench', 'benchmark_many_components|benchmark_algorithms'],
+  },
+  {
+    suite: 'rich #3399',
+    benchmarks: 'rich-3399/r4x4/ab/benchmarks.json',
+    results: 'rich-3399/r4x4/ab/349042fd-existing-py_usr_bin_python3.json',
+    bench: [],
+  },
 ] as const;
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeSuite));
 
 describe.each(CASES)('the harness on the shape of $suite', ({ benchmarks, results, bench }) => {
-  const reference = JSON.parse(readFileSync(join(REFERENCE_DIR, 'asv-real', benchmarks), 'utf8')) as Record<string, { type: string; unit: string; params: string[][]; param_names: string[] } | number>;
+  const reference = JSON.parse(readFileSync(join(REFERENCE_DIR, 'asv-real', benchmarks), 'utf8')) as Record<
+    string,
+    { type: string; unit: string; params: string[][]; param_names: string[] } | number
+  >;
 
   async function rebuilt(): Promise<string> {
     const dir = writeSuite({});
@@ -45,17 +58,45 @@ describe.each(CASES)('the harness on the shape of $suite', ({ benchmarks, result
     const r = await runProgram('python3', [HARNESS_SCRIPT, 'discover'], dir);
     expect(r.code, r.stderr).toBe(0);
     const ours = JSON.parse(r.stdout) as Record<string, { type: string; unit: string; params: string[][]; param_names: string[] } | number>;
-    const names = (b: typeof ours) => Object.keys(b).filter((k) => k !== 'version').sort();
+    const names = (b: typeof ours) =>
+      Object.keys(b)
+        .filter((k) => k !== 'version')
+        .sort();
     expect(names(ours)).toEqual(names(reference));
     for (const name of names(reference)) {
       const [a, b] = [ours[name] as Exclude<(typeof ours)[string], number>, reference[name] as Exclude<(typeof ours)[string], number>];
-      expect({ type: a.type, unit: a.unit, params: a.params, param_names: a.param_names }, name).toEqual({ type: b.type, unit: b.unit, params: b.params, param_names: b.param_names });
+      expect({ type: a.type, unit: a.unit, params: a.params, param_names: a.param_names }, name).toEqual({
+        type: b.type,
+        unit: b.unit,
+        params: b.params,
+        param_names: b.param_names,
+      });
     }
   });
 
   it("runs them into a results file with exactly the workloads of the real results file, each benchmark's parameters in the same order", async () => {
     const dir = await rebuilt();
-    const r = await runProgram('python3', [HARNESS_SCRIPT, 'run', '--out-dir', join(dir, 'results'), '--commit', 'a'.repeat(40), '--machine', 'perfmine', '-a', 'rounds=1', '-a', 'repeat=1', '-a', 'warmup_time=0', ...bench], dir);
+    const r = await runProgram(
+      'python3',
+      [
+        HARNESS_SCRIPT,
+        'run',
+        '--out-dir',
+        join(dir, 'results'),
+        '--commit',
+        'a'.repeat(40),
+        '--machine',
+        'perfmine',
+        '-a',
+        'rounds=1',
+        '-a',
+        'repeat=1',
+        '-a',
+        'warmup_time=0',
+        ...bench,
+      ],
+      dir,
+    );
     expect(r.code, r.stderr).toBe(0);
     const file = readdirSync(join(dir, 'results', 'perfmine')).find((f) => f.startsWith('aaaaaaaa-'))!;
     const ours = resultSetOf(parseResultsFile(readFileSync(join(dir, 'results', 'perfmine', file), 'utf8'), file));

@@ -2,7 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeStats, parseBenchmarksFile, parseResultsFile, parseTolerantJson, resultSetOf, type ResultsFile } from '../../../pipeline/concepts/asv/index.js';
+import {
+  computeStats,
+  parseBenchmarksFile,
+  parseResultsFile,
+  parseTolerantJson,
+  resultSetOf,
+  type ResultsFile,
+} from '../../../pipeline/concepts/asv/index.js';
 import { NETWORKX_BASE, NETWORKX_DIR, RICH_DIR } from '../../concepts/asv/reference.js';
 import { harness, removeSuite, ROOT, runProgram, writeSuite, type Outcome } from './harness-fixture.js';
 import { RUN_SUITE } from './suites.js';
@@ -30,12 +37,42 @@ function resultsPath(sha: string): string {
 beforeAll(async () => {
   dir = writeSuite(RUN_SUITE);
   git(dir, 'init', '-q');
-  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'A', '--date', '2024-05-01T12:00:00Z');
+  git(
+    dir,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'A',
+    '--date',
+    '2024-05-01T12:00:00Z',
+  );
   shaA = git(dir, 'rev-parse', 'HEAD');
   git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'B');
   shaB = git(dir, 'rev-parse', 'HEAD');
   runA = await harness(dir, 'run', '--out-dir', 'results', '--commit', shaA.slice(0, 10), '--machine', 'testbox');
-  runB = await harness(dir, 'run', '--out-dir', 'results', '--commit', shaB, '--machine', 'testbox', '-a', 'rounds=1', '-a', 'repeat=3', '-a', 'number=5', '-a', 'warmup_time=0');
+  runB = await harness(
+    dir,
+    'run',
+    '--out-dir',
+    'results',
+    '--commit',
+    shaB,
+    '--machine',
+    'testbox',
+    '-a',
+    'rounds=1',
+    '-a',
+    'repeat=3',
+    '-a',
+    'number=5',
+    '-a',
+    'warmup_time=0',
+  );
   const text = readFileSync(resultsPath(shaA), 'utf8');
   raw = parseTolerantJson(text) as Record<string, unknown>;
   file = parseResultsFile(text, resultsPath(shaA));
@@ -44,7 +81,14 @@ afterAll(() => removeSuite(dir));
 
 const realBase = () => parseTolerantJson(readFileSync(NETWORKX_BASE, 'utf8')) as Record<string, unknown>;
 const row = (name: string) => (raw['results'] as Record<string, unknown[]>)[name]!;
-const ALL = ['bench_run.Cached.track_file_in_cwd', 'bench_run.Skip.time_never', 'bench_run.time_broken', 'bench_run.time_pow', 'bench_run.time_sum', 'bench_run.track_value'];
+const ALL = [
+  'bench_run.Cached.track_file_in_cwd',
+  'bench_run.Skip.time_never',
+  'bench_run.time_broken',
+  'bench_run.time_pow',
+  'bench_run.time_sum',
+  'bench_run.track_value',
+];
 
 describe('run: a results file as asv writes it', () => {
   it('exits 2 because a benchmark failed, as asv run does', () => {
@@ -86,7 +130,18 @@ describe('run: a results file as asv writes it', () => {
     const sum = row('bench_run.time_sum');
     expect(sum).toHaveLength(real.length);
     const [result, params, version, startedAt, duration, ciA, ciB, q25, q75, number, repeat, samples] = sum as [
-      number[], unknown[], string, number, number, number[], number[], number[], number[], number[], number[], number[][],
+      number[],
+      unknown[],
+      string,
+      number,
+      number,
+      number[],
+      number[],
+      number[],
+      number[],
+      number[],
+      number[],
+      number[][],
     ];
     expect(params).toEqual([]);
     expect(version).toMatch(/^[0-9a-f]{64}$/);
@@ -97,7 +152,9 @@ describe('run: a results file as asv writes it', () => {
     expect(Number.isInteger(number[0]) && number[0]! >= 1).toBe(true);
     const stats = computeStats(samples[0]!, number[0]!)!;
     expect(result).toEqual([stats.result]);
-    expect([ciA[0], ciB[0], q25[0], q75[0]]).toEqual([stats.stats.ciLower, stats.stats.ciUpper, stats.stats.q25, stats.stats.q75].map(truncate));
+    expect([ciA[0], ciB[0], q25[0], q75[0]]).toEqual(
+      [stats.stats.ciLower, stats.stats.ciUpper, stats.stats.q25, stats.stats.q75].map(truncate),
+    );
   });
 
   it('stores parameterized results over the cartesian product with params as repr strings', () => {
@@ -117,7 +174,7 @@ describe('run: a results file as asv writes it', () => {
     expect(Number.isNaN(skip.values[0])).toBe(true);
   });
 
-  it("runs setup_cache once in its own directory, the benchmarks using it in that directory, and records its duration", () => {
+  it('runs setup_cache once in its own directory, the benchmarks using it in that directory, and records its duration', () => {
     expect(row('bench_run.Cached.track_file_in_cwd')[0]).toEqual([55]);
     const key = Object.keys(raw['durations'] as object).find((k) => k.startsWith('<setup_cache bench_run:'));
     expect(key).toBeDefined();
@@ -163,7 +220,9 @@ describe('run: a results file as asv writes it', () => {
 
 describe('run: the real files it is measured against', () => {
   it('the rich reference has 32 rows of 12 entries, as ours', () => {
-    const rich = parseTolerantJson(readFileSync(join(RICH_DIR, 'r4x4/ab/349042fd-existing-py_usr_bin_python3.json'), 'utf8')) as { results: Record<string, unknown[]> };
+    const rich = parseTolerantJson(readFileSync(join(RICH_DIR, 'r4x4/ab/349042fd-existing-py_usr_bin_python3.json'), 'utf8')) as {
+      results: Record<string, unknown[]>;
+    };
     expect(Object.values(rich.results).every((r) => r.length === 12)).toBe(true);
   });
 });

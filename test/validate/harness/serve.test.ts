@@ -41,7 +41,8 @@ describe('serve: misbehaving benchmarks', () => {
   let ready: Line;
   let id = 0;
   const batch = (benchmark: string, fields: Record<string, unknown> = {}) => client.batch(++id, benchmark, fields);
-  const ok = async (benchmark: string) => expect(await batch(benchmark, { samples: 2, number: 3, warmup: 0 })).toMatchObject({ ok: true, kind: 'time' });
+  const ok = async (benchmark: string) =>
+    expect(await batch(benchmark, { samples: 2, number: 3, warmup: 0 })).toMatchObject({ ok: true, kind: 'time' });
   const workerPid = () => childrenOf(client.proc.pid!)[0]!;
 
   beforeAll(async () => {
@@ -65,23 +66,39 @@ describe('serve: misbehaving benchmarks', () => {
 
   it('kills a benchmark that hangs at its timeout attribute, and the next batch works in a fresh worker', async () => {
     const before = workerPid();
-    expect(await batch('bad.time_hang', { number: 1, warmup: 0 })).toEqual({ id, ok: false, status: 'timeout', message: 'killed after 1.5 s' });
+    expect(await batch('bad.time_hang', { number: 1, warmup: 0 })).toEqual({
+      id,
+      ok: false,
+      status: 'timeout',
+      message: 'killed after 1.5 s',
+    });
     expect(alive(before)).toBe(false);
     await ok('bad.time_ok');
     expect(workerPid()).not.toBe(before);
   });
 
   it("uses the command's timeout over the attribute", async () => {
-    expect(await batch('bad.time_hang', { number: 1, warmup: 0, timeout: 1 })).toMatchObject({ status: 'timeout', message: 'killed after 1 s' });
+    expect(await batch('bad.time_hang', { number: 1, warmup: 0, timeout: 1 })).toMatchObject({
+      status: 'timeout',
+      message: 'killed after 1 s',
+    });
     await ok('bad.time_ok');
   });
 
   it('answers crashed when the worker segfaults or exits, and restarts it', async () => {
     const before = workerPid();
-    expect(await batch('bad.time_segfault', { number: 1, warmup: 0 })).toEqual({ id, ok: false, status: 'crashed', message: 'the worker died of SIGSEGV' });
+    expect(await batch('bad.time_segfault', { number: 1, warmup: 0 })).toEqual({
+      id,
+      ok: false,
+      status: 'crashed',
+      message: 'the worker died of SIGSEGV',
+    });
     expect(alive(before)).toBe(false);
     await ok('bad.time_ok');
-    expect(await batch('bad.time_exit', { number: 1, warmup: 0 })).toMatchObject({ status: 'crashed', message: 'the worker exited with status 7' });
+    expect(await batch('bad.time_exit', { number: 1, warmup: 0 })).toMatchObject({
+      status: 'crashed',
+      message: 'the worker exited with status 7',
+    });
     await ok('bad.time_ok');
   });
 
@@ -113,12 +130,20 @@ describe('serve: misbehaving benchmarks', () => {
     const failed = await batch('bad.SetupRaises.time_x');
     expect(failed).toMatchObject({ ok: false, status: 'failed' });
     expect(String(failed['message'])).toMatch(/^KeyError: 'missing'\n[\s\S]*bad\.py", line \d+, in setup/);
-    expect(await batch('bad.SetupSkips.time_x')).toEqual({ id, ok: false, status: 'skipped', message: 'NotImplementedError in setup: not on this platform' });
+    expect(await batch('bad.SetupSkips.time_x')).toEqual({
+      id,
+      ok: false,
+      status: 'skipped',
+      message: 'NotImplementedError in setup: not on this platform',
+    });
   });
 
   it('answers unknown for an unknown benchmark, a parameter out of range, a bad field, a bad line', async () => {
     expect(await batch('bad.time_nothing')).toEqual({ id, ok: false, status: 'unknown', message: 'no benchmark bad.time_nothing' });
-    expect(await batch('bad.Params.time_x', { param: 2 })).toMatchObject({ status: 'unknown', message: 'no benchmark bad.Params.time_x / param 2 out of range' });
+    expect(await batch('bad.Params.time_x', { param: 2 })).toMatchObject({
+      status: 'unknown',
+      message: 'no benchmark bad.Params.time_x / param 2 out of range',
+    });
     expect(await batch('bad.time_ok', { samples: 0 })).toMatchObject({ status: 'unknown' });
     expect(await client.ask({ id: 99, op: 'dance' })).toMatchObject({ id: 99, ok: false, status: 'unknown' });
     client.send('this is not json');
@@ -126,7 +151,7 @@ describe('serve: misbehaving benchmarks', () => {
     await ok('bad.time_ok');
   });
 
-  it('takes exactly the samples asked, with the number given, or asv\'s number (the attribute, else calibrated)', async () => {
+  it("takes exactly the samples asked, with the number given, or asv's number (the attribute, else calibrated)", async () => {
     const given = await batch('bad.Params.time_x', { param: 1, samples: 4, number: 7, warmup: 0 });
     expect(given).toMatchObject({ ok: true, number: 7 });
     expect(given['samples']).toHaveLength(4);
@@ -183,11 +208,15 @@ describe('serve: warm across batches', () => {
 
 describe('serve: every kind of benchmark', () => {
   it('answers time, timeraw, memory, peakmemory and track batches, with params and setup_cache', async () => {
-    const client = new ServeClient(suite({ ...PARITY_SUITE, ...ASV_ONLY_SUITE, 'benchmarks/bench_more.py': ASV_ONLY_SUITE['benchmarks/bench_more.py']! }));
+    const client = new ServeClient(
+      suite({ ...PARITY_SUITE, ...ASV_ONLY_SUITE, 'benchmarks/bench_more.py': ASV_ONLY_SUITE['benchmarks/bench_more.py']! }),
+    );
     const ready = await client.next();
     const workloads = (ready['workloads'] as { name: string; param: number }[]).map((w) => w.name);
     expect(workloads).toContain("bench_classes.Suite.time_join(3, 'yy', <benchmarks.bench_classes.Thing object>)");
-    const param = (ready['workloads'] as { name: string; param: number }[]).find((w) => w.name === "bench_classes.Suite.track_len(3, 'yy', None)")!.param;
+    const param = (ready['workloads'] as { name: string; param: number }[]).find(
+      (w) => w.name === "bench_classes.Suite.track_len(3, 'yy', None)",
+    )!.param;
     expect(await client.batch(1, 'bench_classes.Suite.track_len', { param })).toMatchObject({ ok: true, kind: 'track', value: 3 });
     const joined = await client.batch(2, 'bench_classes.Suite.time_join', { param, samples: 3 });
     expect(joined).toMatchObject({ ok: true, kind: 'time' });
@@ -201,7 +230,11 @@ describe('serve: every kind of benchmark', () => {
     expect(await client.batch(5, 'bench_classes.Cached.track_size')).toMatchObject({ ok: true, value: 100 });
     const raw = await client.batch(6, 'bench_more.timeraw_import', { samples: 2 });
     expect(raw).toMatchObject({ ok: true, kind: 'time', number: 1 });
-    expect(await client.batch(7, 'bench_more.Skipping.time_x', { param: 1 })).toMatchObject({ ok: false, status: 'skipped', message: 'NotImplementedError in setup: two is not supported' });
+    expect(await client.batch(7, 'bench_more.Skipping.time_x', { param: 1 })).toMatchObject({
+      ok: false,
+      status: 'skipped',
+      message: 'NotImplementedError in setup: two is not supported',
+    });
     expect(await client.batch(8, 'bench_more.Skipping.time_x', { param: 0, samples: 1, number: 1, warmup: 0 })).toMatchObject({ ok: true });
     expect(await client.batch(9, 'bench_funcs.track_answer')).toMatchObject({ ok: true, value: 42 });
     expect(await client.ask({ id: 10, op: 'exit' })).toEqual({ id: 10, ok: true });

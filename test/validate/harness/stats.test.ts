@@ -51,7 +51,9 @@ describe("the harness's statistics", () => {
     const rows = parseTolerantJson(r.stdout) as Row[]; // single samples have infinite bounds
     expect(rows).toHaveLength(800);
     const mismatches = rows.flatMap((row, i) =>
-      (['median', 'ci_99_a', 'ci_99_b', 'q_25', 'q_75', 'repeat'] as const).filter((k) => row[k][0] !== row[k][1]).map((k) => `${i}.${k}: ${row[k][0]} vs ${row[k][1]}`),
+      (['median', 'ci_99_a', 'ci_99_b', 'q_25', 'q_75', 'repeat'] as const)
+        .filter((k) => row[k][0] !== row[k][1])
+        .map((k) => `${i}.${k}: ${row[k][0]} vs ${row[k][1]}`),
     );
     expect(mismatches).toEqual([]);
     // the small samples whose interval comes from the Laplace posterior are among them

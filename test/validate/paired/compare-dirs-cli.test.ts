@@ -58,7 +58,9 @@ describe('perfmine compare with per-invocation sides', () => {
     expect(fromFiles.code).toBe(0);
     expect(fromFiles.stdout).toContain('paired: 0 improved, 0 worse, 32 unchanged, 0 incomparable');
     expect(fromFiles.stdout).toContain('asv (pooled samples): 0 improved, 15 worse');
-    expect(fromFiles.stdout).toContain("false positives on base/base (the same rule, leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 11 improved, 0 worse");
+    expect(fromFiles.stdout).toContain(
+      "false positives on base/base (the same rule, leave one workload out): 0 of 32 (0.0%); asv's pooled rule on the same base/base: 11 improved, 0 worse",
+    );
     expect(fromFiles.stdout).toMatch(/minimum detectable speedup: median 1\.\d+, from 1\.\d+ to \d\.\d+/);
 
     const fromDirs = await runCli(['compare', dirs.base, dirs.expert, '--calibration', dirs.first, dirs.second]);
@@ -74,13 +76,31 @@ describe('perfmine compare with per-invocation sides', () => {
     const out = JSON.parse(r.stdout) as {
       pooled: boolean;
       base: { files: string[] };
-      paired: { pairs: number; threshold: number; counts: Record<string, number>; calibration: { calibrated: boolean; falsePositives: { rate: number } } };
-      benchmarks: { name: string; mark: string; paired: { change: string; pairRatios: number[]; pValue: number | null; mds: number | null; asvPValue: number | null } }[];
+      paired: {
+        pairs: number;
+        threshold: number;
+        counts: Record<string, number>;
+        calibration: { calibrated: boolean; falsePositives: { rate: number } };
+      };
+      benchmarks: {
+        name: string;
+        mark: string;
+        paired: { change: string; pairRatios: number[]; pValue: number | null; mds: number | null; asvPValue: number | null };
+      }[];
     };
     expect(out.pooled).toBe(true);
     // time order (started_at inside the files), not name order
-    expect(out.base.files.map((f) => f.split('/').at(-1))).toEqual(['z-invocation.json', 'y-invocation.json', 'x-invocation.json', 'w-invocation.json']);
-    expect(out.paired).toMatchObject({ pairs: 4, counts: { improved: 0, worsened: 0 }, calibration: { calibrated: true, falsePositives: { rate: 0 } } });
+    expect(out.base.files.map((f) => f.split('/').at(-1))).toEqual([
+      'z-invocation.json',
+      'y-invocation.json',
+      'x-invocation.json',
+      'w-invocation.json',
+    ]);
+    expect(out.paired).toMatchObject({
+      pairs: 4,
+      counts: { improved: 0, worsened: 0 },
+      calibration: { calibrated: true, falsePositives: { rate: 0 } },
+    });
     expect(out.benchmarks).toHaveLength(32);
     expect(out.benchmarks.filter((b) => b.mark === '+')).toHaveLength(15);
     for (const b of out.benchmarks) {

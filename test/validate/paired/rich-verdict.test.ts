@@ -53,7 +53,9 @@ describe.each(PROTOCOLS)('rich #3399 %s split into per-invocation sets', (protoc
   it("asv's pooled-sample verdict flags what the README says, on base/expert and on base/base", () => {
     const input = richInput(protocol);
     expect(marks(compareResultSets([poolInvocations(input.base)], [poolInvocations(input.expert)]))).toEqual(ASV_FLAGS[protocol].ab);
-    expect(marks(compareResultSets([poolInvocations(input.calibration!.first)], [poolInvocations(input.calibration!.second)]))).toEqual(ASV_FLAGS[protocol].aa);
+    expect(marks(compareResultSets([poolInvocations(input.calibration!.first)], [poolInvocations(input.calibration!.second)]))).toEqual(
+      ASV_FLAGS[protocol].aa,
+    );
   });
 
   it("perfmine's paired verdict flags no workload, while asv's flags several", () => {
@@ -180,7 +182,10 @@ describe.each(PROTOCOLS)('rich #3399 %s split into per-invocation sets', (protoc
 it('with the default options, the two pairs of r2x2 are too few for any verdict: no workload is called changed', () => {
   const report = twoVerdicts(richInput('r2x2'));
   expect(report.paired.counts).toEqual({ improved: 0, worsened: 0, unchanged: 0, incomparable: 32 });
-  const planted = twoVerdicts({ ...richInput('r2x2'), expert: scaled(richInput('r2x2').expert, new Set(['benchmarks.PrettySuite.time_pretty']), 0.5) });
+  const planted = twoVerdicts({
+    ...richInput('r2x2'),
+    expert: scaled(richInput('r2x2').expert, new Set(['benchmarks.PrettySuite.time_pretty']), 0.5),
+  });
   expect(planted.paired.counts.improved).toBe(0);
 });
 
@@ -193,7 +198,10 @@ it('detection on r4x4 with one workload at a time made S times faster: more than
     found[S] = 0;
     for (const name of input.base[0]!.workloads.map((w) => w.name)) {
       const report = pairedVerdict({ ...input, expert: scaled(input.expert, new Set([name]), 1 / S) });
-      expect(report.workloads.filter((w) => w.name !== name && (w.change === 'improved' || w.change === 'worsened')), `${name} at ${S}`).toEqual([]);
+      expect(
+        report.workloads.filter((w) => w.name !== name && (w.change === 'improved' || w.change === 'worsened')),
+        `${name} at ${S}`,
+      ).toEqual([]);
       if (report.workloads.find((w) => w.name === name)!.change === 'improved') found[S] += 1;
     }
   }

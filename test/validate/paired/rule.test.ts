@@ -1,8 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { ResultSet } from '../../../pipeline/concepts/asv/index.js';
-import { applyRule, calibrate, DEFAULT_PAIRED_OPTIONS, pairedOptionsSchema, pairedVerdict, pairTable, verdictOfTables } from '../../../stages/validate/paired/index.js';
+import {
+  applyRule,
+  calibrate,
+  DEFAULT_PAIRED_OPTIONS,
+  pairedOptionsSchema,
+  pairedVerdict,
+  pairTable,
+  verdictOfTables,
+} from '../../../stages/validate/paired/index.js';
 import { holmRejections } from '../../../stages/validate/paired/holm.js';
-import { digamma, medianStandardError, moderatedVariance, noisePrior, pooledVariance, trigamma, trigammaInverse } from '../../../stages/validate/paired/noise.js';
+import {
+  digamma,
+  medianStandardError,
+  moderatedVariance,
+  noisePrior,
+  pooledVariance,
+  trigamma,
+  trigammaInverse,
+} from '../../../stages/validate/paired/noise.js';
 import { studentTCdf, studentTUpper, studentTUpperQuantile } from '../../../stages/validate/paired/student-t.js';
 import { mulberry32 } from '../../helpers/prng.js';
 import { median, shorthMedian } from '../../../stages/validate/paired/stats.js';
@@ -76,7 +92,10 @@ describe('the per-workload rule', () => {
   });
 
   it('holds each workload to its own noise: the same 10% speedup is found in a quiet workload and not in a noisy one', () => {
-    const [quiet, loud] = applyRule([ev(noisy(7, 20, 0.02, 1 / 1.1), noisy(8, 20, 0.02)), ev(noisy(9, 20, 0.3, 1 / 1.1), noisy(10, 20, 0.3))], { ...opts, maxPriorDf: 0 });
+    const [quiet, loud] = applyRule(
+      [ev(noisy(7, 20, 0.02, 1 / 1.1), noisy(8, 20, 0.02)), ev(noisy(9, 20, 0.3, 1 / 1.1), noisy(10, 20, 0.3))],
+      { ...opts, maxPriorDf: 0 },
+    );
     expect(quiet!.change).toBe('improved');
     expect(loud!.change).toBe('unchanged');
     expect(Math.exp(quiet!.mdsLog!)).toBeLessThan(Math.exp(loud!.mdsLog!));
@@ -100,7 +119,16 @@ describe('the per-workload rule', () => {
     expect(mds).toBeGreaterThan(1.05);
     const median = Math.exp(probe!.medianLog!);
     // scale the same noise so that its median sits just beyond (or well inside) the MDS
-    const at = (speedup: number) => applyRule([ev(base.map((r) => r / median / speedup), noisy(13, 20, 0.15))], { ...opts, maxPriorDf: 0 })[0]!;
+    const at = (speedup: number) =>
+      applyRule(
+        [
+          ev(
+            base.map((r) => r / median / speedup),
+            noisy(13, 20, 0.15),
+          ),
+        ],
+        { ...opts, maxPriorDf: 0 },
+      )[0]!;
     expect(at(mds * 1.02).change).toBe('improved');
     expect(at(1 + (mds - 1) / 3).change).toBe('unchanged');
   });
@@ -191,7 +219,10 @@ describe('pairs and machine factors', () => {
     const expert = [inv('e1', suite(5, 2, { 'bench.w0': 1 })), inv('e2', suite(5, 1))];
     const t = pairTable(base, expert, 5);
     expect(t.unpaired).toBe(1);
-    expect(t.pairs.map((p) => [p.first, p.second])).toEqual([['b1', 'e1'], ['b2', 'e2']]);
+    expect(t.pairs.map((p) => [p.first, p.second])).toEqual([
+      ['b1', 'e1'],
+      ['b2', 'e2'],
+    ]);
     expect(Math.exp(t.pairs[0]!.logFactor)).toBeCloseTo(2, 12);
     expect(t.pairs[0]!.normalizedLogs.map((l) => Math.exp(l!))).toEqual([0.5, 1, 1, 1, 1].map((x) => expect.closeTo(x, 12)));
   });
@@ -204,7 +235,10 @@ describe('pairs and machine factors', () => {
 
   it('makes workloads with a changed benchmark, or failed on a side, incomparable and says why', () => {
     const base = [inv('b1', suite(6, 1, { 'bench.w1': null }), { 'bench.w0': 'v1' }), inv('b2', suite(6, 1, { 'bench.w1': null }))];
-    const expert = [inv('e1', suite(6, 1, { 'bench.w2': null }), { 'bench.w0': 'v2' }), inv('e2', suite(6, 1, { 'bench.w2': null }), { 'bench.w0': 'v2' })];
+    const expert = [
+      inv('e1', suite(6, 1, { 'bench.w2': null }), { 'bench.w0': 'v2' }),
+      inv('e2', suite(6, 1, { 'bench.w2': null }), { 'bench.w0': 'v2' }),
+    ];
     const report = pairedVerdict({ base, expert });
     const byName = new Map(report.workloads.map((w) => [w.name, w]));
     expect(byName.get('bench.w0')).toMatchObject({ change: 'incomparable', reason: 'benchmark-changed', pairRatios: [null, null] });
@@ -218,7 +252,12 @@ describe('calibration', () => {
   function drifting(drift: number, pairs = 6, count = 1) {
     const first = Array.from({ length: pairs }, (_, p) => inv(`a${p}`, suite(10, 1)));
     const second = Array.from({ length: pairs }, (_, p) =>
-      inv(`b${p}`, Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`bench.w${i}`, (i >= 10 - count ? drift : 1) * (1 + 0.01 * (((i + p) % 3) - 1))]))),
+      inv(
+        `b${p}`,
+        Object.fromEntries(
+          Array.from({ length: 10 }, (_, i) => [`bench.w${i}`, (i >= 10 - count ? drift : 1) * (1 + 0.01 * (((i + p) % 3) - 1))]),
+        ),
+      ),
     );
     return pairTable(first, second, 5);
   }

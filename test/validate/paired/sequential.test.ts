@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { applyRule, DEFAULT_PAIRED_OPTIONS, finalAlpha, lookAlpha, settleAtLook, type SequentialOptions, type Settlement, type WorkloadEvidence } from '../../../stages/validate/paired/index.js';
+import {
+  applyRule,
+  DEFAULT_PAIRED_OPTIONS,
+  finalAlpha,
+  lookAlpha,
+  settleAtLook,
+  type SequentialOptions,
+  type Settlement,
+  type WorkloadEvidence,
+} from '../../../stages/validate/paired/index.js';
 import { mulberry32 } from '../../helpers/prng.js';
 
 /**
@@ -37,7 +46,12 @@ function simulate(workloads: readonly Workload[], seed: number, seq: SequentialO
       used[i] = r;
     });
     if (seq.looks.includes(r)) {
-      settleAtLook(evidence(), settled.map((s) => s === null), opts, seq).forEach((s, i) => {
+      settleAtLook(
+        evidence(),
+        settled.map((s) => s === null),
+        opts,
+        seq,
+      ).forEach((s, i) => {
         if (s !== null && settled[i] === null) settled[i] = s;
       });
       if (settled.every((s) => s !== null)) break;
@@ -47,7 +61,8 @@ function simulate(workloads: readonly Workload[], seed: number, seq: SequentialO
   return { final, settled, used };
 }
 
-const untouched = (n: number, rand: () => number, heavy = false): Workload[] => Array.from({ length: n }, () => ({ effect: 0, sd: 0.01 * Math.exp(2.5 * rand()), heavy }));
+const untouched = (n: number, rand: () => number, heavy = false): Workload[] =>
+  Array.from({ length: n }, () => ({ effect: 0, sd: 0.01 * Math.exp(2.5 * rand()), heavy }));
 
 describe('adaptive sampling (group-sequential looks)', () => {
   it('spends alpha over the looks and the final analysis, summing to alpha', () => {
@@ -89,7 +104,16 @@ describe('adaptive sampling (group-sequential looks)', () => {
     const trials = 100;
     for (let t = 0; t < trials; t++) {
       const quiet = (effect: number): Workload => ({ effect, sd: 0.03, heavy: false });
-      const workloads = [quiet(-Math.log(2)), quiet(-Math.log(1.5)), quiet(-Math.log(1.2)), quiet(0), quiet(0), quiet(0), quiet(0), quiet(0)];
+      const workloads = [
+        quiet(-Math.log(2)),
+        quiet(-Math.log(1.5)),
+        quiet(-Math.log(1.2)),
+        quiet(0),
+        quiet(0),
+        quiet(0),
+        quiet(0),
+        quiet(0),
+      ];
       const adaptive = simulate(workloads, 9000 + t);
       const fixed = simulate(workloads, 9000 + t, { ...SEQ, looks: [] });
       const changes = (x: typeof adaptive) => x.final.map((r) => r.change).join(',');

@@ -64,12 +64,20 @@ describe('the asv invocation script (local bash, fake asv)', () => {
     expect(out).toMatchObject({ asvExitCode: 2, commit: head, benchmarks: '{"version": 2}', suiteNotImportable: false });
     expect(out.results).toBe(RESULTS);
     // the stale file of an earlier run in the image is gone: one results file, this run's
-    expect(parseFramedOutput(stdout).files.filter((f) => f.kind === 'results').map((f) => f.name)).toEqual([`${head.slice(0, 8)}-existing-py_usr_bin_python3.json`]);
+    expect(
+      parseFramedOutput(stdout)
+        .files.filter((f) => f.kind === 'results')
+        .map((f) => f.name),
+    ).toEqual([`${head.slice(0, 8)}-existing-py_usr_bin_python3.json`]);
     expect(parseResultsFile(out.results!, 'x').benchmarks).toHaveLength(32);
     expect(out.log).toContain('· Running 32 total benchmarks');
-    const argv = readFileSync(join(scratch, 'ok', 'argv.txt'), 'utf8').trim().split('\n');
+    const argv = readFileSync(join(scratch, 'ok', 'argv.txt'), 'utf8')
+      .trim()
+      .split('\n');
     expect(argv[0]).toBe('machine --yes --machine perfmine --config asv.conf.json');
-    expect(argv[1]).toBe(`run --python=same --set-commit-hash ${head} --record-samples --machine perfmine --no-pull --bench Text|Color -a rounds=2 --config asv.conf.json`);
+    expect(argv[1]).toBe(
+      `run --python=same --set-commit-hash ${head} --record-samples --machine perfmine --no-pull --bench Text|Color -a rounds=2 --config asv.conf.json`,
+    );
   });
 
   it('says so when asv cannot import the suite', async () => {

@@ -27,7 +27,11 @@ describe('the measurement schedule', () => {
 });
 
 describe('asv command lines', () => {
-  const layout = { repoDir: '/workspace/repo', configPath: 'asv_bench/asv.conf.json', resultsDir: resolveResultsDir('asv_bench/asv.conf.json', undefined) };
+  const layout = {
+    repoDir: '/workspace/repo',
+    configPath: 'asv_bench/asv.conf.json',
+    resultsDir: resolveResultsDir('asv_bench/asv.conf.json', undefined),
+  };
 
   it('resolves asv results_dir against the config directory', () => {
     expect(layout.resultsDir).toBe('asv_bench/results');
@@ -36,11 +40,38 @@ describe('asv command lines', () => {
   });
 
   it('registers a fixed machine name and runs on the same python with raw samples, labelled with the checkout', () => {
-    expect(asvMachineCommand(layout, 'perfmine')).toEqual(['asv', 'machine', '--yes', '--machine', 'perfmine', '--config', 'asv_bench/asv.conf.json']);
+    expect(asvMachineCommand(layout, 'perfmine')).toEqual([
+      'asv',
+      'machine',
+      '--yes',
+      '--machine',
+      'perfmine',
+      '--config',
+      'asv_bench/asv.conf.json',
+    ]);
     const settings = { machine: 'perfmine', bench: 'groupby|join', rounds: 2, attributes: { repeat: 5, number: 1 }, cpuAffinity: '1' };
     expect(asvRunCommand(layout, settings, 'abc123')).toEqual([
-      'asv', 'run', '--python=same', '--set-commit-hash', 'abc123', '--record-samples', '--machine', 'perfmine', '--no-pull',
-      '--bench', 'groupby|join', '-a', 'rounds=2', '-a', 'number=1', '-a', 'repeat=5', '--cpu-affinity', '1', '--config', 'asv_bench/asv.conf.json',
+      'asv',
+      'run',
+      '--python=same',
+      '--set-commit-hash',
+      'abc123',
+      '--record-samples',
+      '--machine',
+      'perfmine',
+      '--no-pull',
+      '--bench',
+      'groupby|join',
+      '-a',
+      'rounds=2',
+      '-a',
+      'number=1',
+      '-a',
+      'repeat=5',
+      '--cpu-affinity',
+      '1',
+      '--config',
+      'asv_bench/asv.conf.json',
     ]);
   });
 

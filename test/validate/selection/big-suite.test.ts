@@ -45,7 +45,15 @@ async function outlines(paths: readonly string[]): Promise<Map<string, OutlineSp
 }
 
 async function select(diff: string, changed: readonly string[]) {
-  return selectWorkloads({ diff, repoDir: dir, benchmarkDir: 'benchmarks', outlines: await outlines(changed), imported, fingerprints, controls: 5 });
+  return selectWorkloads({
+    diff,
+    repoDir: dir,
+    benchmarkDir: 'benchmarks',
+    outlines: await outlines(changed),
+    imported,
+    fingerprints,
+    controls: 5,
+  });
 }
 
 describe('selection on a suite of 500 workloads across 50 modules (the real harness fingerprints them)', () => {
@@ -75,6 +83,9 @@ describe('selection on a suite of 500 workloads across 50 modules (the real harn
 
   it('selects all for a change of the function every workload runs', async () => {
     const s = await select(everyWorkloadPatch(), ['biglib/common.py']);
-    expect(s).toMatchObject({ mode: 'all', reason: expect.stringMatching(/every workload runs the changed code \(biglib\/common\.py:scale\)/) });
+    expect(s).toMatchObject({
+      mode: 'all',
+      reason: expect.stringMatching(/every workload runs the changed code \(biglib\/common\.py:scale\)/),
+    });
   });
 });

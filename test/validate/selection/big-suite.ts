@@ -10,7 +10,11 @@ export const FUNCTIONS = 10;
 const mod = (m: number) => `m${String(m).padStart(2, '0')}`;
 
 function moduleSource(m: number): string {
-  const fns = Array.from({ length: FUNCTIONS }, (_, f) => `def f${f}(n=${200 + 10 * f}):\n    total = 0\n    for i in range(n):\n        total += (i * ${m + f + 1}) % 7\n    return scale(total)\n`);
+  const fns = Array.from(
+    { length: FUNCTIONS },
+    (_, f) =>
+      `def f${f}(n=${200 + 10 * f}):\n    total = 0\n    for i in range(n):\n        total += (i * ${m + f + 1}) % 7\n    return scale(total)\n`,
+  );
   return `from .common import scale\n\n\n${fns.join('\n\n')}`;
 }
 
@@ -25,7 +29,8 @@ export function bigSuiteFiles(): Record<string, string> {
   };
   for (let m = 0; m < MODULES; m++) {
     files[`biglib/${mod(m)}.py`] = moduleSource(m);
-    files[`benchmarks/bench_${mod(m)}.py`] = `from biglib import ${mod(m)}\n\n\n${Array.from({ length: FUNCTIONS }, (_, f) => `def time_f${f}():\n    ${mod(m)}.f${f}()\n`).join('\n\n')}`;
+    files[`benchmarks/bench_${mod(m)}.py`] =
+      `from biglib import ${mod(m)}\n\n\n${Array.from({ length: FUNCTIONS }, (_, f) => `def time_f${f}():\n    ${mod(m)}.f${f}()\n`).join('\n\n')}`;
   }
   return files;
 }

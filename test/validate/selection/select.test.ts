@@ -15,8 +15,16 @@ const CORE: OutlineSpan[] = [
 ];
 const code = (file: string, first: number, last: number) => [`/repo/${file}`, first, last] as const;
 const FINGERPRINTS: Fingerprint[] = [
-  { workload: 'bench.time_add', code: [code('benchmarks/bench.py', 2, 3), code('pkg/core.py', 3, 4), code('pkg/core.py', 6, 7)], opaque: false },
-  { workload: 'bench.time_mul', code: [code('benchmarks/bench.py', 4, 5), code('pkg/core.py', 10, 12), code('pkg/core.py', 14, 15)], opaque: false },
+  {
+    workload: 'bench.time_add',
+    code: [code('benchmarks/bench.py', 2, 3), code('pkg/core.py', 3, 4), code('pkg/core.py', 6, 7)],
+    opaque: false,
+  },
+  {
+    workload: 'bench.time_mul',
+    code: [code('benchmarks/bench.py', 4, 5), code('pkg/core.py', 10, 12), code('pkg/core.py', 14, 15)],
+    opaque: false,
+  },
   { workload: 'bench.time_helper', code: [code('benchmarks/bench.py', 6, 7), code('pkg/core.py', 3, 4)], opaque: false },
   { workload: 'bench.time_noop', code: [code('benchmarks/bench.py', 8, 9)], opaque: false },
 ];
@@ -26,7 +34,11 @@ function input(diff: string, extra: Partial<SelectionInput> = {}): SelectionInpu
     diff,
     repoDir: '/repo',
     benchmarkDir: 'benchmarks',
-    outlines: new Map([['pkg/core.py', CORE], ['pkg/consts.py', []], ['tests/test_core.py', [['def', 'test_add', 1, 2]]]]),
+    outlines: new Map([
+      ['pkg/core.py', CORE],
+      ['pkg/consts.py', []],
+      ['tests/test_core.py', [['def', 'test_add', 1, 2]]],
+    ]),
     imported: new Set(['/repo/pkg/__init__.py', '/repo/pkg/core.py', '/repo/pkg/consts.py', '/repo/benchmarks/bench.py']),
     fingerprints: FINGERPRINTS,
     controls: 1,
@@ -39,14 +51,22 @@ const patch = (file: string, hunks: string) => `diff --git a/${file} b/${file}\n
 describe('selecting workloads by coverage', () => {
   it('selects exactly the workloads that ran a changed function, plus a fixed control', () => {
     // add's body changed (line 7)
-    const s = selectWorkloads(input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n')));
+    const s = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n')),
+    );
     expect(s.mode).toBe('coverage');
     expect(s.selected).toEqual(['bench.time_add']);
     expect(s.touched).toEqual([{ file: '/repo/pkg/core.py', name: 'add', first: 6, last: 7 }]);
     expect(s.controls).toHaveLength(1);
     expect(new Set([...s.selected, ...s.controls, ...s.skipped])).toEqual(new Set(FINGERPRINTS.map((f) => f.workload)));
     // the control choice does not depend on the order the workloads come in
-    expect(selectWorkloads(input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n'), { fingerprints: [...FINGERPRINTS].reverse() })).controls).toEqual(s.controls);
+    expect(
+      selectWorkloads(
+        input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n'), {
+          fingerprints: [...FINGERPRINTS].reverse(),
+        }),
+      ).controls,
+    ).toEqual(s.controls);
   });
 
   it('maps a change in a function to every workload that ran it, through methods and callers', () => {
@@ -62,19 +82,30 @@ describe('selecting workloads by coverage', () => {
 
   it('falls back to all for module-level code the suite imports (a constant), and for a file every workload runs', () => {
     const constant = selectWorkloads(input(patch('pkg/consts.py', '@@ -1,1 +1,1 @@\n-LIMIT = 10\n+LIMIT = 20\n')));
-    expect(constant).toMatchObject({ mode: 'all', reason: expect.stringMatching(/module-level code changed in pkg\/consts\.py .*imports/) });
+    expect(constant).toMatchObject({
+      mode: 'all',
+      reason: expect.stringMatching(/module-level code changed in pkg\/consts\.py .*imports/),
+    });
     expect(constant.selected).toHaveLength(4);
     const classBody = selectWorkloads(input(patch('pkg/core.py', '@@ -9,1 +9,1 @@\n-class Ops:\n+class Ops(object):\n')));
     expect(classBody.mode).toBe('all');
     // a function every workload runs (here: all run bench code of one shared helper)
     const shared = FINGERPRINTS.map((f) => ({ ...f, code: [...f.code!, code('pkg/core.py', 3, 4)] }));
-    const everyone = selectWorkloads(input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), { fingerprints: shared }));
-    expect(everyone).toMatchObject({ mode: 'all', reason: expect.stringMatching(/every workload runs the changed code \(pkg\/core\.py:helper\)/) });
+    const everyone = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), { fingerprints: shared }),
+    );
+    expect(everyone).toMatchObject({
+      mode: 'all',
+      reason: expect.stringMatching(/every workload runs the changed code \(pkg\/core\.py:helper\)/),
+    });
   });
 
   it('ignores new definitions and imports at module level, new files, tests the suite does not import, and docs', () => {
     const diff = [
-      patch('pkg/core.py', '@@ -15,0 +16,4 @@\n+\n+\n+def fast_mul(a, b):\n+    return a * b\n@@ -14,2 +14,2 @@\n def mul(a, b):\n-    return Ops.mul(a, b)\n+    return fast_mul(a, b)\n'),
+      patch(
+        'pkg/core.py',
+        '@@ -15,0 +16,4 @@\n+\n+\n+def fast_mul(a, b):\n+    return a * b\n@@ -14,2 +14,2 @@\n def mul(a, b):\n-    return Ops.mul(a, b)\n+    return fast_mul(a, b)\n',
+      ),
       'diff --git a/pkg/fast.py b/pkg/fast.py\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/fast.py\n@@ -0,0 +1,2 @@\n+X = 1\n+Y = 2\n',
       patch('tests/test_core.py', '@@ -3,0 +4,1 @@\n+CASES = [1, 2]\n'),
       patch('docs/index.rst', '@@ -1,1 +1,1 @@\n-Fast\n+Faster\n'),
@@ -84,24 +115,54 @@ describe('selecting workloads by coverage', () => {
   });
 
   it('falls back to all for compiled sources, build files, binary changes and unreadable outlines', () => {
-    expect(selectWorkloads(input(patch('pkg/_speed.c', '@@ -1,1 +1,1 @@\n-int x;\n+long x;\n'))).reason).toMatch(/not Python source changed: pkg\/_speed\.c/);
+    expect(selectWorkloads(input(patch('pkg/_speed.c', '@@ -1,1 +1,1 @@\n-int x;\n+long x;\n'))).reason).toMatch(
+      /not Python source changed: pkg\/_speed\.c/,
+    );
     expect(selectWorkloads(input(patch('pyproject.toml', '@@ -1,1 +1,1 @@\n-a\n+b\n'))).mode).toBe('all');
     expect(selectWorkloads(input(patch('requirements.txt', '@@ -1,1 +1,1 @@\n-numpy\n+numpy>=2\n'))).mode).toBe('all');
-    expect(selectWorkloads(input('diff --git a/pkg/data.bin b/pkg/data.bin\nGIT binary patch\nliteral 1\nIcmZ?d00001\n\nliteral 0\nHcmV?d00001\n')).reason).toMatch(/binary/);
-    expect(selectWorkloads(input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), { outlines: new Map([['pkg/core.py', null]]) })).reason).toMatch(/could not be read/);
+    expect(
+      selectWorkloads(
+        input('diff --git a/pkg/data.bin b/pkg/data.bin\nGIT binary patch\nliteral 1\nIcmZ?d00001\n\nliteral 0\nHcmV?d00001\n'),
+      ).reason,
+    ).toMatch(/binary/);
+    expect(
+      selectWorkloads(
+        input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), {
+          outlines: new Map([['pkg/core.py', null]]),
+        }),
+      ).reason,
+    ).toMatch(/could not be read/);
   });
 
   it('selects a workload whose fingerprint failed or is opaque, and falls back to all when the package does not run from the checkout', () => {
-    const failed = FINGERPRINTS.map((f) => (f.workload === 'bench.time_noop' ? { ...f, code: null } : f.workload === 'bench.time_helper' ? { ...f, opaque: true } : f));
-    const s = selectWorkloads(input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n'), { fingerprints: failed }));
+    const failed = FINGERPRINTS.map((f) =>
+      f.workload === 'bench.time_noop' ? { ...f, code: null } : f.workload === 'bench.time_helper' ? { ...f, opaque: true } : f,
+    );
+    const s = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n'), {
+        fingerprints: failed,
+      }),
+    );
     expect([...s.selected].sort()).toEqual(['bench.time_add', 'bench.time_helper', 'bench.time_noop']);
-    const installed = FINGERPRINTS.map((f) => ({ ...f, code: f.code!.map(([file, a, b]) => [file.replace('/repo/pkg', '/usr/lib/python3/site-packages/pkg'), a, b] as const) }));
-    expect(selectWorkloads(input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), { fingerprints: installed })).reason).toMatch(/not installed in editable mode/);
+    const installed = FINGERPRINTS.map((f) => ({
+      ...f,
+      code: f.code!.map(([file, a, b]) => [file.replace('/repo/pkg', '/usr/lib/python3/site-packages/pkg'), a, b] as const),
+    }));
+    expect(
+      selectWorkloads(input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n'), { fingerprints: installed }))
+        .reason,
+    ).toMatch(/not installed in editable mode/);
   });
 
   it('selects nothing but the controls when the patch changes no code any workload runs', () => {
-    const s = selectWorkloads(input(patch('tests/test_core.py', '@@ -2,1 +2,1 @@\n-    assert add(1, 2) == 4\n+    assert add(1, 2) == 4.0\n')));
-    expect(s).toMatchObject({ mode: 'coverage', selected: [], reason: 'the patch changes no code any workload runs (it changes tests/test_core.py:test_add)' });
+    const s = selectWorkloads(
+      input(patch('tests/test_core.py', '@@ -2,1 +2,1 @@\n-    assert add(1, 2) == 4\n+    assert add(1, 2) == 4.0\n')),
+    );
+    expect(s).toMatchObject({
+      mode: 'coverage',
+      selected: [],
+      reason: 'the patch changes no code any workload runs (it changes tests/test_core.py:test_add)',
+    });
     expect(s.controls).toHaveLength(1);
   });
 });

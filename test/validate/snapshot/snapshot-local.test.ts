@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSnapshotComparison, parseSnapshotRecord, SNAPSHOT_SCRIPT, summarizeSnapshot } from '../../../stages/validate/correctness/snapshot.js';
+import {
+  parseSnapshotComparison,
+  parseSnapshotRecord,
+  SNAPSHOT_SCRIPT,
+  summarizeSnapshot,
+} from '../../../stages/validate/correctness/snapshot.js';
 import { writeToyProject } from './suite.js';
 
 const run = promisify(execFile);
@@ -63,13 +68,21 @@ describe('the snapshot helper with the local python3 on a generated project', ()
 
   it('compares the expert against the base: a changed value and a newly raising benchmark are mismatches, a 1e-13 float change is not', async () => {
     await snapshot(base, 'record', join(scratch, 'baseline.json'));
-    const comparison = parseSnapshotComparison(await snapshot(expert, 'compare', join(scratch, 'cmp.json'), ['--baseline', join(scratch, 'baseline.json')]));
+    const comparison = parseSnapshotComparison(
+      await snapshot(expert, 'compare', join(scratch, 'cmp.json'), ['--baseline', join(scratch, 'baseline.json')]),
+    );
     const outcome = new Map(comparison.results.map((r) => [r.name, r]));
     expect(outcome.get('funcs.time_total')).toMatchObject({ outcome: 'mismatch', reason: 'base 4950, expert 4951' });
     expect(outcome.get('funcs.time_fragile')).toMatchObject({ outcome: 'mismatch' });
     expect(outcome.get('funcs.time_fragile')!.reason).toContain('ValueError: broken by the patch');
     expect(outcome.get('funcs.track_mean')).toMatchObject({ outcome: 'equal' });
-    for (const skipped of ['funcs.time_nan', 'funcs.time_identity', 'funcs.time_clock', 'funcs.time_raises_on_base', 'sub.classes.Skipping.time_n(2)']) {
+    for (const skipped of [
+      'funcs.time_nan',
+      'funcs.time_identity',
+      'funcs.time_clock',
+      'funcs.time_raises_on_base',
+      'sub.classes.Skipping.time_n(2)',
+    ]) {
       expect(outcome.get(skipped)!.outcome, skipped).toBe('skipped');
     }
     expect(comparison.counts).toEqual({ equal: 6, mismatch: 2, skipped: 5 });
@@ -78,7 +91,9 @@ describe('the snapshot helper with the local python3 on a generated project', ()
   });
 
   it('finds everything equal when the expert is the base', async () => {
-    const comparison = parseSnapshotComparison(await snapshot(base, 'compare', join(scratch, 'same.json'), ['--baseline', join(scratch, 'baseline.json')]));
+    const comparison = parseSnapshotComparison(
+      await snapshot(base, 'compare', join(scratch, 'same.json'), ['--baseline', join(scratch, 'baseline.json')]),
+    );
     expect(comparison.counts.mismatch).toBe(0);
   });
 
@@ -86,7 +101,9 @@ describe('the snapshot helper with the local python3 on a generated project', ()
     const broken = join(scratch, 'broken');
     writeToyProject(broken, { brokenImport: true });
     const record = parseSnapshotRecord(await snapshot(broken, 'record', join(scratch, 'broken.json')));
-    expect(record.importErrors).toEqual([{ module: 'bench.needs_network', error: 'ImportError: this suite downloads data at import time' }]);
+    expect(record.importErrors).toEqual([
+      { module: 'bench.needs_network', error: 'ImportError: this suite downloads data at import time' },
+    ]);
   });
 
   it('selects benchmarks by regular expression, as asv run --bench', async () => {

@@ -21,12 +21,27 @@ function prefixed(root: string, files: Record<string, string>): Record<string, s
 
 describe('the snapshot helper in perfmine/base:bookworm', () => {
   it('records on the base and compares on the expert in fresh containers', async () => {
-    const settings = { repoDir: '/work/base', python: 'python3', configPath: 'asv.conf.json', bench: null, perCallSeconds: 30, timeLimitSeconds: 120 };
+    const settings = {
+      repoDir: '/work/base',
+      python: 'python3',
+      configPath: 'asv.conf.json',
+      bench: null,
+      perCallSeconds: 30,
+      timeLimitSeconds: 120,
+    };
     const helper = { '/perfmine/snapshot.py': readFileSync(SNAPSHOT_SCRIPT, 'utf8') };
 
     const record = await docker.run({
       image: BASE_IMAGE,
-      cmd: ['bash', '-c', snapshotScript(settings, { script: '/perfmine/snapshot.py', mode: 'record', prelude: writeFilesScript({ ...helper, ...prefixed('/work/base', toyProjectFiles()) }) })],
+      cmd: [
+        'bash',
+        '-c',
+        snapshotScript(settings, {
+          script: '/perfmine/snapshot.py',
+          mode: 'record',
+          prelude: writeFilesScript({ ...helper, ...prefixed('/work/base', toyProjectFiles()) }),
+        }),
+      ],
       timeoutMs: 180_000,
       limits,
       tailChars: 2_000_000,
@@ -48,7 +63,11 @@ describe('the snapshot helper in perfmine/base:bookworm', () => {
             script: '/perfmine/snapshot.py',
             mode: 'compare',
             baseline: '/perfmine/baseline.json',
-            prelude: writeFilesScript({ ...helper, '/perfmine/baseline.json': recorded, ...prefixed('/work/expert', toyProjectFiles({ expert: true })) }),
+            prelude: writeFilesScript({
+              ...helper,
+              '/perfmine/baseline.json': recorded,
+              ...prefixed('/work/expert', toyProjectFiles({ expert: true })),
+            }),
           },
         ),
       ],
@@ -58,6 +77,9 @@ describe('the snapshot helper in perfmine/base:bookworm', () => {
     });
     const comparison = parseSnapshotComparison(parseFramedOutput(compare.stdout).files.find((f) => f.kind === 'snapshot')!.content);
     expect(comparison.counts).toEqual({ equal: 6, mismatch: 2, skipped: 5 });
-    expect(comparison.results.filter((r) => r.outcome === 'mismatch').map((r) => r.name)).toEqual(['funcs.time_fragile', 'funcs.time_total']);
+    expect(comparison.results.filter((r) => r.outcome === 'mismatch').map((r) => r.name)).toEqual([
+      'funcs.time_fragile',
+      'funcs.time_total',
+    ]);
   });
 });

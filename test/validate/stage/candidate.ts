@@ -13,7 +13,11 @@ export const BUILD_SCRIPT = '#!/usr/bin/env bash\nset -euo pipefail\npip install
  * A candidate as validate finds it: the collected record, a done classify item, and a done
  * synthesize item for its base commit.
  */
-export function storeCandidate(db: Db, overrides: Partial<PullRequest> = {}, classify: Partial<ClassifyOutput> = {}): { pr: PullRequest; key: string } {
+export function storeCandidate(
+  db: Db,
+  overrides: Partial<PullRequest> = {},
+  classify: Partial<ClassifyOutput> = {},
+): { pr: PullRequest; key: string } {
   const pr = makePullRequest(overrides);
   const collected = storeCollected(db, pr);
   const ledger = new Ledger(db);
@@ -32,7 +36,13 @@ export function storeCandidate(db: Db, overrides: Partial<PullRequest> = {}, cla
     problemStatement: `# Speed up ${pr.title}\n\nSumming by group is slow.\n`,
     ...classify,
   };
-  ledger.complete('classify', 1, { key, repo: pr.repo, at: pr.mergedAt, inputHash: `c-${key}` }, { status: 'done', reason: null, detail: null, output }, null);
+  ledger.complete(
+    'classify',
+    1,
+    { key, repo: pr.repo, at: pr.mergedAt, inputHash: `c-${key}` },
+    { status: 'done', reason: null, detail: null, output },
+    null,
+  );
   const synth: SynthesizeOutput = {
     repo: pr.repo,
     sha: pr.baseSha,
@@ -50,6 +60,12 @@ export function storeCandidate(db: Db, overrides: Partial<PullRequest> = {}, cla
     cloneSource: `https://github.com/${pr.repo}.git`,
   };
   const sk = commitKey(pr.repo, pr.baseSha);
-  ledger.complete('synthesize', 1, { key: sk, repo: pr.repo, at: null, inputHash: `s-${sk}` }, { status: 'done', reason: null, detail: null, output: synth }, null);
+  ledger.complete(
+    'synthesize',
+    1,
+    { key: sk, repo: pr.repo, at: null, inputHash: `s-${sk}` },
+    { status: 'done', reason: null, detail: null, output: synth },
+    null,
+  );
   return { pr, key };
 }

@@ -75,7 +75,9 @@ export class FakeHarnessWorker implements HarnessWorker {
       event: 'ready',
       protocol: 1,
       python: '3.11.2',
-      benchmarks: Object.fromEntries(names.map((n) => [n, { name: n, type: 'time', unit: 'seconds', params: [], param_names: [], version: 'v1', timeout: 60 }])),
+      benchmarks: Object.fromEntries(
+        names.map((n) => [n, { name: n, type: 'time', unit: 'seconds', params: [], param_names: [], version: 'v1', timeout: 60 }]),
+      ),
       workloads: names.map((n) => ({ name: n, benchmark: n, param: 0 })),
     };
   }
@@ -85,7 +87,8 @@ export class FakeHarnessWorker implements HarnessWorker {
     const k = this.#batchesOf.get(command.benchmark) ?? 0;
     this.#batchesOf.set(command.benchmark, k + 1);
     const failure = this.script.failures?.[command.benchmark];
-    if (failure && failure.side === this.side && k >= (failure.fromBatch ?? 0)) return { ok: false, status: failure.status, message: `scripted ${failure.status}` };
+    if (failure && failure.side === this.side && k >= (failure.fromBatch ?? 0))
+      return { ok: false, status: failure.status, message: `scripted ${failure.status}` };
     const all = samplesOf(this.side).get(command.benchmark);
     if (!all || all.length === 0) return { ok: false, status: 'unknown', message: `no benchmark ${command.benchmark}` };
     const invocation = Math.floor(mulberry32(seedOf(`${command.benchmark} ${k}`))() * 4);

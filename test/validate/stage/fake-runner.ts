@@ -32,7 +32,10 @@ export const PASSING_JUNIT = `<?xml version="1.0" encoding="utf-8"?><testsuites>
 <testcase classname="tests.test_core" name="test_slow" time="0.0"><skipped type="pytest.skip" message="slow">skipped</skipped></testcase>
 </testsuite></testsuites>`;
 
-export const FAILING_JUNIT = PASSING_JUNIT.replace('name="test_mean[1-2]" time="0.01"/>', 'name="test_mean[1-2]" time="0.01"><failure message="assert 1.5 == 2">AssertionError</failure></testcase>');
+export const FAILING_JUNIT = PASSING_JUNIT.replace(
+  'name="test_mean[1-2]" time="0.01"/>',
+  'name="test_mean[1-2]" time="0.01"><failure message="assert 1.5 == 2">AssertionError</failure></testcase>',
+);
 
 export const UNCOLLECTABLE_JUNIT = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="0" skipped="0" tests="1">
 <testcase classname="" name="tests.test_core" time="0.0"><error message="collection failure">ImportError: cannot import name 'gone'</error></testcase>
@@ -54,7 +57,9 @@ export function snapshotComparison(names: readonly string[], mismatched: readonl
     mode: 'compare',
     python: '3.11.2',
     importErrors: [],
-    results: names.map((name) => (mismatched.includes(name) ? { name, outcome: 'mismatch', reason: 'base 1, expert 2' } : { name, outcome: 'equal', reason: null })),
+    results: names.map((name) =>
+      mismatched.includes(name) ? { name, outcome: 'mismatch', reason: 'base 1, expert 2' } : { name, outcome: 'equal', reason: null },
+    ),
     counts: { equal: names.length - mismatched.length, mismatch: mismatched.length, skipped: 0 },
   });
 }
@@ -106,18 +111,44 @@ export class FakeRunner implements MeasurementRunner {
     this.environments.push(env);
     const kind = this.#script(env).build ?? 'ok';
     // The steps synthesize's build and verification would report.
-    const step = (s: StepResult['step'], ok: boolean, exitCode: number, stderr = ''): StepResult => ({ step: s, ok, exitCode, timedOut: false, stdout: '', stderr, durationMs: 100 });
+    const step = (s: StepResult['step'], ok: boolean, exitCode: number, stderr = ''): StepResult => ({
+      step: s,
+      ok,
+      exitCode,
+      timedOut: false,
+      stdout: '',
+      stderr,
+      durationMs: 100,
+    });
     const steps: StepResult[] =
       kind === 'patch-fails'
-        ? [step('script', true, 0), step('checkout', false, PATCH_DOES_NOT_APPLY_EXIT, `error: patch failed: fastlib/core.py:1\nperfmine: the patch does not apply to ${'a'.repeat(40)}`)]
+        ? [
+            step('script', true, 0),
+            step(
+              'checkout',
+              false,
+              PATCH_DOES_NOT_APPLY_EXIT,
+              `error: patch failed: fastlib/core.py:1\nperfmine: the patch does not apply to ${'a'.repeat(40)}`,
+            ),
+          ]
         : kind === 'build-fails'
-          ? [step('script', true, 0), step('build', false, 1, 'error: command \'/usr/bin/gcc\' failed with exit code 1')]
-          : [step('script', true, 0), step('build', true, 0, `applied ${patch.length} bytes`), ...(['tamper', 'import', 'asv', 'pytest'] as const).map((s) => step(s, true, 0))];
+          ? [step('script', true, 0), step('build', false, 1, "error: command '/usr/bin/gcc' failed with exit code 1")]
+          : [
+              step('script', true, 0),
+              step('build', true, 0, `applied ${patch.length} bytes`),
+              ...(['tamper', 'import', 'asv', 'pytest'] as const).map((s) => step(s, true, 0)),
+            ];
     const reading = readExpertAttempt({ steps, failure: classifyFailure(steps) });
     return { reading, image: kind === 'ok' ? `perfmine/expert:${env.key}` : null, durationMs: 1000 };
   }
 
-  async runInvocation(env: CandidateEnvironment, image: string, invocation: PlannedInvocation, layout: AsvLayout, settings: AsvRunSettings) {
+  async runInvocation(
+    env: CandidateEnvironment,
+    image: string,
+    invocation: PlannedInvocation,
+    layout: AsvLayout,
+    settings: AsvRunSettings,
+  ) {
     const script = this.#script(env);
     const n = this.#served.get(invocation.role) ?? 0;
     this.#served.set(invocation.role, n + 1);
@@ -127,8 +158,15 @@ export class FakeRunner implements MeasurementRunner {
     this.images.push(image);
     const durationMs = script.invocationMs ?? 40_000;
     if (script.suiteNotImportable) {
-      const log = Buffer.from(`· Discovering benchmarks\n·· Error running ...\nImportError: no network\n·· ${SUITE_IMPORT_FAILURE}.\n`).toString('base64');
-      return { output: readInvocationOutput(`${FRAME} rc 1\n${FRAME} sha ${'a'.repeat(40)}\n${FRAME} file log asv.log ${log}\n`), exitCode: 0, timedOut: false, durationMs };
+      const log = Buffer.from(
+        `· Discovering benchmarks\n·· Error running ...\nImportError: no network\n·· ${SUITE_IMPORT_FAILURE}.\n`,
+      ).toString('base64');
+      return {
+        output: readInvocationOutput(`${FRAME} rc 1\n${FRAME} sha ${'a'.repeat(40)}\n${FRAME} file log asv.log ${log}\n`),
+        exitCode: 0,
+        timedOut: false,
+        durationMs,
+      };
     }
     const scale = invocation.role === 'expert' && script.expert ? { names: script.expert.names, factor: script.expert.factor } : {};
     const text = invocationFile(readReference(SOURCES[invocation.role]), n % 4, 20, scale);
@@ -181,7 +219,13 @@ export class FakeRunner implements MeasurementRunner {
   async compareSnapshot(env: CandidateEnvironment, _image: string, baseline: string) {
     this.calls.push('snapshot compare');
     if (!baseline.includes('"mode":"record"')) throw new Error('compare got no base record');
-    return { json: snapshotComparison(RICH_BENCHMARKS, this.#script(env).snapshot?.mismatched ?? []), exitCode: 0, timedOut: false, log: '', durationMs: 3000 };
+    return {
+      json: snapshotComparison(RICH_BENCHMARKS, this.#script(env).snapshot?.mismatched ?? []),
+      exitCode: 0,
+      timedOut: false,
+      log: '',
+      durationMs: 3000,
+    };
   }
 
   async release(images: readonly string[]) {

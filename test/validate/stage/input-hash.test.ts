@@ -24,7 +24,11 @@ describe('validate: which configuration changes re-measure a candidate', () => {
   async function validate(config: ConfigInput) {
     const fake = new FakeRunner({});
     const ctx = testContext(db, { config: testConfig(config) });
-    const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    const report = await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope('2025-04'),
+    );
     return { fake, report };
   }
 
@@ -51,7 +55,10 @@ describe('validate: which configuration changes re-measure a candidate', () => {
     expect(third.fake.settings[0]).toMatchObject({ rounds: 3 });
 
     // listing the candidate's own repository turns its network on
-    const fourth = await validate({ ...irrelevant, validate: { ...irrelevant.validate, rounds: 3, networkRepos: ['other/lib', 'acme/fastlib'] } });
+    const fourth = await validate({
+      ...irrelevant,
+      validate: { ...irrelevant.validate, rounds: 3, networkRepos: ['other/lib', 'acme/fastlib'] },
+    });
     expect(fourth.report).toMatchObject({ planned: 1, ran: 1, reused: 0 });
     expect(fourth.fake.environments.map((e) => [e.key, e.network])).toEqual([[key, true]]);
   });

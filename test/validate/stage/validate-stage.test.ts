@@ -15,7 +15,11 @@ import { BUILD_SCRIPT, storeCandidate } from './candidate.js';
  * parser, both verdicts, the decision, the ledger and the measurements tables.
  */
 
-const SPED_UP = new Set(['benchmarks.TextSuite.time_divide_unicode_heavy', 'benchmarks.PrettySuite.time_pretty', 'benchmarks.TableSuite.time_table_no_wrapping']);
+const SPED_UP = new Set([
+  'benchmarks.TextSuite.time_divide_unicode_heavy',
+  'benchmarks.PrettySuite.time_pretty',
+  'benchmarks.TableSuite.time_table_no_wrapping',
+]);
 
 describe('validate stage, engine asv (container seam faked with real asv results)', () => {
   let db: Db;
@@ -28,7 +32,11 @@ describe('validate stage, engine asv (container seam faked with real asv results
     const { key, pr } = storeCandidate(db);
     const fake = new FakeRunner(script);
     const ctx = testContext(db, { config: testConfig({ ...config, validate: { engine: 'asv', ...config.validate } }) });
-    const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    const report = await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope('2025-04'),
+    );
     const row = ctx.ledger.get('validate', key)!;
     return { key, pr, fake, report, row, ctx };
   }
@@ -39,7 +47,14 @@ describe('validate stage, engine asv (container seam faked with real asv results
     expect(row.status).toBe('done');
     const output = validateOutputSchema.parse(row.output);
     expect(new Set(output.improved)).toEqual(SPED_UP);
-    expect(output).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 3, workloads: 32, pairedWorsened: 0, falsePositiveRate: 0 });
+    expect(output).toMatchObject({
+      decision: 'kept',
+      pairs: 4,
+      calibrationPairs: 3,
+      workloads: 32,
+      pairedWorsened: 0,
+      falsePositiveRate: 0,
+    });
 
     // A B (c c) B A (c c) A B (c c) B A; then tests and snapshot, then the expert image is released
     expect(fake.calls).toEqual([
@@ -71,15 +86,33 @@ describe('validate stage, engine asv (container seam faked with real asv results
     expect(fake.settings[0]).toEqual({ machine: 'perfmine', bench: null, rounds: 2, attributes: {}, cpuAffinity: null });
     // synthesize's layout and outputs: the checkout at /repo, its script and tiers, the Python it chose
     expect(fake.layouts[0]).toEqual({ repoDir: '/repo', configPath: 'asv.conf.json', resultsDir: 'results', benchmarkDir: 'benchmarks' });
-    expect(fake.environments[0]).toMatchObject({ key, number: 101, baseImage: 'perfmine/env:aaaaaaaaaaaa', repoDir: '/repo', python: 'python3.11', network: false });
-    expect(fake.environments[0]!.synthesized).toMatchObject({ script: BUILD_SCRIPT, repoImageTag: 'perfmine/repo:acme__fastlib', asvConfigPath: 'asv.conf.json', importName: 'fastlib' });
+    expect(fake.environments[0]).toMatchObject({
+      key,
+      number: 101,
+      baseImage: 'perfmine/env:aaaaaaaaaaaa',
+      repoDir: '/repo',
+      python: 'python3.11',
+      network: false,
+    });
+    expect(fake.environments[0]!.synthesized).toMatchObject({
+      script: BUILD_SCRIPT,
+      repoImageTag: 'perfmine/repo:acme__fastlib',
+      asvConfigPath: 'asv.conf.json',
+      importName: 'fastlib',
+    });
 
     const invocations = loadInvocations(db, key);
     expect(invocations.map((i) => i.role)).toEqual(fake.calls.filter((c) => c.startsWith('asv ')).map((c) => c.split(' ')[1]));
     for (const i of invocations) expect(JSON.parse(i.results!)).toHaveProperty('result_columns');
 
     const validation = loadValidation(db, key)!;
-    expect(validation).toMatchObject({ decision: 'kept', pairs: 4, calibrationPairs: 3, calibrated: true, falsePositives: { flagged: 0, compared: 32, rate: 0 } });
+    expect(validation).toMatchObject({
+      decision: 'kept',
+      pairs: 4,
+      calibrationPairs: 3,
+      calibrated: true,
+      falsePositives: { flagged: 0, compared: 32, rate: 0 },
+    });
     expect(validation.machineFactors).toHaveLength(4);
     expect(validation.asvCalibrationFlags).toBeGreaterThanOrEqual(0);
 
@@ -113,7 +146,10 @@ describe('validate stage, engine asv (container seam faked with real asv results
   });
 
   it('drops a speedup that changes a benchmark return value as snapshot-mismatch', async () => {
-    const { row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, snapshot: { mismatched: ['benchmarks.PrettySuite.time_pretty'] } });
+    const { row } = await validate({
+      expert: { names: SPED_UP, factor: 0.5 },
+      snapshot: { mismatched: ['benchmarks.PrettySuite.time_pretty'] },
+    });
     expect(row).toMatchObject({ status: 'dropped', reason: 'snapshot-mismatch' });
     expect(row.detail).toContain('benchmarks.PrettySuite.time_pretty: base 1, expert 2');
   });
@@ -161,7 +197,10 @@ describe('validate stage, engine asv (container seam faked with real asv results
   });
 
   it('stops scheduling pairs at the time budget and says the measurement is incomplete', async () => {
-    const { key, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, invocationMs: 1000_000 }, { validate: { timeBudgetSeconds: 5000 } });
+    const { key, row } = await validate(
+      { expert: { names: SPED_UP, factor: 0.5 }, invocationMs: 1000_000 },
+      { validate: { timeBudgetSeconds: 5000 } },
+    );
     expect(row).toMatchObject({ status: 'dropped', reason: 'measurement-incomplete' });
     const invocations = loadInvocations(db, key);
     expect(invocations.filter((i) => i.status === 'ok')).toHaveLength(4);
@@ -182,7 +221,13 @@ describe('validate stage, engine asv (container seam faked with real asv results
     storeCandidate(db, { number: 102, baseSha: 'f'.repeat(40) });
     // 102's base commit has a synthesize item, but failed
     const ctx = testContext(db);
-    ctx.ledger.fail('synthesize', 1, { key: `acme/fastlib@${'f'.repeat(40)}`, repo: 'acme/fastlib', at: null, inputHash: 'x' }, { kind: 'item', reason: 'no-script', message: 'x' }, null);
+    ctx.ledger.fail(
+      'synthesize',
+      1,
+      { key: `acme/fastlib@${'f'.repeat(40)}`, repo: 'acme/fastlib', at: null, inputHash: 'x' },
+      { kind: 'item', reason: 'no-script', message: 'x' },
+      null,
+    );
     const stage = createValidateStage(() => new FakeRunner({}));
     const planned = await stage.plan(ctx, monthScope('2025-04'));
     expect(planned.map((p) => p.key)).toEqual(['acme/fastlib#101']);
@@ -194,7 +239,13 @@ describe('validate stage, engine asv (container seam faked with real asv results
   it('refuses a configuration that could never keep a candidate', async () => {
     storeCandidate(db);
     const ctx = testContext(db, { config: testConfig({ validate: { engine: 'asv', calibrationPairs: 1 } }) });
-    await expect(runStage(ctx, createValidateStage(() => new FakeRunner({})), monthScope('2025-04'))).rejects.toThrow(/calibrationPairs/);
+    await expect(
+      runStage(
+        ctx,
+        createValidateStage(() => new FakeRunner({})),
+        monthScope('2025-04'),
+      ),
+    ).rejects.toThrow(/calibrationPairs/);
   });
 });
 
@@ -209,7 +260,11 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const { key } = storeCandidate(db);
     const fake = new FakeRunner(script);
     const ctx = testContext(db, { config: testConfig({ ...config, validate: { harness: { seed: 7 }, ...config.validate } }) });
-    const report = await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    const report = await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope('2025-04'),
+    );
     return { key, fake, report, row: ctx.ledger.get('validate', key)!, ctx };
   }
 
@@ -219,7 +274,17 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const output = validateOutputSchema.parse(row.output);
     expect(new Set(output.improved)).toEqual(SPED_UP);
     expect(output).toMatchObject({ decision: 'kept', pairs: 20, calibrationPairs: 20, workloads: 32, pairedWorsened: 0 });
-    expect(fake.calls).toEqual(['build', 'harness base', 'harness expert', 'harness calibration', 'pytest base', 'pytest expert', 'snapshot record', 'snapshot compare', 'release perfmine/expert:acme/fastlib#101']);
+    expect(fake.calls).toEqual([
+      'build',
+      'harness base',
+      'harness expert',
+      'harness calibration',
+      'pytest base',
+      'pytest expert',
+      'snapshot record',
+      'snapshot compare',
+      'release perfmine/expert:acme/fastlib#101',
+    ]);
     // the base image runs the base and calibration workers, the expert image the expert's
     expect(fake.images.slice(0, 3)).toEqual(['perfmine/env:aaaaaaaaaaaa', 'perfmine/expert:acme/fastlib#101', 'perfmine/env:aaaaaaaaaaaa']);
     // alternating on one core: all pinned to the last of the 2 CPUs, same hash seed
@@ -240,7 +305,13 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(fake.workers.map((w) => w.restarts)).toEqual([19, 19, 19]);
 
     const validation = loadValidation(db, key)!;
-    expect(validation).toMatchObject({ engine: 'perfmine', decision: 'kept', pairs: 20, calibrated: true, falsePositives: { compared: 32, flagged: 0 } });
+    expect(validation).toMatchObject({
+      engine: 'perfmine',
+      decision: 'kept',
+      pairs: 20,
+      calibrated: true,
+      falsePositives: { compared: 32, flagged: 0 },
+    });
     expect(validation.protocol).toMatchObject({ engine: 'perfmine', rounds: 20, samples: 5, mode: 'alternate', seed: 7 });
     expect(validation.mdsMedian).toBeGreaterThan(1.0);
     const verdicts = loadWorkloadVerdicts(db, key);
@@ -249,7 +320,12 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       expect(w.paired.mds).toBeGreaterThanOrEqual(1.05);
       expect(w.paired.change).toBe(SPED_UP.has(w.workload) ? 'improved' : 'unchanged');
     }
-    const batches = db.prepare('SELECT workload, side, number, samples FROM harness_batches WHERE key = ?').all(key) as { workload: string; side: string; number: number; samples: string }[];
+    const batches = db.prepare('SELECT workload, side, number, samples FROM harness_batches WHERE key = ?').all(key) as {
+      workload: string;
+      side: string;
+      number: number;
+      samples: string;
+    }[];
     expect(batches).toHaveLength(32 * 3);
     const settledAt = new Map(verdicts.map((w) => [w.workload, w.paired.settled?.round ?? 20]));
     for (const b of batches) {
@@ -257,8 +333,14 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       // every round up to its settlement (adaptive sampling) holds a batch of 5 samples; none after
       const rounds = JSON.parse(b.samples) as (number[] | null)[];
       const upTo = settledAt.get(b.workload)!;
-      expect(rounds.slice(0, upTo).every((r) => r !== null && r.length === 5), b.workload).toBe(true);
-      expect(rounds.slice(upTo).every((r) => r === null), b.workload).toBe(true);
+      expect(
+        rounds.slice(0, upTo).every((r) => r !== null && r.length === 5),
+        b.workload,
+      ).toBe(true);
+      expect(
+        rounds.slice(upTo).every((r) => r === null),
+        b.workload,
+      ).toBe(true);
     }
   });
 
@@ -270,11 +352,19 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       expect(w.paired.settled?.as, w.workload).toBe('changed');
       expect([6, 10, 15]).toContain(w.paired.settled!.round);
     }
-    expect(verdicts.filter((x) => x.paired.change === 'improved').map((x) => x.workload).sort()).toEqual([...SPED_UP].sort());
+    expect(
+      verdicts
+        .filter((x) => x.paired.change === 'improved')
+        .map((x) => x.workload)
+        .sort(),
+    ).toEqual([...SPED_UP].sort());
     const adaptiveBatches = adaptive.fake.workers.reduce((n, w) => n + w.commands.length, 0);
     db.close();
     db = openStore(':memory:');
-    const fixed = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { harness: { seed: 7, adaptive: { looks: [] } } } });
+    const fixed = await validate(
+      { expert: { names: SPED_UP, factor: 0.5 } },
+      { validate: { harness: { seed: 7, adaptive: { looks: [] } } } },
+    );
     const fixedBatches = fixed.fake.workers.reduce((n, w) => n + w.commands.length, 0);
     expect(fixedBatches).toBe(32 * 3 * 21);
     expect(adaptiveBatches).toBeLessThan(fixedBatches);
@@ -291,7 +381,11 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
   });
 
   it('drops a suite the base cannot import as suite-not-importable, without starting the other workers', async () => {
-    const { row, fake } = await validate({ harness: { fatal: { base: { reason: 'suite-not-importable', message: 'ImportError in benchmarks.bench_io: No module named requests' } } } });
+    const { row, fake } = await validate({
+      harness: {
+        fatal: { base: { reason: 'suite-not-importable', message: 'ImportError in benchmarks.bench_io: No module named requests' } },
+      },
+    });
     expect(row).toMatchObject({ status: 'dropped', reason: 'suite-not-importable' });
     expect(row.detail).toContain('No module named requests');
     expect(fake.calls.filter((c) => c.startsWith('harness'))).toEqual(['harness base']);
@@ -317,7 +411,9 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(byName.get('benchmarks.TextSuite.time_wrapping')!.paired.change).toBe('incomparable');
     // without calibration of its own, a workload still gets a verdict from its pairs
     expect(byName.get('benchmarks.TextSuite.time_render')!.paired.change).toBe('unchanged');
-    const failures = db.prepare("SELECT workload, side, failure FROM harness_batches WHERE key = ? AND failure IS NOT NULL ORDER BY workload, side").all(key) as { workload: string; side: string; failure: string }[];
+    const failures = db
+      .prepare('SELECT workload, side, failure FROM harness_batches WHERE key = ? AND failure IS NOT NULL ORDER BY workload, side')
+      .all(key) as { workload: string; side: string; failure: string }[];
     expect(failures.map((f) => [f.workload, f.side, (JSON.parse(f.failure) as { status: string }).status])).toEqual([
       ['benchmarks.TextSuite.time_fit', 'base', 'timeout'],
       ['benchmarks.TextSuite.time_render', 'calibration', 'failed'],
@@ -327,7 +423,10 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
   });
 
   it("with several rounds per worker process, pools each process's rounds into one pair", async () => {
-    const { fake, row, key } = await validate({ expert: { names: SPED_UP, factor: 0.5 } }, { validate: { harness: { roundsPerProcess: 5, seed: 7 } } });
+    const { fake, row, key } = await validate(
+      { expert: { names: SPED_UP, factor: 0.5 } },
+      { validate: { harness: { roundsPerProcess: 5, seed: 7 } } },
+    );
     expect(row.status).toBe('done');
     expect(validateOutputSchema.parse(row.output)).toMatchObject({ pairs: 4, calibrationPairs: 4 });
     expect(fake.workers.map((w) => w.restarts)).toEqual([3, 3, 3]);
@@ -338,19 +437,34 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
   it('ends the measurement of a side whose worker cannot start again, and says so', async () => {
     const { row, key } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, harness: { restartFails: { expert: 3 } } });
     // the expert's third restart (before round 4) failed: three rounds were measured
-    const failures = db.prepare("SELECT failure FROM harness_batches WHERE key = ? AND side = 'expert'").all(key) as { failure: string | null }[];
-    expect(failures.every((f) => f.failure !== null && (JSON.parse(f.failure) as { status: string; message: string }).message.includes('could not start again'))).toBe(true);
+    const failures = db.prepare("SELECT failure FROM harness_batches WHERE key = ? AND side = 'expert'").all(key) as {
+      failure: string | null;
+    }[];
+    expect(
+      failures.every(
+        (f) =>
+          f.failure !== null && (JSON.parse(f.failure) as { status: string; message: string }).message.includes('could not start again'),
+      ),
+    ).toBe(true);
     expect(validateOutputSchema.parse(row.output).pairs).toBe(3);
   });
 
   it('measures only the workloads whose code the patch changes, and a few controls (selection by coverage)', async () => {
     // the candidate's patch changes lines 1-3 of fastlib/core.py, in group_sum
     const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
-    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, SPED_UP.has(n) ? code('/repo/fastlib/core.py') : code('/repo/fastlib/other.py')]));
-    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py', '/repo/fastlib/other.py'] };
+    const fingerprints = Object.fromEntries(
+      RICH_BENCHMARKS.map((n) => [n, SPED_UP.has(n) ? code('/repo/fastlib/core.py') : code('/repo/fastlib/other.py')]),
+    );
+    const harness = {
+      fingerprints,
+      outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] },
+      imported: ['/repo/fastlib/core.py', '/repo/fastlib/other.py'],
+    };
     const { key, fake, row } = await validate({ expert: { names: SPED_UP, factor: 0.5 }, harness });
     expect(row.status).toBe('done');
-    expect(row.detail).toMatch(/measured 3 of 32 workloads and 5 controls, 24 skipped: 3 of 32 workloads run the changed code \(fastlib\/core\.py:group_sum\)/);
+    expect(row.detail).toMatch(
+      /measured 3 of 32 workloads and 5 controls, 24 skipped: 3 of 32 workloads run the changed code \(fastlib\/core\.py:group_sum\)/,
+    );
     const selection = loadValidation(db, key)!.selection!;
     expect(selection).toMatchObject({ mode: 'coverage' });
     expect(new Set(selection.selected)).toEqual(SPED_UP);
@@ -358,7 +472,11 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     // only those were measured: by every worker, in every round
     const measured = new Set(fake.workers[1]!.commands.map((c) => c.benchmark));
     expect(measured).toEqual(new Set([...SPED_UP, ...selection.controls]));
-    expect(loadWorkloadVerdicts(db, key).map((w) => w.workload).sort()).toEqual([...measured].sort());
+    expect(
+      loadWorkloadVerdicts(db, key)
+        .map((w) => w.workload)
+        .sort(),
+    ).toEqual([...measured].sort());
     // the base worker fingerprinted every workload; the others fingerprinted nothing
     expect(fake.workers[0]!.fingerprinted.sort()).toEqual([...RICH_BENCHMARKS].sort());
     expect(fake.workers.slice(1).every((w) => w.fingerprinted.length === 0)).toBe(true);
@@ -366,15 +484,25 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
 
   it('keeps fingerprints per commit and reuses them at another commit for the workloads whose covered files did not change', async () => {
     const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
-    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n, i) => [n, code(i % 2 === 0 ? '/repo/fastlib/core.py' : '/repo/fastlib/other.py')]));
-    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/core.py'] };
+    const fingerprints = Object.fromEntries(
+      RICH_BENCHMARKS.map((n, i) => [n, code(i % 2 === 0 ? '/repo/fastlib/core.py' : '/repo/fastlib/other.py')]),
+    );
+    const harness = {
+      fingerprints,
+      outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] },
+      imported: ['/repo/fastlib/core.py'],
+    };
     const first = storeCandidate(db);
     const secondBase = 'f'.repeat(40);
     storeCandidate(db, { number: 102, baseSha: secondBase });
     // between the two base commits only fastlib/other.py changed
     const fake = new FakeRunner({ harness, changedSince: { [first.pr.baseSha]: ['fastlib/other.py'] } });
     const ctx = testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) });
-    await runStage(ctx, createValidateStage(() => fake), monthScope('2025-04'));
+    await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope('2025-04'),
+    );
     const recorded = (sha: string) => db.prepare('SELECT COUNT(*) AS n FROM fingerprints WHERE sha = ?').get(sha) as { n: number };
     expect(recorded(first.pr.baseSha).n).toBe(32);
     expect(recorded(secondBase).n).toBe(32);
@@ -386,10 +514,16 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
 
   it('drops as no-improvement a patch that changes no code any workload runs, measuring only the controls', async () => {
     const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
-    const harness = { fingerprints, outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] }, imported: ['/repo/fastlib/other.py'] };
+    const harness = {
+      fingerprints,
+      outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] },
+      imported: ['/repo/fastlib/other.py'],
+    };
     const { row, fake } = await validate({ harness });
     expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
-    expect(row.detail).toMatch(/the patch changes no code any workload runs \(it changes fastlib\/core\.py:group_sum\): no workload can be faster/);
+    expect(row.detail).toMatch(
+      /the patch changes no code any workload runs \(it changes fastlib\/core\.py:group_sum\): no workload can be faster/,
+    );
     expect(new Set(fake.workers[1]!.commands.map((c) => c.benchmark)).size).toBe(5);
   });
 
