@@ -2,20 +2,20 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScoreStore } from '../../cache/scores.js';
-import { openStore, type Db } from '../../cache/store.js';
-import { loadConfig } from '../../pipeline/config/load.js';
-import { createContext } from '../../pipeline/context.js';
-import { readCredentials } from '../../pipeline/credentials.js';
-import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
-import { Metrics } from '../../pipeline/metrics.js';
-import { runPipeline } from '../../pipeline/orchestrate.js';
-import { DockerService } from '../../pipeline/services/docker.js';
-import { monthWindow } from '../../pipeline/window.js';
-import { runScore, type ScoreRun } from '../../pipeline/cli/commands/score.js';
-import type { PredictionResult } from '../../stages/validate/score/index.js';
-import { BIN, cleanEnv } from '../helpers/cli.js';
-import { memoryLogger, tempDir, testLabel } from '../synthesize/harness.js';
+import { ScoreStore } from '../../../cache/scores.js';
+import { openStore, type Db } from '../../../cache/store.js';
+import { loadConfig } from '../../../pipeline/config/load.js';
+import { createContext } from '../../../pipeline/context.js';
+import { readCredentials } from '../../../pipeline/credentials.js';
+import { createSampleRepo, type SampleRepo } from '../../../pipeline/demo/sample-repo.js';
+import { Metrics } from '../../../pipeline/metrics.js';
+import { runPipeline } from '../../../pipeline/orchestrate.js';
+import { DockerService } from '../../../pipeline/services/docker.js';
+import { monthWindow } from '../../../pipeline/window.js';
+import { runScore, type ScoreRun } from '../../../pipeline/cli/commands/score.js';
+import type { PredictionResult } from '../../../stages/validate/score/index.js';
+import { BIN, cleanEnv } from '../../helpers/cli.js';
+import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
 
 /**
  * Issue 16's must-show for `perfmine score`, on the real Docker engine with the perfmine harness:

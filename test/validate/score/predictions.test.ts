@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePredictions, PredictionsFileError } from '../../stages/validate/score/predictions.js';
+import { parsePredictions, PredictionsFileError } from '../../../stages/validate/score/predictions.js';
 
 const known = new Set(['o__r-1', 'o__r-2', 'o__r-3']);
 const line = (o: unknown) => JSON.stringify(o);

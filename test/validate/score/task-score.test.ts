@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateByModel, scoreTask, type ScoredPrediction } from '../../stages/validate/score/task-score.js';
-import { workloadSpeedups } from '../../pipeline/concepts/asv/metrics.js';
+import { aggregateByModel, scoreTask, type ScoredPrediction } from '../../../stages/validate/score/task-score.js';
+import { workloadSpeedups } from '../../../pipeline/concepts/asv/metrics.js';
 
 const expert = new Map([
   ['bench.A.time_x', 2],
