@@ -29,7 +29,8 @@ fi
 logfile=${PERFMINE_DOCKERD_LOG:-/var/log/perfmine-dockerd.log}
 log "starting dockerd (log: $logfile)"
 # Containers of the pipeline need no user-namespace remapping; the storage driver is left to dockerd.
-as_root sh -c "nohup dockerd >'$logfile' 2>&1 &"
+# setsid: dockerd gets a session of its own, so that a signal to the caller's process group (a shell or job ending) never reaches it.
+as_root setsid -f sh -c "exec dockerd >'$logfile' 2>&1"
 
 wait_s=${PERFMINE_DOCKER_WAIT:-60}
 for _ in $(seq 1 "$wait_s"); do

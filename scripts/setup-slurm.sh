@@ -70,7 +70,8 @@ if ! mariadb-admin ping >/dev/null 2>&1; then
   log "starting mariadb (loopback only)"
   mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
   [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql >/dev/null
-  nohup mariadbd-safe --user=mysql --bind-address=127.0.0.1 >"$log_dir/mariadb.log" 2>&1 &
+  # setsid: a session of its own, so that it outlives the caller's process group.
+  setsid -f mariadbd-safe --user=mysql --bind-address=127.0.0.1 >"$log_dir/mariadb.log" 2>&1
   for _ in $(seq 1 60); do mariadb-admin ping >/dev/null 2>&1 && break; sleep 0.5; done
 fi
 mariadb -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$db_pass';
