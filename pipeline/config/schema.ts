@@ -126,7 +126,7 @@ const slurmSection = z
     submitConcurrency: positiveInt.default(8),
     /**
      * The command a job runs, before `--spool DIR --job ID` (default: this node binary and this
-     * perfmine's bin.js, `worker`); the installation must be at the same path on the nodes.
+     * perfmine's compiled CLI, dist/pipeline/cli/entry.js, `worker`); the installation must be at the same path on the nodes.
      */
     workerCommand: z.array(z.string()).min(1).optional(),
   })

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import type { Db } from '../../cache/store.js';
 import type { SlurmConfig } from '../config/schema.js';
 import { ConfigError, ItemError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import type { Logger } from '../logging.js';
+import { packagePath } from '../package-root.js';
 import type { JobState, SlurmAdapter } from '../services/slurm.js';
 import { attemptsUsed, decideJob, resumeItem, type ResultFile } from './decide.js';
 import { checkSpoolWritable, hasResultFile, jobDir, readJobResult, writeJobInput, type JobResult } from './spool.js';
@@ -69,9 +69,9 @@ interface Tracked {
   lastState: string | null;
 }
 
-/** The default job command: this node binary running this perfmine's bin.js (same path on the nodes). */
+/** The default job command: this node binary running this perfmine's compiled CLI (same paths on the nodes). */
 export function defaultWorkerCommand(): string[] {
-  return [process.execPath, fileURLToPath(new URL('../cli/bin.js', import.meta.url)), 'worker'];
+  return [process.execPath, packagePath('dist', 'pipeline', 'cli', 'entry.js'), 'worker'];
 }
 
 function shellQuote(word: string): string {

@@ -101,7 +101,7 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
       expect(report.done).toBe(2);
     });
 
-    it('resubmits a job cancelled with scancel, and the item is done once', () => {
+    it('resubmits a job cancelled with scancel, and the item is done once', async () => {
       expect(ctx(db).ledger.get('synthesize', 'cancelled')).toMatchObject({ status: 'done', output: { n: 2 } });
       const rows = attemptsOf(db, 'cancelled', items.cancelled);
       expect(rows.map((r) => [r.attempt, r.state, r.reason])).toEqual([
@@ -111,7 +111,10 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
       expect(rows[0]!.jobId).toBe(cancelledJob);
       // sacct: exactly the two jobs the ledger names, the first cancelled
       const prefix = rows[0]!.jobName.replace(/-[0-9a-f]{6}-a1$/, '');
-      const accounted = sacctJobs(prefix, since);
+      const accounted = await until('sacct to list both jobs', () => {
+        const found = sacctJobs(prefix, since);
+        return found.length >= rows.length && found.every((j) => j.state !== 'RUNNING' && j.state !== 'PENDING') ? found : false;
+      });
       expect(accounted.map((j) => j.jobId).sort()).toEqual(rows.map((r) => r.jobId).sort());
       expect(accounted.find((j) => j.jobId === cancelledJob)?.state).toBe('CANCELLED');
     });
@@ -179,7 +182,13 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
         expect(attemptsOf(db, i.key, i.payload).map((r) => [r.attempt, r.state])).toEqual([[1, 'ingested']]);
       }
       // sacct: one job per item, the ones the killed coordinator submitted
-      const jobs = list.flatMap((i) => sacctJobs(attemptsOf(db, i.key, i.payload)[0]!.jobName.replace(/-[0-9a-f]{6}-a1$/, ''), since));
+      // (slurmctld hands its job records to slurmdbd asynchronously: wait until sacct lists as many as were submitted)
+      const accounted = () =>
+        list.flatMap((i) => sacctJobs(attemptsOf(db, i.key, i.payload)[0]!.jobName.replace(/-[0-9a-f]{6}-a1$/, ''), since));
+      const jobs = await until('sacct to list the submitted jobs', () => {
+        const found = accounted();
+        return found.length >= submitted.length ? found : false;
+      });
       expect(jobs.map((j) => j.jobId).sort()).toEqual([...submitted].sort());
     } finally {
       db.close();
@@ -254,7 +263,12 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     const report = await runStage(context(db, spool), preparedStage([{ key: 'orphan', payload }]), scope);
     expect(report.done).toBe(1);
     expect(attemptsOf(db, 'orphan', payload).map((r) => [r.attempt, r.state, r.jobId])).toEqual([[1, 'ingested', jobId]]);
-    expect(sacctJobs(jobName.replace(/-[0-9a-f]{6}-a1$/, ''), since).map((j) => j.jobId)).toEqual([jobId]);
+    // (sacct lists a job once slurmctld has handed its record to slurmdbd, asynchronously)
+    const accounted = await until('sacct to list the job', () => {
+      const found = sacctJobs(jobName.replace(/-[0-9a-f]{6}-a1$/, ''), since);
+      return found.length > 0 ? found : false;
+    });
+    expect(accounted.map((j) => j.jobId)).toEqual([jobId]);
     expect(existsSync(join(spool, 'jobs', jobName, 'result.json'))).toBe(true);
     expect(readdirSync(join(spool, 'jobs'))).toEqual([jobName]);
     db.close();
