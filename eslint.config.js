@@ -70,7 +70,7 @@ export default tseslint.config(
   tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: ROOT },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/build.mjs'] }, tsconfigRootDir: ROOT },
       globals: {
         process: 'readonly',
         console: 'readonly',

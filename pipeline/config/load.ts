@@ -48,7 +48,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const envLayer = envToLayer(env);
   const flagLayer = options.flags ?? {};
   const merged = deepMerge(deepMerge(fileLayer, envLayer.layer), flagLayer);
-  const parsed = configSchema.safeParse(merged);
+  // parsed once per process: zod's compiled fast path would cost more to generate than it saves
+  const parsed = configSchema.safeParse(merged, { jitless: true });
   if (parsed.success) return { config: parsed.data, file };
   const layers = { file, fileLayer, envLayer, flagLayer };
   const issues = parsed.error.issues.flatMap((issue) => {
