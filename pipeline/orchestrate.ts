@@ -17,8 +17,6 @@ export interface PipelineOptions {
 
 export interface PipelineResult {
   readonly reports: readonly StageReport[];
-  /** Stages of the chain this version does not implement (the chain stops at the first). */
-  readonly missing: readonly StageName[];
   readonly interrupted: boolean;
   /**
    * A stage that could not start or go on for a reason the operator must fix (no asv in the base
@@ -35,16 +33,10 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
   const end = options.untilStage ? STAGE_NAMES.indexOf(options.untilStage) : STAGE_NAMES.length - 1;
   const chain = STAGE_NAMES.slice(0, end + 1);
   const reports: StageReport[] = [];
-  const missing: StageName[] = [];
   const registry = options.registry ?? defaultRegistry;
-  for (const [index, name] of chain.entries()) {
-    const stage = registry.get(name);
-    if (!stage) {
-      // What the next stages would read is never produced: the chain ends here.
-      missing.push(...chain.slice(index));
-      break;
-    }
-    if (options.drain?.aborted) return { reports, missing, interrupted: true, stopped: null };
+  for (const name of chain) {
+    const stage = registry[name];
+    if (options.drain?.aborted) return { reports, interrupted: true, stopped: null };
     let report: StageReport;
     try {
       report = await runStage(ctx, stage, scope, {
@@ -54,11 +46,11 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
         ...(options.events === undefined ? {} : { events: options.events }),
       });
     } catch (error) {
-      if (error instanceof ConfigError) return { reports, missing, interrupted: false, stopped: { stage: name, error } };
+      if (error instanceof ConfigError) return { reports, interrupted: false, stopped: { stage: name, error } };
       throw error;
     }
     reports.push(report);
-    if (report.notStarted > 0) return { reports, missing, interrupted: true, stopped: null };
+    if (report.notStarted > 0) return { reports, interrupted: true, stopped: null };
   }
-  return { reports, missing, interrupted: options.drain?.aborted ?? false, stopped: null };
+  return { reports, interrupted: options.drain?.aborted ?? false, stopped: null };
 }

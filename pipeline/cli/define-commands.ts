@@ -39,13 +39,13 @@ export function addScopeOptions(command: Command): Command {
 
 export function defineCommands(program: Command, deps: CommandDeps): void {
   defineRun(program, deps);
-  defineStatus(program, deps);
+  defineStatus(program);
   defineDemo(program, deps);
   defineCompare(program);
   defineDoctor(program);
   defineCache(program);
   defineTasks(program);
-  defineReport(program, deps);
+  defineReport(program);
   defineScore(program);
   definePublish(program);
   defineWorker(program);
@@ -91,7 +91,7 @@ function defineRun(program: Command, deps: CommandDeps): void {
     });
 }
 
-function defineStatus(program: Command, deps: CommandDeps): void {
+function defineStatus(program: Command): void {
   program
     .command('status')
     .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
@@ -101,7 +101,7 @@ function defineStatus(program: Command, deps: CommandDeps): void {
     .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
     .action(async (flags: StatusFlags, command: Command) => {
       const { statusCommand } = await import('./commands/status.js');
-      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>(), deps.registry);
+      process.exitCode = statusCommand(flags, command.optsWithGlobals<GlobalFlags>());
     });
 }
 
@@ -226,7 +226,7 @@ function defineTasks(program: Command): void {
     });
 }
 
-function defineReport(program: Command, deps: CommandDeps): void {
+function defineReport(program: Command): void {
   program
     .command('report')
     .description(
@@ -241,7 +241,7 @@ function defineReport(program: Command, deps: CommandDeps): void {
     )
     .action(async (flags: ReportFlags, command: Command) => {
       const { reportCommand } = await import('./commands/report.js');
-      process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>(), await stagesOf(deps));
+      process.exitCode = reportCommand(flags, command.optsWithGlobals<GlobalFlags>());
     });
 }
 

@@ -3,8 +3,6 @@ import { STAGE_NAMES, type StageName } from '../stage.js';
 
 export interface StageFunnel {
   readonly stage: StageName;
-  /** false: this version has no such stage (reported as unknown, not faked). */
-  readonly registered: boolean;
   readonly done: number;
   readonly dropped: number;
   readonly failed: number;
@@ -18,21 +16,8 @@ export interface StageFunnel {
   readonly failedBy: Record<string, number>;
 }
 
-/** Which stages this perfmine implements: the CLI's registry, or a test's. */
-export type ImplementedStages = Pick<ReadonlySet<StageName>, 'has'>;
-
-/**
- * The default: every stage of the design (the registry implements them all, pinned by a test), so
- * that showing the funnel never loads the stages themselves.
- */
-export const EVERY_STAGE: ImplementedStages = new Set<StageName>(STAGE_NAMES);
-
 /** Per stage: counts by status, and drops and failures by reason. Pure. */
-export function funnel(
-  counts: readonly StatusCount[],
-  stages: readonly StageName[] = STAGE_NAMES,
-  registry: ImplementedStages = EVERY_STAGE,
-): StageFunnel[] {
+export function funnel(counts: readonly StatusCount[], stages: readonly StageName[] = STAGE_NAMES): StageFunnel[] {
   return stages.map((stage) => {
     const mine = counts.filter((c) => c.stage === stage);
     const total = (status: string) => mine.filter((c) => c.status === status).reduce((a, c) => a + c.count, 0);
@@ -42,12 +27,11 @@ export function funnel(
     const upstreamDone = counts.filter((c) => c.stage === previous && c.status === 'done').reduce((a, c) => a + c.count, 0);
     return {
       stage,
-      registered: registry.has(stage),
       done: total('done'),
       dropped: total('dropped'),
       failed: total('failed'),
       pending: total('pending'),
-      waiting: mine.length === 0 && registry.has(stage) ? upstreamDone : 0,
+      waiting: mine.length === 0 ? upstreamDone : 0,
       droppedBy: by('dropped'),
       failedBy: by('failed'),
     };

@@ -6,7 +6,6 @@ import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from './funnel.js';
 import { emittedTasks } from './tasks.js';
 import { lastStop } from '../last-stop.js';
-import type { Registry } from '../registry.js';
 import type { Window } from '../window.js';
 import { FUNNEL_COLUMNS, type FunnelColumn, type ReportData, type RepoFunnel, type StageCost } from './render.js';
 
@@ -79,11 +78,7 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
 }
 
 /** Everything the month's report shows, read from the store and the emitted tasks. */
-export function loadReportData(
-  db: Db,
-  window: Window,
-  options: { out: string; reportPath: string; registry: Registry; now?: Date },
-): ReportData {
+export function loadReportData(db: Db, window: Window, options: { out: string; reportPath: string; now?: Date }): ReportData {
   const ledger = new Ledger(db);
   const tasks = emittedTasks(ledger, window, options.out).map((t) => {
     const pr = loadPullRequest(db, t.repo, t.pull_number);
@@ -102,7 +97,7 @@ export function loadReportData(
       folder: `${folder}/`,
     };
   });
-  const stages = stageFunnel(ledger.counts({ window }), undefined, options.registry).map((s) => ({
+  const stages = stageFunnel(ledger.counts({ window })).map((s) => ({
     stage: s.stage,
     done: s.done,
     dropped: s.droppedBy,

@@ -6,6 +6,7 @@ import { ItemError } from '../../pipeline/errors.js';
 import { perfmineVersion } from '../../pipeline/package-root.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { defineStage, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
+import { previousOutputs } from '../../pipeline/previous-outputs.js';
 import type { Scope } from '../../pipeline/scope.js';
 import { monthsOf, monthWindow } from '../../pipeline/window.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
@@ -87,31 +88,26 @@ export const emitStage = defineStage<EmitInput, EmitOutput>({
   system: 'local',
 
   async plan(ctx, scope) {
-    const rows = ctx.ledger.list('validate', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
     const items: WorkItem<EmitInput>[] = [];
-    for (const row of rows) {
-      const validate = validateOutputSchema.safeParse(row.output);
+    for (const { row, output: validate } of previousOutputs(ctx, 'emit', 'validate', validateOutputSchema, scope)) {
       const classify = classifyOutputSchema.safeParse(ctx.ledger.get('classify', row.key)?.output);
-      if (!validate.success || !classify.success) {
-        ctx.log.warn({ stage: 'emit', item: row.key }, 'validate or classify output unreadable; item skipped');
+      if (!classify.success) {
+        ctx.log.warn({ stage: 'emit', item: row.key }, 'classify output unreadable; item skipped');
         continue;
       }
-      if (scope.prs.length > 0 && !scope.prs.includes(validate.data.number)) continue;
-      const synthesize = synthesizeOutputSchema.safeParse(
-        ctx.ledger.get('synthesize', commitKey(validate.data.repo, validate.data.baseSha))?.output,
-      );
+      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', commitKey(validate.repo, validate.baseSha))?.output);
       const validation = loadValidation(ctx.db, row.key);
-      const prContentHash = pullRequestContentHash(ctx.db, validate.data.repo, validate.data.number);
+      const prContentHash = pullRequestContentHash(ctx.db, validate.repo, validate.number);
       if (!synthesize.success || !validation || prContentHash === undefined) {
         ctx.log.warn({ stage: 'emit', item: row.key }, 'synthesize output, measurements or pull request missing; item skipped');
         continue;
       }
       items.push({
         key: row.key,
-        repo: validate.data.repo,
-        at: validate.data.mergedAt,
+        repo: validate.repo,
+        at: validate.mergedAt,
         input: {
-          validate: validate.data,
+          validate,
           classify: classify.data,
           synthesize: synthesize.data,
           prContentHash,

@@ -6,6 +6,7 @@ import type { LlmService } from '../../pipeline/services/llm-port.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-output.js';
+import { previousOutputs } from '../../pipeline/previous-outputs.js';
 import type { BuildPort } from './build-port.js';
 import { DockerBuildPort } from './docker-build-port.js';
 import { cloneSourceOf, formatCloneSource } from '../../pipeline/services/environments/environment.js';
@@ -73,12 +74,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
     },
 
     async plan(ctx: PipelineContext, scope: Scope): Promise<WorkItem<SynthesizeInput>[]> {
-      const rows = ctx.ledger.list('classify', { window: scope.window, includeTimeless: false, repos: scope.repos, statuses: ['done'] });
-      const candidates = rows
-        .map((r) => classifyOutputSchema.safeParse(r.output))
-        .filter((r) => r.success)
-        .map((r) => r.data)
-        .filter((c) => scope.prs.length === 0 || scope.prs.includes(c.number));
+      const candidates = previousOutputs(ctx, 'synthesize', 'classify', classifyOutputSchema, scope).map((p) => p.output);
       const settings = synthesizeResultSettings(ctx.config);
       return groupCandidates(candidates).map((g) => {
         const asvConfigPath =

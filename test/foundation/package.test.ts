@@ -37,7 +37,8 @@ describe('the package', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ exists: true });
   });
 
-  it('implements every stage of the design: status assumes so without loading the stages', () => {
-    expect([...registry.keys()]).toEqual([...STAGE_NAMES]);
+  it('implements every stage of the design, each under its own name', () => {
+    expect(Object.keys(registry)).toEqual([...STAGE_NAMES]);
+    for (const name of STAGE_NAMES) expect(registry[name].name).toBe(name);
   });
 });

@@ -88,7 +88,7 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
   // The follow-up commands name the demo's own database and datasets, so that they show the demo's data.
   const dbFlags = `--db ${quote(db)}`;
   print(`\nfunnel for ${DEMO_MONTH} (perfmine status --month ${DEMO_MONTH} ${dbFlags}):`);
-  statusCommand({ month: DEMO_MONTH }, { ...demoGlobals, json: false }, registry);
+  statusCommand({ month: DEMO_MONTH }, { ...demoGlobals, json: false });
   print(`\nemitted tasks (perfmine tasks --month ${DEMO_MONTH} ${dbFlags} --out ${quote(out)}):`);
   tasksCommand({ month: DEMO_MONTH }, { ...demoGlobals, json: false });
   print(`\n${nextSteps({ db, out, dir, code, stopped: stop !== null })}`);

@@ -5,7 +5,6 @@ import { openStore } from '../../../cache/store.js';
 import { checkOutputFile } from '../../paths.js';
 import { describeDb } from '../db-label.js';
 import { ConfigError } from '../../errors.js';
-import type { Registry } from '../../registry.js';
 import { loadReportData } from '../../report/load.js';
 import { renderReport } from '../../report/render.js';
 import { monthWindow, previousMonth } from '../../window.js';
@@ -16,7 +15,7 @@ export interface ReportFlags {
   readonly month?: string;
 }
 
-export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry: Registry): number {
+export function reportCommand(flags: ReportFlags, globals: GlobalFlags): number {
   // The global --out (datasets directory) names the page here; the datasets come from the config.
   const { out: page, ...rest } = globals;
   if (!page)
@@ -32,7 +31,7 @@ export function reportCommand(flags: ReportFlags, globals: GlobalFlags, registry
     throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
   const db = openStore(path, { readonly: true });
   try {
-    const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath, registry });
+    const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath });
     mkdirSync(dirname(reportPath), { recursive: true });
     writeFileSync(reportPath, renderReport(data));
     const emitted = data.tasks.length;

@@ -95,10 +95,10 @@ export async function runCommand(
     if (stage) {
       try {
         const report = await runStage(ctx, stage, scope, { force: flags.force ?? false, dryRun, drain: shutdown.drain, events });
-        result = { reports: [report], missing: [], interrupted: shutdown.drain.aborted, stopped: null };
+        result = { reports: [report], interrupted: shutdown.drain.aborted, stopped: null };
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
-        result = { reports: [], missing: [], interrupted: false, stopped: { stage: stage.name, error } };
+        result = { reports: [], interrupted: false, stopped: { stage: stage.name, error } };
       }
     } else {
       result = await runPipeline(ctx, scope, {
@@ -132,7 +132,6 @@ export async function runCommand(
     dryRun,
     durationMs: Date.now() - started,
     stages: result.reports,
-    notImplemented: result.missing,
     interrupted: result.interrupted,
     stopped,
     metrics: ctx.metrics.snapshot(),
@@ -149,7 +148,6 @@ export async function runCommand(
     if (costs) lines.push(costs);
     const calibration = calibrationSummaryLine(summary.metrics);
     if (calibration !== null) lines.push(calibration);
-    if (result.missing.length > 0) lines.push(`not implemented in this version, not run: ${result.missing.join(', ')}`);
     if (dryRun && result.reports.length > 1)
       lines.push('(a dry run runs nothing, so each stage counts what the stages before it had already produced)');
     if (result.interrupted) lines.push('interrupted: the items not started stay pending; run the same command again to resume');

@@ -8,7 +8,7 @@ import { byReason } from '../../summary.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { lastStop, type RunStop } from '../../last-stop.js';
 import { describeDb } from '../db-label.js';
-import { EVERY_STAGE, funnel, type ImplementedStages, type StageFunnel } from '../../report/funnel.js';
+import { funnel, type StageFunnel } from '../../report/funnel.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -21,18 +21,9 @@ export interface StatusFlags {
 
 export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null = null): string {
   const header = ['stage', 'done', 'dropped', 'failed', 'pending'];
-  const cells = rows.map((r) =>
-    r.registered || r.done + r.dropped + r.failed + r.pending > 0
-      ? [r.stage, String(r.done), String(r.dropped), String(r.failed), String(r.pending)]
-      : [r.stage, 'unknown (not implemented in this version)', '', '', ''],
-  );
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...cells.filter((c) => c[2] !== '').map((c) => c[i]!.length), ...(i === 0 ? cells.map((c) => c[0]!.length) : [])),
-  );
-  const fmt = (c: readonly string[]) =>
-    c[2] === ''
-      ? `${c[0]!.padEnd(widths[0]!)}  ${c[1]}`
-      : c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+  const cells = rows.map((r) => [r.stage, String(r.done), String(r.dropped), String(r.failed), String(r.pending)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const fmt = (c: readonly string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
   const lines = [fmt(header)];
   for (const [i, r] of rows.entries()) {
     lines.push(fmt(cells[i]!));
@@ -88,8 +79,7 @@ function runJson(run: RunRow) {
   };
 }
 
-export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry: ImplementedStages = EVERY_STAGE): number {
-  const isRegistered = (name: StageName) => registry.has(name);
+export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number {
   const session = openSession(globals);
   const window = resolveMonthFlag(flags.month);
   const stage = resolveStageFlag('--stage', flags.stage);
@@ -120,11 +110,11 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
   const stages = stage ? [stage] : [...STAGE_NAMES];
   const state = checkDatabasePath(path, 'read');
   if (state !== 'sqlite') {
-    const empty = funnel([], stages, registry);
+    const empty = funnel([], stages);
     if (session.json)
       printJson(
         flags.items
-          ? { stage, registered: isRegistered(stage!), items: [] }
+          ? { stage, items: [] }
           : { db: path, exists: state === 'empty', window: window?.label ?? null, stages: empty, runs: [] },
       );
     else
@@ -140,9 +130,8 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
     const filter = window ? { window } : {};
     if (flags.items && stage) {
       const items = ledger.list(stage, filter).map(itemJson);
-      if (session.json) printJson({ stage, registered: isRegistered(stage), window: window?.label ?? null, items });
+      if (session.json) printJson({ stage, window: window?.label ?? null, items });
       else {
-        if (!isRegistered(stage)) print(`stage ${stage}: unknown (not implemented in this version)`);
         for (const it of items)
           print(
             `${it.status.padEnd(8)} ${it.key}${it.reason ? `  ${it.reason}` : ''}${it.detail ? `  ${it.detail}` : ''}${it.lastError ? `  ${it.lastError}` : ''}`,
@@ -151,7 +140,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags, registry
       }
       return 0;
     }
-    const rows = funnel(ledger.counts(filter), stages, registry);
+    const rows = funnel(ledger.counts(filter), stages);
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
     const stop = lastStop(db, window?.label ?? null);
