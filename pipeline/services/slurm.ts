@@ -140,41 +140,26 @@ export class SlurmAdapter {
 
   /** Accounting records of these jobs (finished ones included); ids unknown to sacct are absent. */
   async accounting(jobIds: readonly string[]): Promise<JobState[]> {
-    const out: JobState[] = [];
-    for (let i = 0; i < jobIds.length; i += 200) {
-      const chunk = jobIds.slice(i, i + 200);
-      out.push(
-        ...parseStates(
-          await this.run('sacct', [
-            '--noheader',
-            '--parsable2',
-            '--allocations',
-            '--format=JobID,JobName,State,ExitCode',
-            `--jobs=${chunk.join(',')}`,
-          ]),
-        ),
-      );
-    }
-    return out;
+    return this.sacct(jobIds, 200, (chunk) => [`--jobs=${chunk.join(',')}`]);
   }
 
   /** Accounting records of jobs by name (the crash between sbatch and recording its id). */
   async byName(names: readonly string[]): Promise<JobState[]> {
+    return this.sacct(names, 100, (chunk) => ['--starttime=now-30days', `--name=${chunk.join(',')}`]);
+  }
+
+  /** sacct's allocation records, asked `size` selectors at a time (a command line has a limit). */
+  private async sacct(selectors: readonly string[], size: number, select: (chunk: readonly string[]) => string[]): Promise<JobState[]> {
     const out: JobState[] = [];
-    for (let i = 0; i < names.length; i += 100) {
-      const chunk = names.slice(i, i + 100);
-      out.push(
-        ...parseStates(
-          await this.run('sacct', [
-            '--noheader',
-            '--parsable2',
-            '--allocations',
-            '--starttime=now-30days',
-            '--format=JobID,JobName,State,ExitCode',
-            `--name=${chunk.join(',')}`,
-          ]),
-        ),
-      );
+    for (let i = 0; i < selectors.length; i += size) {
+      const args = [
+        '--noheader',
+        '--parsable2',
+        '--allocations',
+        '--format=JobID,JobName,State,ExitCode',
+        ...select(selectors.slice(i, i + size)),
+      ];
+      out.push(...parseStates(await this.run('sacct', args)));
     }
     return out;
   }

@@ -5,6 +5,7 @@ import { ExecutorJobs } from '../../../cache/executor-jobs.js';
 import { ConfigError } from '../../errors.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
+import { textTable } from '../../text-table.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { lastStop, type RunStop } from '../../last-stop.js';
 import { describeDb } from '../db-label.js';
@@ -22,11 +23,10 @@ export interface StatusFlags {
 export function formatFunnel(rows: readonly StageFunnel[], stop: RunStop | null = null): string {
   const header = ['stage', 'done', 'dropped', 'failed', 'pending'];
   const cells = rows.map((r) => [r.stage, String(r.done), String(r.dropped), String(r.failed), String(r.pending)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const fmt = (c: readonly string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
-  const lines = [fmt(header)];
+  const [head, ...body] = textTable(header, cells, { alignRight: (column) => column > 0 });
+  const lines = [head!];
   for (const [i, r] of rows.entries()) {
-    lines.push(fmt(cells[i]!));
+    lines.push(body[i]!);
     if (r.dropped > 0) lines.push(`    dropped: ${byReason(r.droppedBy)}`);
     if (r.failed > 0) lines.push(`    failed:  ${byReason(r.failedBy)}`);
     const stoppedHere = stop?.stage === r.stage;

@@ -2,6 +2,7 @@ import { Ledger } from '../../../cache/ledger.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
 import { noteDb } from '../db-label.js';
+import { textTable } from '../../text-table.js';
 import { emittedTasks, type TaskListing } from '../../report/tasks.js';
 import { resolveMonthFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
@@ -25,13 +26,7 @@ export function formatTasks(tasks: readonly TaskListing[]): string {
     t.category ?? '-',
     t.written ? t.folder : `${t.folder} (not written yet)`,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  return textTable(header, rows).join('\n');
 }
 
 export function tasksCommand(flags: TasksFlags, globals: GlobalFlags): number {

@@ -1,5 +1,6 @@
 import type { PredictionResult } from './index.js';
 import type { ModelAggregate } from './task-score.js';
+import { textTable } from '../../../pipeline/text-table.js';
 
 /** The text output of `perfmine score`: one line per prediction, then the aggregate table by model. Pure. */
 
@@ -7,15 +8,7 @@ function num(x: number | null, digits = 3): string {
   return x === null ? '-' : x.toFixed(digits);
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)];
-}
+const table = (header: readonly string[], rows: readonly (readonly string[])[]) => textTable(header, rows);
 
 export function formatScoreRows(rows: readonly PredictionResult[]): string {
   return table(
