@@ -230,18 +230,11 @@ export class Ledger {
   /** Records a decision. Call inside the transaction that writes the stage's own rows. */
   complete(stage: string, version: number, item: PlannedItem, completion: Completion, runId: number | null): void {
     this.#complete.run({
-      stage,
-      key: item.key,
-      repo: item.repo,
-      at: item.at && normalizeInstant(item.at),
+      ...itemParams(stage, version, item, runId),
       status: completion.status,
       reason: completion.reason,
       detail: completion.detail,
-      inputHash: item.inputHash,
-      version,
       output: completion.output === undefined ? null : JSON.stringify(completion.output),
-      runId,
-      now: nowIso(),
     });
   }
 
@@ -276,17 +269,10 @@ export class Ledger {
 
   fail(stage: string, version: number, item: PlannedItem, failure: Failure, runId: number | null): void {
     this.#fail.run({
-      stage,
-      key: item.key,
-      repo: item.repo,
-      at: item.at && normalizeInstant(item.at),
+      ...itemParams(stage, version, item, runId),
       reason: failure.reason,
       kind: failure.kind,
       message: failure.message.slice(0, 4000),
-      inputHash: item.inputHash,
-      version,
-      runId,
-      now: nowIso(),
     });
   }
 
@@ -363,4 +349,18 @@ function where(filter: LedgerFilter): { sql: string; params: unknown[] } {
     params.push(...filter.keys);
   }
   return { sql, params };
+}
+
+/** The named parameters every write of an item's row takes: who it is, what input, which run, when. */
+function itemParams(stage: string, version: number, item: PlannedItem, runId: number | null) {
+  return {
+    stage,
+    key: item.key,
+    repo: item.repo,
+    at: item.at && normalizeInstant(item.at),
+    inputHash: item.inputHash,
+    version,
+    runId,
+    now: nowIso(),
+  };
 }

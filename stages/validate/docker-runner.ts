@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
 import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
@@ -12,14 +11,13 @@ import {
 } from '../../pipeline/services/environments/environment.js';
 import { describeFailure } from '../../pipeline/services/environments/failure.js';
 import { attemptImageTag, expertAttemptTag, expertImageTag } from '../../pipeline/services/environments/image-names.js';
-import { SNAPSHOT_SCRIPT } from './correctness/snapshot.js';
 import { asvInvocationScript, readInvocationOutput } from './protocol/asv-invocation.js';
 import { readExpertAttempt } from './protocol/expert-image.js';
 import { framedInt, parseFramedOutput } from './protocol/framed-output.js';
 import { pytestScript } from './protocol/pytest-script.js';
 import { snapshotScript } from './protocol/snapshot-script.js';
 import { ContainerHarnessWorker, serveCommand } from './harness/container-worker.js';
-import { harnessTarEntries } from '../../pipeline/services/environments/harness-files.js';
+import { harnessTarEntries, SNAPSHOT_CONTAINER_PATH } from '../../pipeline/services/environments/harness-files.js';
 import type { HarnessWorker } from './harness/interleave.js';
 import type {
   CandidateEnvironment,
@@ -264,25 +262,27 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     };
   }
 
-  #helper(): TarEntry {
-    return { name: `${HELPER_DIR}/snapshot.py`, content: readFileSync(SNAPSHOT_SCRIPT, 'utf8') };
-  }
-
   async recordSnapshot(env: CandidateEnvironment, image: string, request: SnapshotRequest, signal?: AbortSignal) {
-    const script = snapshotScript(this.#settings(env, request), { script: `/${HELPER_DIR}/snapshot.py`, mode: 'record' });
-    const result = await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-record', signal, [
-      this.#helper(),
-    ]);
+    const script = snapshotScript(this.#settings(env, request), { script: SNAPSHOT_CONTAINER_PATH, mode: 'record' });
+    const result = await this.#bash(
+      env,
+      image,
+      script,
+      (request.timeLimitSeconds + 60) * 1000,
+      'snapshot-record',
+      signal,
+      harnessTarEntries(),
+    );
     return this.#snapshotResult(result);
   }
 
   async compareSnapshot(env: CandidateEnvironment, image: string, baseline: string, request: SnapshotRequest, signal?: AbortSignal) {
     const script = snapshotScript(this.#settings(env, request), {
-      script: `/${HELPER_DIR}/snapshot.py`,
+      script: SNAPSHOT_CONTAINER_PATH,
       mode: 'compare',
       baseline: `/${HELPER_DIR}/baseline.json`,
     });
-    const files = [this.#helper(), { name: `${HELPER_DIR}/baseline.json`, content: baseline }];
+    const files = [...harnessTarEntries(), { name: `${HELPER_DIR}/baseline.json`, content: baseline }];
     return this.#snapshotResult(
       await this.#bash(env, image, script, (request.timeLimitSeconds + 60) * 1000, 'snapshot-compare', signal, files),
     );

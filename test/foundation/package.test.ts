@@ -6,8 +6,7 @@ import { PACKAGE_ROOT, perfmineVersion } from '../../pipeline/package-root.js';
 import { PROMPTS_DIR } from '../../pipeline/prompts.js';
 import { registry } from '../../pipeline/registry.js';
 import { STAGE_NAMES } from '../../pipeline/stage.js';
-import { SNAPSHOT_SCRIPT } from '../../stages/validate/correctness/snapshot.js';
-import { HARNESS_SCRIPT } from '../../pipeline/services/environments/harness-files.js';
+import { HARNESS_SCRIPT, SNAPSHOT_SCRIPT } from '../../pipeline/services/environments/harness-files.js';
 import { BIN, REPO_ROOT, runCli, tempDir } from '../helpers/index.js';
 
 describe('the package', () => {

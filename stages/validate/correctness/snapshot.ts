@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import { packagePath } from '../../../pipeline/package-root.js';
 
 /**
- * The snapshot helper (stages/validate/snapshot.py) and the reading of what it writes: the
- * record of the base's benchmark return values, and the expert's comparison against it. Pure,
- * apart from locating the script.
+ * The reading of what the snapshot helper (pipeline/services/environments/perfmine_snapshot.py)
+ * writes: the record of the base's benchmark return values, and the expert's comparison against
+ * it. Pure.
  */
-
-/** Where the helper lives; the stage copies it into containers. */
-export const SNAPSHOT_SCRIPT = packagePath('stages', 'validate', 'snapshot.py');
 
 const importError = z.object({ module: z.string(), error: z.string() });
 

@@ -4,12 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  parseSnapshotComparison,
-  parseSnapshotRecord,
-  SNAPSHOT_SCRIPT,
-  summarizeSnapshot,
-} from '../../../stages/validate/correctness/snapshot.js';
+import { parseSnapshotComparison, parseSnapshotRecord, summarizeSnapshot } from '../../../stages/validate/correctness/snapshot.js';
+import { SNAPSHOT_SCRIPT } from '../../../pipeline/services/environments/harness-files.js';
 import { writeToyProject } from './suite.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DockerService } from '../../../pipeline/services/docker.js';
-import { parseSnapshotComparison, parseSnapshotRecord, SNAPSHOT_SCRIPT } from '../../../stages/validate/correctness/snapshot.js';
+import { parseSnapshotComparison, parseSnapshotRecord } from '../../../stages/validate/correctness/snapshot.js';
+import { harnessTarEntries, SNAPSHOT_CONTAINER_PATH } from '../../../pipeline/services/environments/harness-files.js';
 import { writeFilesScript } from '../../../stages/validate/protocol/container-files.js';
 import { parseFramedOutput } from '../../../stages/validate/protocol/framed-output.js';
 import { snapshotScript } from '../../../stages/validate/protocol/snapshot-script.js';
@@ -29,7 +29,8 @@ describe('the snapshot helper in perfmine/base:bookworm', () => {
       perCallSeconds: 30,
       timeLimitSeconds: 120,
     };
-    const helper = { '/perfmine/snapshot.py': readFileSync(SNAPSHOT_SCRIPT, 'utf8') };
+    // the helper and the harness it reads the asv config with, copied in as the stage does
+    const files = harnessTarEntries();
 
     const record = await docker.run({
       image: BASE_IMAGE,
@@ -37,11 +38,12 @@ describe('the snapshot helper in perfmine/base:bookworm', () => {
         'bash',
         '-c',
         snapshotScript(settings, {
-          script: '/perfmine/snapshot.py',
+          script: SNAPSHOT_CONTAINER_PATH,
           mode: 'record',
-          prelude: writeFilesScript({ ...helper, ...prefixed('/work/base', toyProjectFiles()) }),
+          prelude: writeFilesScript(prefixed('/work/base', toyProjectFiles())),
         }),
       ],
+      files,
       timeoutMs: 180_000,
       limits,
       tailChars: 2_000_000,
@@ -60,17 +62,17 @@ describe('the snapshot helper in perfmine/base:bookworm', () => {
         snapshotScript(
           { ...settings, repoDir: '/work/expert' },
           {
-            script: '/perfmine/snapshot.py',
+            script: SNAPSHOT_CONTAINER_PATH,
             mode: 'compare',
             baseline: '/perfmine/baseline.json',
             prelude: writeFilesScript({
-              ...helper,
               '/perfmine/baseline.json': recorded,
               ...prefixed('/work/expert', toyProjectFiles({ expert: true })),
             }),
           },
         ),
       ],
+      files,
       timeoutMs: 180_000,
       limits,
       tailChars: 2_000_000,

@@ -3,8 +3,8 @@
 and compared on the expert, so that a patch that makes a benchmark faster by computing something
 else is caught.
 
-    snapshot.py record  --repo DIR --config asv.conf.json [--bench REGEX] [--timeout S] [--runs N] --out FILE
-    snapshot.py compare --repo DIR --config asv.conf.json --baseline FILE [--bench REGEX] [--timeout S] --out FILE
+    perfmine_snapshot.py record  --repo DIR --config asv.conf.json [--bench REGEX] [--timeout S] [--runs N] --out FILE
+    perfmine_snapshot.py compare --repo DIR --config asv.conf.json --baseline FILE [--bench REGEX] [--timeout S] --out FILE
 
 It imports the suite the way asv discovers it (benchmark_dir from the config, every module of
 that package), and calls every benchmark (module functions and class methods named time_*,
@@ -35,7 +35,10 @@ import random
 import re
 import signal
 import sys
-import traceback
+
+# The measurement harness beside this file (in a container both are in /perfmine/harness; a script's
+# own directory is first on sys.path) is the one reader of asv configs.
+from perfmine_harness import load_config
 
 FORMAT_VERSION = 1
 PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
@@ -60,41 +63,9 @@ class Timeout(Exception):
 # ---------------------------------------------------------------- the asv config
 
 
-def strip_json_comments(text):
-    """asv configs allow // and /* */ comments and trailing commas; json does not."""
-    out, i, n, in_str = [], 0, len(text), False
-    while i < n:
-        c = text[i]
-        if in_str:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if c == '"':
-                in_str = False
-            i += 1
-        elif c == '"':
-            in_str = True
-            out.append(c)
-            i += 1
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
-
-
 def benchmark_dir_of(repo, config_path):
-    path = os.path.join(repo, config_path)
-    with open(path, encoding="utf-8") as f:
-        conf = json.loads(strip_json_comments(f.read()))
-    return os.path.normpath(os.path.join(os.path.dirname(path), conf.get("benchmark_dir", "benchmarks")))
+    """The suite's directory, from the asv config as the harness reads it (comments, trailing commas)."""
+    return load_config(os.path.join(repo, config_path)).benchmark_dir
 
 
 # ---------------------------------------------------------------- discovery, as asv_runner does it
@@ -471,7 +442,7 @@ def compare(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="snapshot.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="perfmine_snapshot.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
     for mode in ("record", "compare"):
         p = sub.add_parser(mode)
