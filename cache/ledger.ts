@@ -212,16 +212,7 @@ export class Ledger {
     const now = nowIso();
     const tx = this.#db.transaction(() => {
       for (const item of items) {
-        this.#plan.run({
-          stage,
-          key: item.key,
-          repo: item.repo,
-          at: item.at && normalizeInstant(item.at),
-          inputHash: item.inputHash,
-          version,
-          runId,
-          now,
-        });
+        this.#plan.run(itemParams(stage, version, item, runId, now));
       }
     });
     tx();
@@ -352,7 +343,7 @@ function where(filter: LedgerFilter): { sql: string; params: unknown[] } {
 }
 
 /** The named parameters every write of an item's row takes: who it is, what input, which run, when. */
-function itemParams(stage: string, version: number, item: PlannedItem, runId: number | null) {
+function itemParams(stage: string, version: number, item: PlannedItem, runId: number | null, now: string = nowIso()) {
   return {
     stage,
     key: item.key,
@@ -361,6 +352,6 @@ function itemParams(stage: string, version: number, item: PlannedItem, runId: nu
     inputHash: item.inputHash,
     version,
     runId,
-    now: nowIso(),
+    now,
   };
 }
