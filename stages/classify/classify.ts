@@ -130,10 +130,12 @@ export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, 
   const fileChanges = fileChangesTable(c.pr.files);
   const shownDiff = readableDiff(c.pr.diff);
   const common = { item: deps.item, ...(deps.signal ? { signal: deps.signal } : {}) };
+  // both prompts read the same three inputs
+  const inputs = { problem_description: sources.problemText, diff: shownDiff, file_changes: fileChanges };
 
   const judged = await llm.structured({
     prompt: 'perf-intent',
-    inputs: { problem_description: sources.problemText, diff: shownDiff, file_changes: fileChanges },
+    inputs,
     schema: perfIntentAnswer,
     schemaName: 'perf_intent',
     ...common,
@@ -195,7 +197,7 @@ export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, 
   if (config.categorize) {
     const classified = await llm.structured({
       prompt: 'optimization-category',
-      inputs: { problem_description: sources.problemText, diff: shownDiff, file_changes: fileChanges },
+      inputs,
       schema: categoryAnswer,
       schemaName: 'optimization_category',
       ...common,
