@@ -106,7 +106,9 @@ describe('SIGKILL during collect from a local clone', () => {
       const killed = await cli.done;
       gate.decide(null);
       expect(killed.signal).toBe('SIGKILL');
-      expect(gate.arrivals).toBe(k);
+      // The k-th git process was held when the kill was sent; git processes start up to `cores` at a
+      // time, so another may have reached the gate before the kill landed (run 6 of ten saw 2 for k = 1).
+      expect(gate.arrivals).toBeGreaterThanOrEqual(k);
       expect(count(db, "SELECT COUNT(*) AS n FROM runs WHERE status = 'running'")).toBe(1);
       const doneBefore = doneKeys(db, 'collect');
 
