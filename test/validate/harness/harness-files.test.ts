@@ -1,22 +1,30 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HARNESS_CONTAINER_PATH, HARNESS_SCRIPT, harnessTarEntries } from '../../../pipeline/services/environments/harness-files.js';
+import {
+  HARNESS_CONTAINER_PATH,
+  HARNESS_SCRIPT,
+  harnessTarEntries,
+  SNAPSHOT_CONTAINER_PATH,
+  SNAPSHOT_SCRIPT,
+} from '../../../pipeline/services/environments/harness-files.js';
 import { unpackToMap, packEntries } from '../../../pipeline/services/tar.js';
 
 describe('harness files for a container', () => {
-  it('packs the harness under perfmine/harness/, executable, byte for byte', async () => {
+  it('packs the harness and the snapshot helper (which imports it) under perfmine/harness/, executable, byte for byte', async () => {
     const entries = harnessTarEntries();
-    expect(entries.map((e) => e.name)).toEqual(['perfmine/harness/perfmine_harness.py']);
-    expect(`/${entries[0]!.name}`).toBe(HARNESS_CONTAINER_PATH);
-    expect(entries[0]!.mode).toBe(0o755);
+    expect(entries.map((e) => `/${e.name}`)).toEqual([HARNESS_CONTAINER_PATH, SNAPSHOT_CONTAINER_PATH]);
+    expect(entries.map((e) => e.mode)).toEqual([0o755, 0o755]);
     const files = await unpackToMap(packEntries(entries));
     expect(files.get('perfmine/harness/perfmine_harness.py')!.equals(readFileSync(HARNESS_SCRIPT))).toBe(true);
+    expect(files.get('perfmine/harness/perfmine_snapshot.py')!.equals(readFileSync(SNAPSHOT_SCRIPT))).toBe(true);
   });
 
-  it('is a standard-library-only program for Python 3.8+ (no third-party import at module level)', () => {
-    const text = readFileSync(HARNESS_SCRIPT, 'utf8');
-    const imports = [...text.matchAll(/^(?:import|from) (\w+)/gm)].map((m) => m[1]!);
+  it('both are standard-library-only programs for Python 3.8+ (no third-party import at module level)', () => {
+    const text = readFileSync(HARNESS_SCRIPT, 'utf8') + readFileSync(SNAPSHOT_SCRIPT, 'utf8');
+    const imports = [...text.matchAll(/^(?:import|from) (\w+)/gm)].map((m) => m[1]!).filter((m) => m !== 'perfmine_harness');
     const stdlib = new Set([
+      'argparse',
+      'base64',
       'copy',
       'errno',
       'hashlib',
@@ -29,6 +37,7 @@ describe('harness files for a container', () => {
       'pickle',
       'pkgutil',
       'platform',
+      'random',
       're',
       'select',
       'shutil',
