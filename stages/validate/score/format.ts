@@ -8,10 +8,8 @@ function num(x: number | null, digits = 3): string {
   return x === null ? '-' : x.toFixed(digits);
 }
 
-const table = (header: readonly string[], rows: readonly (readonly string[])[]) => textTable(header, rows);
-
 export function formatScoreRows(rows: readonly PredictionResult[]): string {
-  return table(
+  return textTable(
     ['row', 'instance_id', 'model', 'status', 'agent', 'expert', 'advantage', 'normalized', 'measured', 'failure / detail'],
     rows.map((r) => [
       String(r.row),
@@ -31,7 +29,7 @@ export function formatScoreRows(rows: readonly PredictionResult[]): string {
 }
 
 export function formatAggregate(models: readonly ModelAggregate[]): string {
-  return table(
+  return textTable(
     [
       'model',
       'tasks',
