@@ -19,6 +19,11 @@ export class Metrics {
     return this.#counters.get(name) ?? this.#gauges.get(name) ?? 0;
   }
 
+  /** The counters alone (what a Slurm job adds to its coordinator's). */
+  counters(): Record<string, number> {
+    return Object.fromEntries(this.#counters);
+  }
+
   snapshot(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [k, v] of [...this.#counters, ...this.#gauges].sort(([a], [b]) => a.localeCompare(b))) out[k] = v;

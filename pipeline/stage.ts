@@ -106,8 +106,13 @@ export interface RemoteStage<I, O, R = unknown> {
   readonly kind: string;
   /** Everything the worker needs (JSON): the store is read here, on the coordinator. */
   payload(ctx: ItemContext, item: WorkItem<I>): unknown;
-  /** The worker's result as the item's outcome (validate it with zod); runs in the ingest transaction, before persist. */
-  outcome(result: unknown, item: WorkItem<I>): Outcome<O, R>;
+  /**
+   * The worker's result as the item's outcome (validate it with zod). Runs in the ingest
+   * transaction, before persist: it may write what the node wrote (ctx.db) besides the outcome.
+   */
+  ingest(ctx: ItemContext, result: unknown, item: WorkItem<I>): Outcome<O, R>;
+  /** On the node: runs the item from its payload and returns the result (pipeline/executor/stage-remote.ts). */
+  work?(stage: Stage<I, O, R>, payload: unknown): Promise<unknown>;
 }
 
 /** Erases a stage's item types so that stages of different types fit in one registry. */

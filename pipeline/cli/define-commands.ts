@@ -48,7 +48,7 @@ export function defineCommands(program: Command, deps: CommandDeps): void {
   defineReport(program);
   defineScore(program);
   definePublish(program);
-  defineWorker(program);
+  defineWorker(program, deps);
 }
 
 function defineRun(program: Command, deps: CommandDeps): void {
@@ -281,7 +281,7 @@ function definePublish(program: Command): void {
     });
 }
 
-function defineWorker(program: Command): void {
+function defineWorker(program: Command, deps: CommandDeps): void {
   program
     .command('worker')
     .description(
@@ -291,6 +291,6 @@ function defineWorker(program: Command): void {
     .requiredOption('--job <name>', "the job's name (its directory under <spool>/jobs)")
     .action(async (flags: { spool: string; job: string }) => {
       const { workerCommand } = await import('./commands/worker.js');
-      process.exitCode = await workerCommand(flags);
+      process.exitCode = await workerCommand(flags, await stagesOf(deps));
     });
 }

@@ -76,7 +76,7 @@ export async function runRemote(
       ingest(key, result) {
         const p = byKey.get(key)!;
         if (!result.ok) throw new Error('not a success'); // the executor fails these itself
-        io.commit(p, remote.outcome(result.output, p.item));
+        io.commit(p, remote.ingest(io.itemContext(key), result.output, p.item));
       },
       fail(key, error) {
         io.fail(byKey.get(key)!, error);

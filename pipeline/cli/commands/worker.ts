@@ -1,7 +1,10 @@
+import { stageWorkerHandlers } from '../../executor/stage-remote.js';
 import { jobDir } from '../../executor/spool.js';
-import { runWorker } from '../../executor/worker.js';
+import { runWorker, WORKER_HANDLERS } from '../../executor/worker.js';
+import type { Registry } from '../../registry.js';
 
 /** `perfmine worker`'s action: what a Slurm job runs on its compute node (see executor.slurm). */
-export async function workerCommand(flags: { readonly spool: string; readonly job: string }): Promise<number> {
-  return runWorker(jobDir(flags.spool, flags.job), flags.job);
+export async function workerCommand(flags: { readonly spool: string; readonly job: string }, registry: Registry): Promise<number> {
+  const handlers = { ...WORKER_HANDLERS, ...stageWorkerHandlers(Object.values(registry)) };
+  return runWorker(jobDir(flags.spool, flags.job), flags.job, handlers);
 }
