@@ -38,7 +38,7 @@ export function buildProgram(deps: ProgramDeps = {}): Command {
     .addOption(
       new Option(
         '--executor <kind>',
-        '"slurm": the items of stages that have a Slurm worker as Slurm jobs (config executor.slurm); synthesize and validate have none yet and run here, with a warning; default local',
+        '"slurm": the items of synthesize and validate as Slurm jobs (config executor.slurm); the other stages and perfmine score run here; default local',
       ).choices(['local', 'slurm']),
     )
     .showHelpAfterError()

@@ -15,6 +15,7 @@ import { commitKey } from '../../pipeline/concepts/keys.js';
 import { groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
 import { synthesizeResultSettings } from './result-settings.js';
+import { stageRemote } from '../../pipeline/executor/stage-remote.js';
 
 /**
  * What a commit's environment depends on (its hash decides whether a done item runs again): the
@@ -138,6 +139,16 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         detail: `verified a ${a.source} script (${a.sourceDetail ?? ''}) after ${result.attempts} attempt(s); python ${python.version}: ${python.reason}`,
       };
     },
+
+    // executor slurm: the commit is built on a compute node, from the repository's verified scripts
+    remote: stageRemote<SynthesizeInput, SynthesizeOutput, unknown>('synthesize', {
+      reads: (item) => [{ table: 'build_attempts', where: "repo = ? AND outcome = 'verified'", params: [item.input.repo] }],
+      writes: [{ table: 'build_attempts', id: 'id' }, { table: 'llm_cache' }, { table: 'llm_calls', id: 'id' }],
+      adopt(outcome, ids) {
+        const attemptId = outcome.status === 'done' ? ids.get('build_attempts')?.get(outcome.output.attemptId) : undefined;
+        return attemptId === undefined || outcome.status !== 'done' ? outcome : { ...outcome, output: { ...outcome.output, attemptId } };
+      },
+    }),
   });
 }
 

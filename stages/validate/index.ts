@@ -20,6 +20,8 @@ import { validateResultSettings, type ValidateSettings } from './result-settings
 import type { MeasurementRunner } from './runner-port.js';
 import type { Selection } from './selection.js';
 import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
+import { stageRemote } from '../../pipeline/executor/stage-remote.js';
+import type { Metrics } from '../../pipeline/metrics.js';
 
 export interface ValidateInput {
   readonly classify: ClassifyOutput;
@@ -174,8 +176,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       if (calibration?.calibrated) {
         ctx.metrics.add('validate.calibrationFlagged', calibration.falsePositives.flagged);
         ctx.metrics.add('validate.calibrationCompared', calibration.falsePositives.compared);
-        const compared = ctx.metrics.get('validate.calibrationCompared');
-        if (compared > 0) ctx.metrics.set('validate.falsePositiveRate', ctx.metrics.get('validate.calibrationFlagged') / compared);
+        setFalsePositiveRate(ctx.metrics);
       }
       const output = summarize(item.input, validation);
       const d = validation.decision;
@@ -192,10 +193,30 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       return d.kept ? { status: 'done', output, detail, rows } : { status: 'dropped', reason: d.reason, detail, output, rows };
     },
 
+    // executor slurm: the candidate is measured on a compute node (its whole node: executor.slurm.exclusive)
+    remote: stageRemote<ValidateInput, ValidateOutput, ValidateRows>('validate', {
+      reads: (item) => [
+        { table: 'pull_requests', where: 'repo = ? AND number = ?', params: [item.input.classify.repo, item.input.classify.number] },
+        { table: 'fingerprints', where: 'repo = ?', params: [item.input.classify.repo] },
+      ],
+      writes: [{ table: 'fingerprints' }],
+      adopt(outcome, _ids, ctx) {
+        // the node's calibration counters are added to the run's by now
+        setFalsePositiveRate(ctx.metrics);
+        return outcome;
+      },
+    }),
+
     persist(db, _item, outcome) {
       if (outcome.rows) saveValidation(db, outcome.rows.id, outcome.rows.rows);
     },
   });
+}
+
+/** The run's rate of calibration pairs flagged as changed, from its counters. */
+function setFalsePositiveRate(metrics: Metrics): void {
+  const compared = metrics.get('validate.calibrationCompared');
+  if (compared > 0) metrics.set('validate.falsePositiveRate', metrics.get('validate.calibrationFlagged') / compared);
 }
 
 /** The decision's detail, with what was measured when workloads were selected (`perfmine status --stage validate --items`). */

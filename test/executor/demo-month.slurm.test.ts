@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../cache/store.js';
+import { createSampleRepo } from '../../pipeline/demo/sample-repo.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
+import { tempDir } from '../helpers/harness.js';
+import { sacctJobs, slurmUnavailable } from './fixtures/prepared-stage.js';
+
+/**
+ * Issue 17's must-show on the real cluster scripts/setup-slurm.sh starts (and the real Docker
+ * engine): the demo month through `perfmine run` twice, once with the local executor and once
+ * with `--executor slurm`, where each synthesize commit and each validate candidate is a Slurm
+ * job running `perfmine worker` on a compute node. Both reach the same decision for every item
+ * of every stage (status and reason); the Slurm run submitted each item once (sacct); emitting
+ * the month again from its store rewrites byte-identical files.
+ *
+ * One job at a time (`maxJobs: 1`): the cluster's two nodes are this one 2-core host, and two
+ * candidates measured at once here would share cores that on a real cluster each job has alone
+ * (`exclusive`); the local run measures one candidate at a time too (docker.concurrency 1).
+ */
+const unavailable = slurmUnavailable();
+if (unavailable) console.warn(`[slurm demo-month test skipped] ${unavailable}`);
+
+const MONTH = '2025-04';
+const REPO = 'demo/fastmath';
+const dir = tempDir('perfmine-slurm-month-');
+// sacct's --starttime is in the cluster's local time
+const since = execFileSync('date', ['+%Y-%m-%dT%H:%M:%S'], { encoding: 'utf8' }).trim();
+/** The task folders emitted for the month. */
+const taskDirs = (out: string) =>
+  readdirSync(join(out, MONTH), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+
+interface Decision {
+  stage: string;
+  key: string;
+  status: string;
+  reason: string | null;
+}
+
+function decisions(db: string): Decision[] {
+  const store = openStore(db, { readonly: true });
+  try {
+    return store
+      .prepare<[], Decision>('SELECT stage, key, status, reason FROM stage_items ORDER BY stage, key')
+      .all()
+      .map((d) => ({ ...d }));
+  } finally {
+    store.close();
+  }
+}
+
+const runs: Record<'local' | 'slurm', { db: string; out: string; result: CliResult }> = {} as never;
+
+async function perfmine(executor: 'local' | 'slurm', args: readonly string[]): Promise<CliResult> {
+  const root = join(dir, executor);
+  return runCli(['--config', join(dir, 'perfmine.config.json'), '--db', join(root, 'perfmine.db'), '--out', join(root, 'out'), ...args], {
+    cwd: dir,
+  });
+}
+
+describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', () => {
+  beforeAll(async () => {
+    const sample = createSampleRepo(join(dir, 'fastmath'), MONTH);
+    writeFileSync(
+      join(dir, 'perfmine.config.json'),
+      JSON.stringify({
+        logFormat: 'json',
+        logLevel: 'info',
+        llm: { mode: 'none' },
+        docker: { concurrency: 1 },
+        executor: {
+          slurm: { spool: join(dir, 'spool'), timeLimit: '30', cpus: 2, maxJobs: 1, pollIntervalMs: 1000 },
+        },
+      }),
+    );
+    for (const executor of ['local', 'slurm'] as const) {
+      const result = await perfmine(executor, [
+        'run',
+        '--month',
+        MONTH,
+        '--source',
+        `git:${sample.path}`,
+        '--repo',
+        REPO,
+        '--executor',
+        executor,
+      ]);
+      if (result.code !== 0) console.log(`${executor} run, exit ${result.code}:\n${result.stdout}\n${result.stderr.slice(-8000)}`);
+      runs[executor] = { db: join(dir, executor, 'perfmine.db'), out: join(dir, executor, 'out'), result };
+    }
+  }, 2_400_000);
+
+  it('both runs end with exit 0; the Slurm one ran synthesize and validate as jobs, each item once', () => {
+    expect(runs.local.result.code).toBe(0);
+    expect(runs.slurm.result.code).toBe(0);
+    expect(runs.local.result.stderr).not.toMatch(/slurm executor/);
+    const store = openStore(runs.slurm.db, { readonly: true });
+    const jobs = store
+      .prepare<[], { stage: string; key: string; attempt: number; state: string; job_name: string; job_id: string }>(
+        'SELECT stage, key, attempt, state, job_name, job_id FROM executor_jobs ORDER BY stage, key',
+      )
+      .all();
+    store.close();
+    const items = (stage: string) =>
+      decisions(runs.slurm.db)
+        .filter((d) => d.stage === stage)
+        .map((d) => d.key);
+    expect(jobs.filter((j) => j.stage === 'synthesize').map((j) => j.key)).toEqual(items('synthesize'));
+    expect(jobs.filter((j) => j.stage === 'validate').map((j) => j.key)).toEqual(items('validate'));
+    expect(jobs.length).toBe(12);
+    for (const j of jobs) expect(j).toMatchObject({ attempt: 1, state: 'ingested' });
+    // what the cluster accounted: one job per item, all completed, none submitted twice
+    const accounted = sacctJobs('pm-', since).filter((a) => jobs.some((j) => j.job_name === a.jobName));
+    expect(accounted.map((a) => a.jobName).sort()).toEqual(jobs.map((j) => j.job_name).sort());
+    for (const a of accounted) expect(a.state).toBe('COMPLETED');
+  });
+
+  it('reaches the same decision for every item of every stage as the local run', () => {
+    const local = decisions(runs.local.db);
+    expect(local.filter((d) => d.stage === 'validate').map((d) => `${d.key} ${d.status} ${d.reason ?? ''}`.trim())).toEqual([
+      `${REPO}#101 done`,
+      `${REPO}#103 dropped no-improvement`,
+      `${REPO}#104 dropped snapshot-mismatch`,
+      `${REPO}#105 dropped no-improvement`,
+      `${REPO}#107 done`,
+      `${REPO}#108 done`,
+    ]);
+    expect(decisions(runs.slurm.db)).toEqual(local);
+  });
+
+  it('emits the same tasks, and emitting the month again from the store rewrites byte-identical files', async () => {
+    expect(taskDirs(runs.slurm.out)).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
+    expect(taskDirs(runs.slurm.out)).toEqual(taskDirs(runs.local.out));
+    const before = snapshotTree(runs.slurm.out);
+    const again = await perfmine('slurm', ['stage', 'emit', '--month', MONTH, '--repo', REPO, '--force', '--executor', 'slurm']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(treeChanges(before, snapshotTree(runs.slurm.out))).toEqual([]);
+  });
+});
