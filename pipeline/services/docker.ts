@@ -229,6 +229,48 @@ export class DockerService {
     }
   }
 
+  /** Pushes an image (`host:port/name:tag`) to its registry; the registry's refusal is an OutsideServiceError. */
+  async pushImage(ref: string): Promise<void> {
+    const { repo, tag } = splitTag(ref);
+    try {
+      const stream = (await this.docker.getImage(repo).push({ tag })) as NodeJS.ReadableStream;
+      await this.#progress(stream);
+    } catch (error) {
+      throw wrap(error, 'docker-push-failed');
+    }
+  }
+
+  /** Pulls an image (`host:port/name:tag`); false when the registry does not have it. */
+  async pullImage(ref: string): Promise<boolean> {
+    try {
+      const stream = (await this.docker.pull(ref)) as NodeJS.ReadableStream;
+      await this.#progress(stream);
+      return true;
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 404 || /not found|manifest unknown/i.test((error as Error).message)) return false;
+      throw wrap(error, 'docker-pull-failed');
+    }
+  }
+
+  /** Follows a push or pull to its end; an error event in the stream rejects. */
+  #progress(stream: NodeJS.ReadableStream): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let failure: string | null = null;
+      this.docker.modem.followProgress(
+        stream,
+        (err: Error | null) => {
+          const message = err?.message ?? failure;
+          if (message) reject(new Error(message));
+          else resolve();
+        },
+        (event: { error?: string }) => {
+          if (event.error) failure ??= event.error;
+        },
+      );
+    });
+  }
+
   /** Removes a tag (the image goes when its last tag does). Missing images are fine. */
   async removeImage(tag: string): Promise<void> {
     try {

@@ -16,6 +16,7 @@ import { groupCandidates } from './plan.js';
 import { synthesizeCommit } from './synthesis.js';
 import { synthesizeResultSettings } from './result-settings.js';
 import { stageRemote } from '../../pipeline/executor/stage-remote.js';
+import { publishImage } from '../../pipeline/services/environments/image-registry.js';
 
 /**
  * What a commit's environment depends on (its hash decides whether a done item runs again): the
@@ -117,6 +118,10 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         };
       }
       const a = result.attempt;
+      // executor slurm: validate may run on another node, which pulls the image rather than building it again
+      const registry = ctx.config.executor.registry;
+      if (registry !== undefined && ctx.config.executor.kind === 'slurm')
+        await publishImage(ctx.services.docker, registry, a.imageTag!, ctx.log);
       const output: SynthesizeOutput = {
         repo: input.repo,
         sha: input.sha,

@@ -1,3 +1,4 @@
+import { fetchImage } from '../../pipeline/services/environments/image-registry.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
 import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
@@ -52,6 +53,8 @@ export interface DockerRunnerOptions {
   readonly log: Logger;
   /** `docker.measureMs` (asv invocations) is added here. */
   readonly metrics?: Metrics;
+  /** executor.registry: where a verified base image missing here is pulled from before it is rebuilt. */
+  readonly registry?: string | null;
 }
 
 let expertSequence = 0;
@@ -63,6 +66,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
   readonly #wheelhouse: string | null;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
+  readonly #registry: string | null;
   #hostCpus: Promise<number> | null = null;
 
   constructor(options: DockerRunnerOptions) {
@@ -72,6 +76,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     this.#wheelhouse = options.wheelhouse;
     this.#log = options.log;
     this.#metrics = options.metrics;
+    this.#registry = options.registry ?? null;
   }
 
   async prepare(): Promise<void> {
@@ -134,11 +139,13 @@ export class DockerMeasurementRunner implements MeasurementRunner {
   }
 
   /**
-   * The base side is synthesize's verified image; when it is gone (pruned since synthesize ran),
-   * it is built again from the same script and verified again, as `perfmine cache rebuild` does.
+   * The base side is synthesize's verified image; when this engine lacks it (pruned since
+   * synthesize ran, or built on another node), it is pulled from executor.registry when one is
+   * set, else built again from the same script and verified again, as `perfmine cache rebuild` does.
    */
   async #ensureBase(envs: Environments, env: CandidateEnvironment, spec: CommitBuildSpec, signal?: AbortSignal): Promise<void> {
     if (await this.#docker.imageExists(env.baseImage)) return;
+    if (this.#registry !== null && (await fetchImage(this.#docker, this.#registry, env.baseImage, this.#log))) return;
     this.#log.info({ image: env.baseImage }, 'the verified base image is gone: building it again');
     const tag = attemptImageTag(spec.repo, spec.sha, `${process.pid}-base-${++expertSequence}`);
     let run: AttemptRun;

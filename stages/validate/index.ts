@@ -43,6 +43,7 @@ const dockerRunner: RunnerFactory = (ctx) =>
     wheelhouse: wheelhouseOf(ctx.config),
     log: ctx.log,
     metrics: ctx.metrics,
+    registry: ctx.config.executor.registry ?? null,
   });
 
 /** The interpreter of pytest and the snapshot helper: configured, else the one synthesize chose. */
