@@ -13,7 +13,10 @@ const REGISTRY = `127.0.0.1:${process.env.PERFMINE_REGISTRY_PORT ?? '5000'}`;
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const label = testLabel('registry');
 const docker = new DockerService({ runLabel: label });
-const image = `perfmine/env-registry-test:${label.toLowerCase().replace(/[^a-z0-9]/g, '').slice(-12)}`;
+const image = `perfmine/env-registry-test:${label
+  .toLowerCase()
+  .replace(/[^a-z0-9]/g, '')
+  .slice(-12)}`;
 
 async function registryAnswers(): Promise<string | null> {
   try {
