@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tasksParquet } from './parquet.js';
 import { sortRows, toJsonl, type TaskRow } from './row.js';
 
 /**
  * A month's dataset on disk: `out/YYYY-MM/tasks.jsonl`, `tasks.parquet`, one folder per task, and
- * `manifest.json` — the only file that carries the production time. Written into a fresh
+ * `manifest.json` — the only file that carries the production time, which is when these files
+ * were first produced: emitting a month again with the same content keeps it, so every file
+ * comes out byte for byte as it was. Written into a fresh
  * directory and swapped in, so a task dropped since the last emit leaves no folder behind and a
  * reader never sees half a month.
  */
@@ -42,6 +44,22 @@ export function monthFiles(tasks: readonly MonthTask[]): Map<string, string | Ui
   return out;
 }
 
+/** The production time of the manifest already there, when it describes exactly these files; else `now`. */
+function productionTime(final: string, month: string, producer: string, digests: Readonly<Record<string, string>>, now: string): string {
+  let previous: Partial<MonthManifest>;
+  try {
+    previous = JSON.parse(readFileSync(join(final, 'manifest.json'), 'utf8')) as Partial<MonthManifest>;
+  } catch {
+    return now;
+  }
+  const same =
+    previous.month === month &&
+    previous.producer === producer &&
+    typeof previous.producedAt === 'string' &&
+    JSON.stringify(previous.sha256) === JSON.stringify(digests);
+  return same ? previous.producedAt! : now;
+}
+
 export function writeMonth(
   outDir: string,
   month: string,
@@ -63,7 +81,7 @@ export function writeMonth(
   }
   const manifest: MonthManifest = {
     month,
-    producedAt,
+    producedAt: productionTime(final, month, producer, digests, producedAt),
     producer,
     tasks: tasks.length,
     instanceIds: sortRows(tasks.map((t) => t.row)).map((r) => r.instance_id),
