@@ -72,6 +72,8 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
     system: 'docker',
 
     async preflight(ctx: PipelineContext) {
+      // executor slurm: the engine and the base image that matter are the nodes' (each job meets them)
+      if (ctx.config.executor.kind === 'slurm') return;
       await portFactory(ctx).preflight(ctx.signal);
     },
 

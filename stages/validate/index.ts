@@ -87,8 +87,9 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
           reason: 'invalid-config',
         });
       }
-      // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts.
-      await runnerFactory(ctx).prepare?.();
+      // Leftovers of a crashed run (e.g. a transient expert image) go before anything starts
+      // (executor slurm: the nodes' engines are not this machine's; each job cleans up after itself).
+      if (ctx.config.executor.kind !== 'slurm') await runnerFactory(ctx).prepare?.();
     },
 
     async plan(ctx, scope) {
