@@ -38,7 +38,7 @@ export function buildProgram(deps: ProgramDeps = {}): Command {
     .addOption(
       new Option(
         '--executor <kind>',
-        '"slurm": the items of synthesize and validate as Slurm jobs (config executor.slurm); the other stages and perfmine score run here; default local',
+        '"slurm": the items of synthesize and validate, and the measurements of perfmine score, as Slurm jobs (config executor.slurm); default local',
       ).choices(['local', 'slurm']),
     )
     .showHelpAfterError()

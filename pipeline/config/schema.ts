@@ -134,7 +134,7 @@ const slurmSection = z
 
 const executorSection = z
   .object({
-    /** `local`: every container on this machine's Docker engine; `slurm`: the items of stages that declare a Slurm worker (synthesize, validate) as Slurm jobs (`--executor`). */
+    /** `local`: every container on this machine's Docker engine; `slurm`: the items of stages that declare a Slurm worker (synthesize, validate) and the measurements of `perfmine score` as Slurm jobs (`--executor`). */
     kind: z.enum(['local', 'slurm']).default('local'),
     /** A Docker distribution registry (`host:port`) that carries verified images between nodes; unset: rebuilt from the cached script. */
     registry: z.string().min(1).optional(),

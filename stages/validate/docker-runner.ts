@@ -1,11 +1,14 @@
 import { fetchImage } from '../../pipeline/services/environments/image-registry.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
-import type { ContainerLimits, DockerService, RunResult } from '../../pipeline/services/docker.js';
+import { containerLimits, type ContainerLimits, type DockerService, type RunResult } from '../../pipeline/services/docker.js';
+import type { Config } from '../../pipeline/config/schema.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { ItemError } from '../../pipeline/errors.js';
 import {
+  buildSettings,
   Environments,
+  wheelhouseOf,
   type AttemptRun,
   type BuildSettings,
   type CommitBuildSpec,
@@ -58,6 +61,19 @@ export interface DockerRunnerOptions {
 }
 
 let expertSequence = 0;
+
+/** The runner of a configuration (validate, `perfmine score`, and their Slurm jobs): its limits, build settings and registry. */
+export function dockerRunnerOf(config: Config, docker: DockerService, log: Logger, metrics?: Metrics): DockerMeasurementRunner {
+  return new DockerMeasurementRunner({
+    docker,
+    limits: containerLimits(config.docker),
+    build: buildSettings(config),
+    wheelhouse: wheelhouseOf(config),
+    log,
+    ...(metrics ? { metrics } : {}),
+    registry: config.executor.registry ?? null,
+  });
+}
 
 export class DockerMeasurementRunner implements MeasurementRunner {
   readonly #docker: DockerService;

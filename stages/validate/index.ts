@@ -3,17 +3,15 @@ import { saveValidation, type ValidationIdentity, type ValidationRows } from '..
 import { validationRows } from './validation-rows.js';
 import { loadPullRequest, pullRequestContentHash } from '../../cache/pull-requests.js';
 import { ConfigError, ItemError } from '../../pipeline/errors.js';
-import { containerLimits } from '../../pipeline/services/docker.js';
 import { previousOutputs } from '../../pipeline/previous-outputs.js';
 import { defineStage, type ItemContext, type PipelineContext, type WorkItem } from '../../pipeline/stage.js';
 import { commitKey } from '../../pipeline/concepts/keys.js';
 import { classifyOutputSchema, type ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
-import { buildSettings, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
 import { synthesizeOutputSchema, type SynthesizeOutput } from '../../pipeline/concepts/records/synthesize-output.js';
 import { benchmarkDirOf, REPO_DIR } from '../../pipeline/services/environments/verification.js';
 import type { ValidateConfig } from './config.js';
-import { DockerMeasurementRunner } from './docker-runner.js';
+import { dockerRunnerOf } from './docker-runner.js';
 import type { ValidateOutput } from '../../pipeline/concepts/records/validate-output.js';
 import { resolveResultsDir } from './protocol/asv-invocation.js';
 import { validateResultSettings, type ValidateSettings } from './result-settings.js';
@@ -35,16 +33,7 @@ export interface ValidateInput {
 /** Builds the container seam from the context; tests pass their own. */
 export type RunnerFactory = (ctx: PipelineContext) => MeasurementRunner;
 
-const dockerRunner: RunnerFactory = (ctx) =>
-  new DockerMeasurementRunner({
-    docker: ctx.services.docker,
-    limits: containerLimits(ctx.config.docker),
-    build: buildSettings(ctx.config),
-    wheelhouse: wheelhouseOf(ctx.config),
-    log: ctx.log,
-    metrics: ctx.metrics,
-    registry: ctx.config.executor.registry ?? null,
-  });
+const dockerRunner: RunnerFactory = (ctx) => dockerRunnerOf(ctx.config, ctx.services.docker, ctx.log, ctx.metrics);
 
 /** The interpreter of pytest and the snapshot helper: configured, else the one synthesize chose. */
 export function pythonOf(config: ValidateConfig, synthesize: SynthesizeOutput): string {

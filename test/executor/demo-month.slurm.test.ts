@@ -25,6 +25,8 @@ const unavailable = slurmUnavailable();
 if (unavailable) console.warn(`[slurm demo-month test skipped] ${unavailable}`);
 
 const MONTH = '2025-04';
+/** scripts/setup-registry.sh's registry: the Slurm run pushes each verified image there. */
+const REGISTRY = `127.0.0.1:${process.env.PERFMINE_REGISTRY_PORT ?? '5000'}`;
 const REPO = 'demo/fastmath';
 const dir = tempDir('perfmine-slurm-month-');
 // sacct's --starttime is in the cluster's local time
@@ -75,6 +77,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
         llm: { mode: 'none' },
         docker: { concurrency: 1 },
         executor: {
+          registry: REGISTRY,
           slurm: { spool: join(dir, 'spool'), timeLimit: '30', cpus: 2, maxJobs: 1, pollIntervalMs: 1000 },
         },
       }),
@@ -121,6 +124,23 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
     for (const a of accounted) expect(a.state).toBe('COMPLETED');
   });
 
+  it('pushed every image synthesize verified to the registry (executor.registry)', async () => {
+    const store = openStore(runs.slurm.db, { readonly: true });
+    const images = store
+      .prepare<[], { output: string }>("SELECT output FROM stage_items WHERE stage = 'synthesize' AND status = 'done'")
+      .all()
+      .map((r) => (JSON.parse(r.output) as { imageTag: string }).imageTag);
+    store.close();
+    expect(images).toHaveLength(6);
+    for (const image of images) {
+      const [name, tag] = image.split(':') as [string, string];
+      const manifest = await fetch(`http://${REGISTRY}/v2/${name}/manifests/${tag}`, {
+        headers: { accept: 'application/vnd.docker.distribution.manifest.v2+json' },
+      });
+      expect(manifest.status, image).toBe(200);
+    }
+  });
+
   it('reaches the same decision for every item of every stage as the local run', () => {
     const local = decisions(runs.local.db);
     expect(local.filter((d) => d.stage === 'validate').map((d) => `${d.key} ${d.status} ${d.reason ?? ''}`.trim())).toEqual([
@@ -141,5 +161,28 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
     const again = await perfmine('slurm', ['stage', 'emit', '--month', MONTH, '--repo', REPO, '--force', '--executor', 'slurm']);
     expect(again.code, again.stderr).toBe(0);
     expect(treeChanges(before, snapshotTree(runs.slurm.out))).toEqual([]);
+  });
+
+  it('scores a patch with --executor slurm: the expert and the agent side as Slurm jobs, stored, and not measured again', async () => {
+    const patch = join(runs.slurm.out, MONTH, 'demo__fastmath-101', 'expert.patch');
+    const args = ['score', '--task', 'demo__fastmath-101', '--patch', patch, '--model', 'same-as-expert', '--executor', 'slurm', '--json'];
+    const first = await perfmine('slurm', args);
+    expect(first.code, first.stderr.slice(-4000)).toBe(0);
+    const row = (JSON.parse(first.stdout) as { rows: { status: string; measured: boolean; advantage: number; expert_speedup: number }[] })
+      .rows[0]!;
+    expect(row).toMatchObject({ status: 'scored', measured: true });
+    // the expert's own patch scored as an agent: no advantage beyond the noise of two measurements
+    expect(Math.abs(row.advantage)).toBeLessThan(0.3 * row.expert_speedup);
+    const store = openStore(runs.slurm.db, { readonly: true });
+    const jobs = () =>
+      store.prepare<[], { key: string; state: string }>("SELECT key, state FROM executor_jobs WHERE stage = 'score' ORDER BY key").all();
+    expect(jobs().map((j) => j.state)).toEqual(['ingested', 'ingested']);
+    expect(jobs().map((j) => j.key.split('\0')[1])).toEqual(['agent', 'expert']);
+
+    const again = await perfmine('slurm', args);
+    expect(again.code).toBe(0);
+    expect((JSON.parse(again.stdout) as { rows: { measured: boolean }[] }).rows[0]!.measured).toBe(false);
+    expect(jobs()).toHaveLength(2);
+    store.close();
   });
 });

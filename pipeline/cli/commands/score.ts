@@ -14,11 +14,11 @@ import {
   type ParsedPredictions,
 } from '../../../stages/validate/score/predictions.js';
 import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/validate/score/task-source.js';
-import { buildSettings, wheelhouseOf } from '../../services/environments/environment.js';
-import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.js';
+import { dockerRunnerOf } from '../../../stages/validate/docker-runner.js';
+import { measureSidesOnSlurm } from '../../../stages/validate/score/remote.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { Metrics } from '../../metrics.js';
-import { containerLimits, DockerService } from '../../services/docker.js';
+import { DockerService } from '../../services/docker.js';
 import { noteDb } from '../db-label.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -118,15 +118,14 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
       }
     }
     const metrics = new Metrics();
-    const engine = docker ?? new DockerService({ runLabel: 'score', metrics });
-    const runner = new DockerMeasurementRunner({
-      docker: engine,
-      limits: containerLimits(config.docker),
-      build: buildSettings(config),
-      wheelhouse: wheelhouseOf(config),
-      log,
-      metrics,
-    });
+    const scoring = { ...config, validate };
+    const runner = dockerRunnerOf(scoring, docker ?? new DockerService({ runLabel: 'score', metrics }), log, metrics);
+    const scorable = parsed.predictions.filter((p) => !broken.has(p.instanceId));
+    // executor slurm: the sides to measure run as Slurm jobs first; the rows below read them from the store
+    const remote =
+      config.executor.kind === 'slurm'
+        ? await measureSidesOnSlurm({ db, config: scoring, log, tasks, predictions: scorable, force: flags.force ?? false })
+        : {};
     // a task whose environment the store lacks: its rows are errors, the other tasks' rows are scored
     const unscorable = parsed.predictions
       .filter((p) => broken.has(p.instanceId))
@@ -136,20 +135,16 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
         failure: broken.get(p.instanceId)!.reason,
         detail: broken.get(p.instanceId)!.message,
       }));
-    const scored = await scorePredictions(
-      tasks,
-      parsed.predictions.filter((p) => !broken.has(p.instanceId)),
-      parsed.rejected,
-      {
-        runner,
-        store: new ScoreStore(db),
-        config: validate,
-        log,
-        metrics,
-        fingerprints: new FingerprintCache(db),
-        ...(flags.force ? { force: true } : {}),
-      },
-    );
+    const scored = await scorePredictions(tasks, scorable, parsed.rejected, {
+      ...remote,
+      runner,
+      store: new ScoreStore(db),
+      config: validate,
+      log,
+      metrics,
+      fingerprints: new FingerprintCache(db),
+      ...(flags.force ? { force: true } : {}),
+    });
     const rows = [...scored, ...unscorable].sort((a, b) => a.row - b.row);
     const models = aggregateByModel(
       rows

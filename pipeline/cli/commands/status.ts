@@ -144,7 +144,10 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
     const stop = lastStop(db, window?.label ?? null);
-    const jobs = new ExecutorJobs(db).inFlight().filter((j) => stages.includes(j.stage as StageName));
+    // `perfmine score`'s jobs (stage "score") show with the whole funnel
+    const jobs = new ExecutorJobs(db)
+      .inFlight()
+      .filter((j) => stages.includes(j.stage as StageName) || (j.stage === 'score' && stages.length === STAGE_NAMES.length));
     if (session.json) {
       printJson({
         db: path,

@@ -34,6 +34,15 @@ export interface ScoreDeps {
   readonly signal?: AbortSignal;
   /** Measure again what is stored. */
   readonly force?: boolean;
+  /** Sides this run measured elsewhere (Slurm jobs) and stored, by sideKey: reported as measured, never measured again here. */
+  readonly measuredElsewhere?: ReadonlySet<string>;
+  /** Sides whose measurement elsewhere broke, by sideKey: their rows are errors, not measured here. */
+  readonly failedElsewhere?: ReadonlyMap<string, PerfmineError>;
+}
+
+/** One side's identity in the store (and in the Slurm jobs that measure it). */
+export function sideKey(instanceId: string, which: 'expert' | 'agent', model: string, patchSha256: string): string {
+  return `${instanceId}\0${which}\0${model}\0${patchSha256}`;
 }
 
 export type RowStatus = 'scored' | 'failed' | 'rejected' | 'error';
@@ -102,6 +111,19 @@ export function rejectedResult(r: RejectedRow): PredictionResult {
   };
 }
 
+/** Measures one side: the patch through validate's machinery against the base (an empty patch needs no measuring). */
+export async function measureSide(
+  candidate: ScoreTask['candidate'],
+  patch: string,
+  deps: Pick<ScoreDeps, 'runner' | 'config' | 'log' | 'metrics' | 'fingerprints' | 'signal'>,
+): Promise<SideResult> {
+  if (patch.trim() === '') return emptyPatchResult();
+  deps.log.info('scoring: building and measuring the patch against the base');
+  const validation = await validateCandidate({ ...candidate, patch }, deps, { requireImprovement: false });
+  deps.metrics?.add('score.measured', 1);
+  return sideResultOf(validation);
+}
+
 /** One side: the stored result, else measured (and stored). */
 async function side(
   task: ScoreTask,
@@ -111,18 +133,14 @@ async function side(
   deps: ScoreDeps,
 ): Promise<{ result: SideResult; measured: boolean }> {
   const hash = sha256(patch);
-  const stored = deps.force ? null : deps.store.get(task.instanceId, which, model, hash);
-  if (stored) return { result: stored.result as SideResult, measured: false };
+  const key = sideKey(task.instanceId, which, model, hash);
+  const failed = deps.failedElsewhere?.get(key);
+  if (failed) throw failed;
+  const elsewhere = deps.measuredElsewhere?.has(key) ?? false;
+  const stored = deps.force && !elsewhere ? null : deps.store.get(task.instanceId, which, model, hash);
+  if (stored) return { result: stored.result as SideResult, measured: elsewhere };
   const log = deps.log.child({ stage: 'score', item: task.instanceId, side: which, model });
-  let result: SideResult;
-  if (patch.trim() === '') {
-    result = emptyPatchResult();
-  } else {
-    log.info('scoring: building and measuring the patch against the base');
-    const validation = await validateCandidate({ ...task.candidate, patch }, { ...deps, log }, { requireImprovement: false });
-    result = sideResultOf(validation);
-    deps.metrics?.add('score.measured', 1);
-  }
+  const result = await measureSide(task.candidate, patch, { ...deps, log });
   deps.store.save({ instanceId: task.instanceId, side: which, model, patchSha256: hash, failure: result.failure, result });
   return { result, measured: true };
 }

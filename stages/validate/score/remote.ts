@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { ScoreStore } from '../../../cache/scores.js';
+import type { Db } from '../../../cache/store.js';
+import { configSchema, type Config } from '../../../pipeline/config/schema.js';
+import { readCredentials, secretValues } from '../../../pipeline/credentials.js';
+import { ItemError, PerfmineError } from '../../../pipeline/errors.js';
+import { decodeNumbers, encodeNumbers } from '../../../pipeline/executor/stage-remote.js';
+import { SlurmExecutor, type RemoteJob } from '../../../pipeline/executor/slurm-executor.js';
+import type { WorkerHandler } from '../../../pipeline/executor/worker.js';
+import { hashOf } from '../../../pipeline/hash.js';
+import { createLogger, type Logger } from '../../../pipeline/logging.js';
+import { Metrics } from '../../../pipeline/metrics.js';
+import { DockerService } from '../../../pipeline/services/docker.js';
+import { SlurmAdapter } from '../../../pipeline/services/slurm.js';
+import { dockerRunnerOf } from '../docker-runner.js';
+import { measureSide, sha256, sideKey } from './index.js';
+import type { Prediction } from './predictions.js';
+import type { SideResult } from './side-result.js';
+import type { ScoreTask } from './task-source.js';
+
+/**
+ * `perfmine score` under `executor: slurm`: each side to measure (the expert's patch of each
+ * task, then each prediction's patch whose task's expert passed) is a Slurm job running
+ * measureSide on a compute node; the coordinator stores each result as it is ingested, and the
+ * rows are then assembled from the store exactly as when everything ran here.
+ */
+
+export const SCORE_SIDE_KIND = 'score-side';
+
+const payloadSchema = z.object({ candidate: z.unknown(), patch: z.string(), config: z.unknown() }).strict();
+
+/** The node's side: one patch measured against its task's base. */
+const scoreSide: WorkerHandler = async (input) => {
+  const p = payloadSchema.parse(input.payload);
+  const config = configSchema.parse(p.config, { jitless: true });
+  const credentials = readCredentials(process.env);
+  const log = createLogger({ level: config.logLevel, format: 'json', secrets: secretValues(credentials) });
+  const metrics = new Metrics();
+  const abort = new AbortController();
+  const onTerm = () => abort.abort();
+  process.once('SIGTERM', onTerm);
+  try {
+    const runner = dockerRunnerOf(config, new DockerService({ runLabel: 'score', metrics }), log, metrics);
+    const result = await measureSide(p.candidate as ScoreTask['candidate'], p.patch, {
+      runner,
+      config: config.validate,
+      log,
+      metrics,
+      signal: abort.signal,
+    });
+    return encodeNumbers(result);
+  } finally {
+    process.off('SIGTERM', onTerm);
+  }
+};
+
+export const SCORE_WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { [SCORE_SIDE_KIND]: scoreSide };
+
+interface SideJob {
+  readonly task: ScoreTask;
+  readonly which: 'expert' | 'agent';
+  readonly model: string;
+  readonly patch: string;
+}
+
+export interface RemoteSides {
+  readonly measuredElsewhere: Set<string>;
+  readonly failedElsewhere: Map<string, PerfmineError>;
+}
+
+/** Measures the sides this run needs (not stored, or all with `force`) as Slurm jobs, experts first; stores each result. */
+export async function measureSidesOnSlurm(options: {
+  readonly db: Db;
+  /** The configuration the sides are measured with (validate's, as scoring overrides it). */
+  readonly config: Config;
+  readonly log: Logger;
+  readonly tasks: ReadonlyMap<string, ScoreTask>;
+  readonly predictions: readonly Prediction[];
+  readonly force: boolean;
+  readonly signal?: AbortSignal;
+  /** Adapter to use (tests); default: the Slurm commands on PATH. */
+  readonly slurm?: SlurmAdapter;
+}): Promise<RemoteSides> {
+  const { db, config, log, tasks } = options;
+  const store = new ScoreStore(db);
+  const out: RemoteSides = { measuredElsewhere: new Set(), failedElsewhere: new Map() };
+  const pending = (sides: readonly SideJob[]) => {
+    const seen = new Map<string, SideJob>();
+    for (const s of sides) {
+      const key = sideKey(s.task.instanceId, s.which, s.model, sha256(s.patch));
+      if (seen.has(key) || s.patch.trim() === '') continue;
+      if (!options.force && store.get(s.task.instanceId, s.which, s.model, sha256(s.patch))) continue;
+      seen.set(key, s);
+    }
+    return seen;
+  };
+  const run = async (sides: ReadonlyMap<string, SideJob>) => {
+    if (sides.size === 0) return;
+    const jobs: RemoteJob[] = [...sides].map(([key, s]) => {
+      const payload = { candidate: s.task.candidate, patch: s.patch, config };
+      return { key, inputHash: hashOf(payload), kind: SCORE_SIDE_KIND, payload };
+    });
+    const executor = new SlurmExecutor({
+      db,
+      slurm: options.slurm ?? new SlurmAdapter(),
+      config: config.executor.slurm,
+      stage: 'score',
+      runId: null,
+      log,
+      hard: options.signal,
+    });
+    const report = await executor.run(jobs, {
+      ingest(key, result) {
+        if (!result.ok) throw new Error('not a success'); // the executor fails these itself
+        const s = sides.get(key)!;
+        const side = decodeNumbers(result.output) as SideResult;
+        store.save({
+          instanceId: s.task.instanceId,
+          side: s.which,
+          model: s.model,
+          patchSha256: sha256(s.patch),
+          failure: side.failure,
+          result: side,
+        });
+        out.measuredElsewhere.add(key);
+      },
+      fail(key, error) {
+        out.failedElsewhere.set(
+          key,
+          error instanceof PerfmineError
+            ? error
+            : new ItemError('slurm-job-failed', error instanceof Error ? error.message : String(error)),
+        );
+      },
+    });
+    log.info({ stage: 'score', ...report }, 'slurm executor: scoring jobs finished');
+  };
+
+  const experts = [...tasks.values()].map((task): SideJob => ({ task, which: 'expert', model: '', patch: task.expertPatch }));
+  await run(pending(experts));
+  // an agent's patch is measured only against an expert that passed (as when scoring here)
+  const expertPassed = (task: ScoreTask) => {
+    const hash = sha256(task.expertPatch);
+    if (out.failedElsewhere.has(sideKey(task.instanceId, 'expert', '', hash))) return false;
+    const stored = store.get(task.instanceId, 'expert', '', hash);
+    return stored === null || stored.failure === null;
+  };
+  const agents = options.predictions
+    .map((p) => ({ p, task: tasks.get(p.instanceId) }))
+    .filter((x): x is { p: Prediction; task: ScoreTask } => x.task !== undefined && expertPassed(x.task))
+    .map(({ p, task }): SideJob => ({ task, which: 'agent', model: p.model, patch: p.patch }));
+  await run(pending(agents));
+  return out;
+}
