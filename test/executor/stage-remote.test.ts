@@ -10,6 +10,7 @@ import { applyWrites, readSlice, seedStore, sliceWrites } from '../../pipeline/e
 import { createLogger } from '../../pipeline/logging.js';
 import { registry } from '../../pipeline/registry.js';
 import { defineStage, type ItemContext, type WorkItem } from '../../pipeline/stage.js';
+import { newAttempt } from '../synthesize/harness.js';
 
 /**
  * A stage item as a Slurm job, without the cluster: the coordinator's payload, the node's run of
@@ -26,37 +27,7 @@ function itemContext(db: Db, key: string): ItemContext {
 }
 
 function attempt(repo: string, sha: string, outcome: NewAttempt['outcome'], script = `#!/bin/bash\n# ${sha}\n`): NewAttempt {
-  return {
-    repo,
-    sha,
-    commitDate: '2025-04-01T00:00:00.000Z',
-    script,
-    scriptHash: `h-${sha}`,
-    source: 'template',
-    sourceDetail: 'editable',
-    outcome,
-    failingStep: null,
-    failureKind: null,
-    failure: null,
-    stdoutTail: '',
-    stderrTail: '',
-    steps: [],
-    durationMs: 10,
-    llmCalls: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    costUsd: 0,
-    model: null,
-    imageTag: null,
-    runId: null,
-    baseImage: 'perfmine/base:bookworm',
-    toolchainImage: 'perfmine/base:bookworm',
-    repoImage: 'perfmine/repo-x',
-    cloneSource: 'git:/x',
-    asvConfigPath: 'asv.conf.json',
-    importName: 'x',
-    pythonVersion: '3.11',
-  };
+  return newAttempt({ repo, sha, script, scriptHash: `h-${sha}`, outcome });
 }
 
 interface Out {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BuildScripts } from '../../cache/build-scripts.js';
+import { BuildScripts, type NewAttempt } from '../../cache/build-scripts.js';
 import { Ledger } from '../../cache/ledger.js';
 import { savePullRequest } from '../../cache/pull-requests.js';
 import type { Db } from '../../cache/store.js';
@@ -139,39 +139,65 @@ export function seedCandidates(db: Db, repo: string, commits: readonly FixtureCo
 /** sourceDetail of the scripts seedVerifiedScript stores: tests tell them from the stage's own attempts by it. */
 export const SEEDED = 'seeded by the test';
 
+/** A build attempt with every field set (a failed template build of o/r), `over` replacing what a test needs. */
+export const newAttempt = (over: Partial<NewAttempt> = {}): NewAttempt => ({
+  repo: 'o/r',
+  sha: 'a'.repeat(40),
+  commitDate: '2024-01-01T00:00:00.000Z',
+  script: '#!/usr/bin/env bash\necho a\n',
+  scriptHash: scriptHash('echo a'),
+  source: 'template',
+  sourceDetail: null,
+  outcome: 'failed',
+  failingStep: 'build',
+  failureKind: 'unknown',
+  failure: 'build/unknown: boom',
+  stdoutTail: 'out',
+  stderrTail: 'err',
+  steps: [{ step: 'build', ok: false, exitCode: 1, timedOut: false, durationMs: 5 }],
+  durationMs: 10,
+  llmCalls: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  costUsd: 0,
+  model: null,
+  baseImage: 'base',
+  toolchainImage: 'base',
+  repoImage: 'repo-img',
+  cloneSource: 'git:/x',
+  asvConfigPath: 'asv.conf.json',
+  importName: 'pkg',
+  pythonVersion: '3.11',
+  imageTag: null,
+  runId: null,
+  ...over,
+});
+
 /** A script stored as verified for a commit, as an earlier run would have left it (the cache is tried first). */
 export function seedVerifiedScript(db: Db, repo: string, sha: string, commitDate: string, script: string): void {
-  new BuildScripts(db).record({
-    repo,
-    sha,
-    commitDate,
-    script,
-    scriptHash: scriptHash(script),
-    source: 'template',
-    sourceDetail: SEEDED,
-    outcome: 'verified',
-    failingStep: null,
-    failureKind: null,
-    failure: null,
-    stdoutTail: '',
-    stderrTail: '',
-    steps: [],
-    durationMs: 1,
-    llmCalls: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    costUsd: 0,
-    model: null,
-    baseImage: ASV_FAKE_IMAGE,
-    toolchainImage: ASV_FAKE_IMAGE,
-    repoImage: 'seeded',
-    cloneSource: 'git:/nowhere',
-    asvConfigPath: 'asv.conf.json',
-    importName: 'fixpkg',
-    pythonVersion: '3.11',
-    imageTag: null,
-    runId: null,
-  });
+  new BuildScripts(db).record(
+    newAttempt({
+      repo,
+      sha,
+      commitDate,
+      script,
+      scriptHash: scriptHash(script),
+      sourceDetail: SEEDED,
+      outcome: 'verified',
+      failingStep: null,
+      failureKind: null,
+      failure: null,
+      stdoutTail: '',
+      stderrTail: '',
+      steps: [],
+      durationMs: 1,
+      baseImage: ASV_FAKE_IMAGE,
+      toolchainImage: ASV_FAKE_IMAGE,
+      repoImage: 'seeded',
+      cloneSource: 'git:/nowhere',
+      importName: 'fixpkg',
+    }),
+  );
 }
 
 /** Environments with the test suites' settings: generous timeouts, no network for builds, `asv check`. */

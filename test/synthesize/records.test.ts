@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BuildScripts, summarizeAttempts, type NewAttempt } from '../../cache/build-scripts.js';
+import { BuildScripts, summarizeAttempts } from '../../cache/build-scripts.js';
 import { openStore } from '../../cache/store.js';
 import { commitReport, formatStats } from '../../pipeline/cli/commands/cache.js';
 import { splitTag } from '../../pipeline/services/docker.js';
@@ -10,6 +10,7 @@ import { listTree } from '../../stages/synthesize/agent-tools.js';
 import { classifyFailure } from '../../pipeline/services/environments/failure.js';
 import { extractFacts } from '../../stages/synthesize/repo-facts.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { newAttempt } from './harness.js';
 import {
   benchmarkDirOf,
   categorizeChanged,
@@ -18,38 +19,7 @@ import {
   verifyCommands,
 } from '../../pipeline/services/environments/verification.js';
 
-const attempt = (over: Partial<NewAttempt>): NewAttempt => ({
-  repo: 'o/r',
-  sha: 'a'.repeat(40),
-  commitDate: '2024-01-01T00:00:00.000Z',
-  script: '#!/usr/bin/env bash\necho a\n',
-  scriptHash: scriptHash('echo a'),
-  source: 'template',
-  sourceDetail: null,
-  outcome: 'failed',
-  failingStep: 'build',
-  failureKind: 'unknown',
-  failure: 'build/unknown: boom',
-  stdoutTail: 'out',
-  stderrTail: 'err',
-  steps: [{ step: 'build', ok: false, exitCode: 1, timedOut: false, durationMs: 5 }],
-  durationMs: 10,
-  llmCalls: 0,
-  promptTokens: 0,
-  completionTokens: 0,
-  costUsd: 0,
-  model: null,
-  baseImage: 'base',
-  toolchainImage: 'base',
-  repoImage: 'repo-img',
-  cloneSource: 'git:/x',
-  asvConfigPath: 'asv.conf.json',
-  importName: 'pkg',
-  pythonVersion: '3.11',
-  imageTag: null,
-  runId: null,
-  ...over,
-});
+const attempt = newAttempt;
 
 describe('the build-script store (migration 0005)', () => {
   it('records attempts, finds the cached script and the verified scripts of a repository', () => {
