@@ -125,6 +125,11 @@ const slurmSection = z
     /** sbatch calls in flight at once. */
     submitConcurrency: positiveInt.default(8),
     /**
+     * Items submitted together go as one job array of at most this many tasks (one `sbatch` call
+     * instead of one per item); 1: one job per item. Keep it within the cluster's MaxArraySize.
+     */
+    arraySize: positiveInt.default(100),
+    /**
      * The command a job runs, before `--spool DIR --job ID` (default: this node binary and this
      * perfmine's compiled CLI, dist/pipeline/cli/entry.js, `worker`); the installation must be at the same path on the nodes.
      */

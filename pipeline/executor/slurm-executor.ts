@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import type { Db } from '../../cache/store.js';
@@ -9,7 +10,16 @@ import type { Logger } from '../logging.js';
 import { packagePath } from '../package-root.js';
 import type { JobState, SlurmAdapter } from '../services/slurm.js';
 import { attemptsUsed, decideJob, resumeItem, type ResultFile } from './decide.js';
-import { checkSpoolWritable, hasResultFile, jobDir, readJobResult, writeJobInput, type JobResult } from './spool.js';
+import {
+  checkSpoolWritable,
+  hasResultFile,
+  jobDir,
+  readArrayMember,
+  readJobResult,
+  writeArrayMember,
+  writeJobInput,
+  type JobResult,
+} from './spool.js';
 
 /** One item to run as a Slurm job. */
 export interface RemoteJob {
@@ -82,6 +92,34 @@ function shellQuote(word: string): string {
 export function batchScript(command: readonly string[], spool: string, jobName: string): string {
   const words = [...command, '--spool', resolve(spool), '--job', jobName].map(shellQuote).join(' ');
   return `#!/bin/bash\n# perfmine worker: one item; its input and result live in the spool\nexec ${words}\n`;
+}
+
+/**
+ * The batch script of a job array (pure): task i runs the worker for the i-th job name, its log in
+ * that job's own directory (as a single job's).
+ */
+export function arrayScript(command: readonly string[], spool: string, jobNames: readonly string[]): string {
+  const words = [...command, '--spool', resolve(spool), '--job'].map(shellQuote).join(' ');
+  const jobs = resolve(spool, 'jobs');
+  return [
+    '#!/bin/bash',
+    '# perfmine worker: a job array, one item per task; inputs and results live in the spool',
+    `names=(${jobNames.map(shellQuote).join(' ')})`,
+    'job=${names[$SLURM_ARRAY_TASK_ID]}',
+    `cd ${shellQuote(jobs)}/"$job" || exit 1`,
+    'exec >>slurm.out 2>&1',
+    `exec ${words} "$job"`,
+    '',
+  ].join('\n');
+}
+
+/** Where a job array's own output goes (only what fails before a task reaches its item's directory). */
+function arrayLogDir(spool: string): string {
+  return join(resolve(spool), 'arrays');
+}
+
+export function arrayNameOf(stage: string): string {
+  return `pm-${stage}-array-${randomBytes(6).toString('hex')}`;
 }
 
 export function jobNameOf(stage: string, key: string, inputHash: string, attempt: number): string {
@@ -176,21 +214,27 @@ export class SlurmExecutor {
       );
 
     let next = 0;
-    // sbatch calls in flight at once: each costs a process and a controller round trip
+    // sbatch calls in flight at once: each costs a process and a controller round trip; items
+    // submitted together go as one job array (config.arraySize tasks at most)
     const lane = async () => {
       while (next < toSubmit.length && this.live.size < config.maxJobs) {
         if (this.options.drain?.aborted || this.options.hard?.aborted) return;
-        const t = toSubmit[next++]!;
+        const room = Math.min(config.arraySize, config.maxJobs - this.live.size, toSubmit.length - next);
+        const batch = toSubmit.slice(next, next + room);
+        next += batch.length;
         try {
-          await this.submit(t);
-          report.submitted += 1;
+          if (batch.length === 1) await this.submit(batch[0]!);
+          else await this.submitArray(batch);
+          report.submitted += batch.length;
         } catch (error) {
           if (error instanceof ConfigError) throw error; // no sbatch at all: nothing can be submitted
-          // sbatch refused or did not answer: the item fails (a rerun finds the job by name if it was queued after all)
-          this.live.delete(t.jobName);
-          this.jobs.settle(t.jobName, 'failed', 'sbatch-failed');
-          hooks.fail(t.job.key, error);
-          report.failed += 1;
+          // sbatch refused or did not answer: the items fail (a rerun finds the job by name if it was queued after all)
+          for (const t of batch) {
+            this.live.delete(t.jobName);
+            this.jobs.settle(t.jobName, 'failed', 'sbatch-failed');
+            hooks.fail(t.job.key, error);
+            report.failed += 1;
+          }
         }
       }
     };
@@ -231,14 +275,26 @@ export class SlurmExecutor {
     return report;
   }
 
-  /** Attempts recorded but without a job id (a crash between sbatch and recording the id): found by name, or submitted anew. */
+  /**
+   * Attempts recorded but without a job id (a crash between sbatch and recording the id): found by
+   * name (a job array's task by the array's name and its index), or submitted anew.
+   */
   private async findByName(unnamed: Tracked[], toSubmit: Tracked[]): Promise<void> {
-    const names = unnamed.map((t) => t.jobName);
+    const { spool } = this.options.config;
+    const members = new Map(unnamed.map((t) => [t.jobName, readArrayMember(spool, t.jobName)]));
+    const names = [...new Set(unnamed.map((t) => members.get(t.jobName)?.array ?? t.jobName))];
     const seen = new Map<string, JobState>();
-    for (const s of await this.options.slurm.queue()) seen.set(s.jobName, s);
-    for (const s of await this.options.slurm.byName(names)) if (!seen.has(s.jobName)) seen.set(s.jobName, s);
+    const note = (s: JobState) => {
+      // a task is known by its array's name and its index; a job of its own by its name
+      const task = /^\d+_(\d+)$/.exec(s.jobId);
+      const key = task ? `${s.jobName}#${task[1]}` : s.jobName;
+      if (!seen.has(key)) seen.set(key, s);
+    };
+    for (const s of await this.options.slurm.queue()) note(s);
+    for (const s of await this.options.slurm.byName(names)) note(s);
     for (const t of unnamed) {
-      const s = seen.get(t.jobName);
+      const member = members.get(t.jobName);
+      const s = seen.get(member ? `${member.array}#${member.index}` : t.jobName);
       if (s) {
         t.jobId = s.jobId;
         this.jobs.setJobId(t.jobName, s.jobId);
@@ -278,6 +334,53 @@ export class SlurmExecutor {
     t.jobId = jobId;
     this.jobs.setJobId(t.jobName, jobId);
     this.options.log.debug({ stage, item: t.job.key, jobId, attempt: t.attempt }, 'submitted');
+  }
+
+  /** Several items as one job array: task i is batch[i], its job id `ARRAY_i`. */
+  private async submitArray(batch: Tracked[]): Promise<void> {
+    const { config, stage, runId } = this.options;
+    const array = arrayNameOf(stage);
+    this.options.db.transaction(() => {
+      batch.forEach((t, index) => {
+        t.jobName = jobNameOf(stage, t.job.key, t.job.inputHash, t.attempt);
+        t.jobId = null;
+        t.unknownPolls = 0;
+        t.lastState = null;
+        writeJobInput(config.spool, t.jobName, { version: 1, stage, key: t.job.key, kind: t.job.kind, payload: t.job.payload });
+        writeArrayMember(config.spool, t.jobName, { array, index });
+        this.jobs.recordSubmitting({ stage, key: t.job.key, inputHash: t.job.inputHash, attempt: t.attempt, jobName: t.jobName, runId });
+        this.live.set(t.jobName, t);
+      });
+    })();
+    mkdirSync(arrayLogDir(config.spool), { recursive: true });
+    const s0 = performance.now();
+    const arrayId = await this.options.slurm.submit({
+      jobName: array,
+      script: arrayScript(
+        config.workerCommand ?? defaultWorkerCommand(),
+        config.spool,
+        batch.map((t) => t.jobName),
+      ),
+      // each task writes its log into its item's directory; this file holds only what fails before that
+      output: join(arrayLogDir(config.spool), `${array}-%a.out`),
+      chdir: resolve(config.spool),
+      partition: config.partition,
+      account: config.account,
+      timeLimit: config.timeLimit,
+      cpus: config.cpus,
+      memoryMb: config.memoryMb,
+      exclusive: config.exclusive,
+      extraArgs: config.extraArgs,
+      arrayTasks: batch.length,
+    });
+    this.timing.submitMs += performance.now() - s0;
+    this.options.db.transaction(() => {
+      batch.forEach((t, index) => {
+        t.jobId = `${arrayId}_${index}`;
+        this.jobs.setJobId(t.jobName, t.jobId);
+      });
+    })();
+    this.options.log.debug({ stage, items: batch.length, arrayId }, 'submitted a job array');
   }
 
   private async poll(

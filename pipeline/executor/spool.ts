@@ -113,3 +113,20 @@ export function checkSpoolWritable(spool: string): void {
     );
   }
 }
+
+/** A job array's task: the array's Slurm job name and the task's index (`array.json` in the item's job directory). */
+export const arrayMemberSchema = z.object({ array: z.string(), index: z.number().int().nonnegative() }).strict();
+export type ArrayMember = z.infer<typeof arrayMemberSchema>;
+
+export function writeArrayMember(spool: string, jobName: string, member: ArrayMember): void {
+  writeAtomically(join(jobDir(spool, jobName), 'array.json'), JSON.stringify(member));
+}
+
+/** Which array task ran this item, or null (a job of its own, or no file). */
+export function readArrayMember(spool: string, jobName: string): ArrayMember | null {
+  try {
+    return arrayMemberSchema.parse(JSON.parse(readFileSync(join(jobDir(spool, jobName), 'array.json'), 'utf8')));
+  } catch {
+    return null;
+  }
+}

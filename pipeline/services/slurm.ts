@@ -23,6 +23,8 @@ export interface SubmitRequest {
   readonly memoryMb?: number | undefined;
   readonly exclusive: boolean;
   readonly extraArgs: readonly string[];
+  /** A job array of this many tasks (`--array=0-N-1`; the script picks its item by SLURM_ARRAY_TASK_ID); unset: one job. */
+  readonly arrayTasks?: number;
 }
 
 /** A job's state as squeue or sacct gives it (first word: `CANCELLED by 0` is CANCELLED). */
@@ -45,6 +47,7 @@ export function sbatchArgs(r: SubmitRequest): string[] {
     '--ntasks=1',
     '--nodes=1',
   ];
+  if (r.arrayTasks !== undefined && r.arrayTasks > 1) args.push(`--array=0-${r.arrayTasks - 1}`);
   if (r.chdir) args.push(`--chdir=${r.chdir}`);
   if (r.partition) args.push(`--partition=${r.partition}`);
   if (r.account) args.push(`--account=${r.account}`);
@@ -133,9 +136,9 @@ export class SlurmAdapter {
     return parseSbatch(await this.run('sbatch', sbatchArgs(request), request.script));
   }
 
-  /** The calling user's jobs the controller still holds (pending, running, and recently finished). */
+  /** The calling user's jobs the controller still holds (pending, running, and recently finished); a job array's tasks one per line (`123_4`). */
   async queue(): Promise<JobState[]> {
-    return parseStates(await this.run('squeue', ['--noheader', '--me', '--states=all', '--format=%i|%j|%T|']));
+    return parseStates(await this.run('squeue', ['--noheader', '--me', '--states=all', '--array', '--format=%i|%j|%T|']));
   }
 
   /** Accounting records of these jobs (finished ones included); ids unknown to sacct are absent. */

@@ -120,15 +120,16 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
     return { result: r, rows };
   },
   'slurm-coordinator': async () => {
-    const r = await slurmCoordinatorBenchmark(Number(process.env['PERFMINE_BENCH_SLURM_ITEMS'] ?? 1000));
-    return {
-      result: r,
-      rows: [
-        { figure: `9. Slurm coordinator, ${r.items.toLocaleString('en-US')} jobs returning prepared results: submissions`, value: `${r.submissionsPerSecond.toFixed(1)}/s (${ms(r.submitWallMs)} submitting; ${ms(r.submitMs)} summed over the sbatch calls)`, target: '', ok: null },
-        { figure: '   coordinator overhead per item (busy wall time; own CPU)', value: `${r.overheadMsPerItem.toFixed(1)} ms; ${r.cpuMsPerItem.toFixed(2)} ms CPU (polls ${ms(r.pollMs)}, ingest ${ms(r.ingestMs)})`, target: '', ok: null },
-        { figure: '   all ingested / wall time', value: `${r.done}/${r.items} in ${ms(r.wallMs)}`, target: 'all', ok: r.done === r.items },
-      ],
-    };
+    // job arrays (the default, 100 tasks each) over every item, then one sbatch per item over a fifth of them
+    const items = Number(process.env['PERFMINE_BENCH_SLURM_ITEMS'] ?? 1000);
+    const arrays = await slurmCoordinatorBenchmark(items, 100);
+    const singles = await slurmCoordinatorBenchmark(Math.max(1, Math.round(items / 5)), 1);
+    const rows = (r: typeof arrays, how: string): Row[] => [
+      { figure: `9. Slurm coordinator, ${r.items.toLocaleString('en-US')} jobs returning prepared results, ${how}: submissions`, value: `${r.submissionsPerSecond.toFixed(1)}/s (${ms(r.submitWallMs)} submitting; ${ms(r.submitMs)} summed over the sbatch calls)`, target: '', ok: null },
+      { figure: '   coordinator overhead per item (busy wall time; own CPU)', value: `${r.overheadMsPerItem.toFixed(1)} ms; ${r.cpuMsPerItem.toFixed(2)} ms CPU (polls ${ms(r.pollMs)}, ingest ${ms(r.ingestMs)})`, target: '', ok: null },
+      { figure: '   all ingested / wall time', value: `${r.done}/${r.items} in ${ms(r.wallMs)}`, target: 'all', ok: r.done === r.items },
+    ];
+    return { result: { arrays, singles }, rows: [...rows(arrays, 'job arrays of 100'), ...rows(singles, 'one sbatch per item')] };
   },
   decide: async () => {
     const r = decideWorkloadsBenchmark(5000, 20);

@@ -9,6 +9,8 @@ import { preparedStage, slurmConfig, slurmUnavailable } from '../executor/fixtur
 
 export interface SlurmCoordinatorResult {
   readonly items: number;
+  /** executor.slurm.arraySize: tasks per job array (1: one sbatch per item). */
+  readonly arraySize: number;
   readonly done: number;
   readonly wallMs: number;
   readonly submitMs: number;
@@ -26,9 +28,10 @@ export interface SlurmCoordinatorResult {
 /**
  * The coordinator alone on the real cluster (scripts/setup-slurm.sh): `items` jobs whose command
  * writes a prepared result at once (a shell line, not perfmine's worker: the worker's start-up is
- * the node's cost, not the coordinator's), all submitted, tracked and ingested through the stage runner.
+ * the node's cost, not the coordinator's), all submitted, tracked and ingested through the stage
+ * runner; in job arrays of `arraySize` tasks (1: one sbatch per item).
  */
-export async function slurmCoordinatorBenchmark(items = 1000): Promise<SlurmCoordinatorResult> {
+export async function slurmCoordinatorBenchmark(items = 1000, arraySize = 100): Promise<SlurmCoordinatorResult> {
   const why = slurmUnavailable();
   if (why) throw new Error(why);
   const dir = tempDir('perfmine-bench-slurm-');
@@ -36,7 +39,7 @@ export async function slurmCoordinatorBenchmark(items = 1000): Promise<SlurmCoor
   const { log, lines } = memoryLogger();
   // `--spool DIR --job NAME` follow: $2 and $4. The result is written whole (temporary file, then mv).
   const writeResult = 'd="$2/jobs/$4"; printf \'{"version":1,"jobName":"%s","ok":true,"output":{"n":0}}\' "$4" > "$d/result.json.tmp" && mv "$d/result.json.tmp" "$d/result.json"';
-  const config = slurmConfig(join(dir, 'spool'), { workerCommand: ['/bin/sh', '-c', writeResult, 'perfmine-prepared'], maxJobs: items, pollIntervalMs: 1000 });
+  const config = slurmConfig(join(dir, 'spool'), { workerCommand: ['/bin/sh', '-c', writeResult, 'perfmine-prepared'], maxJobs: items, pollIntervalMs: 1000, arraySize });
   const ctx = createContext({ config, credentials: { githubTokens: [], openaiApiKey: undefined, googleApplicationCredentials: undefined, bigqueryProject: undefined }, db, log });
   const stage = preparedStage(Array.from({ length: items }, (_, i) => ({ key: `bench-${i}`, payload: { output: { n: 0 } } })));
   const cpu0 = process.cpuUsage();
@@ -50,6 +53,7 @@ export async function slurmCoordinatorBenchmark(items = 1000): Promise<SlurmCoor
   const n = (k: string) => Number(line[k]);
   return {
     items,
+    arraySize,
     done: report.done,
     wallMs,
     submitMs: n('submitMs'),

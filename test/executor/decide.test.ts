@@ -1,6 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attemptsUsed, decideJob, resumeItem, UNKNOWN_POLLS_BEFORE_LOST, type JobView } from '../../pipeline/executor/decide.js';
-import { batchScript } from '../../pipeline/executor/slurm-executor.js';
+import { arrayScript, batchScript } from '../../pipeline/executor/slurm-executor.js';
+import { tempDir } from '../helpers/harness.js';
 import { parseSbatch, parseStates, sbatchArgs } from '../../pipeline/services/slurm.js';
 
 const view = (v: Partial<JobView>): JobView => ({ attempt: 1, slurmState: 'RUNNING', result: 'missing', unknownPolls: 0, ...v });
@@ -143,5 +147,27 @@ describe('the Slurm adapter (pure parts)', () => {
     const script = batchScript(['/usr/bin/node', '/opt/perf mine/bin.js', 'worker'], '/spool', 'pm-j-a1');
     expect(script.split('\n')[0]).toBe('#!/bin/bash');
     expect(script).toContain("exec /usr/bin/node '/opt/perf mine/bin.js' worker --spool /spool --job pm-j-a1");
+  });
+
+  it('asks sbatch for a job array of N tasks, and parses its tasks as squeue --array lists them', () => {
+    const base = { jobName: 'pm-x-array-1', script: '', output: 'o', timeLimit: '10', cpus: 1, exclusive: false, extraArgs: [] };
+    expect(sbatchArgs({ ...base, arrayTasks: 5 })).toContain('--array=0-4');
+    expect(sbatchArgs({ ...base, arrayTasks: 1 }).some((a) => a.startsWith('--array'))).toBe(false);
+    expect(parseStates('77_0|pm-x-array-1|RUNNING|\n77_1|pm-x-array-1|PENDING|\n77_0.batch|batch|RUNNING|\n')).toEqual([
+      { jobId: '77_0', jobName: 'pm-x-array-1', state: 'RUNNING', exitCode: null },
+      { jobId: '77_1', jobName: 'pm-x-array-1', state: 'PENDING', exitCode: null },
+    ]);
+  });
+
+  it("writes a job array's script: task i execs the worker for the i-th job, its log in that job's directory", () => {
+    const spool = tempDir('perfmine-array-script-');
+    mkdirSync(join(spool, 'jobs', 'pm-b-a1'), { recursive: true });
+    const script = arrayScript(['/bin/echo', 'ran'], spool, ['pm-a-a1', 'pm-b-a1']);
+    const ran = spawnSync('bash', ['-c', script], { env: { SLURM_ARRAY_TASK_ID: '1', PATH: process.env.PATH }, encoding: 'utf8' });
+    expect(ran.status).toBe(0);
+    expect(readFileSync(join(spool, 'jobs', 'pm-b-a1', 'slurm.out'), 'utf8')).toBe(`ran --spool ${spool} --job pm-b-a1\n`);
+    expect(arrayScript(['/usr/bin/node', '/opt/perf mine/bin.js', 'worker'], '/spool', ['pm-a-a1'])).toContain(
+      'exec /usr/bin/node \'/opt/perf mine/bin.js\' worker --spool /spool --job "$job"',
+    );
   });
 });

@@ -2,12 +2,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutorJobs, type JobRow } from '../../cache/executor-jobs.js';
+import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import { openStore, type Db } from '../../cache/store.js';
-import { createContext } from '../../pipeline/context.js';
-import { createLogger } from '../../pipeline/logging.js';
 import { runStage, type StageReport } from '../../pipeline/runner.js';
-import type { PipelineContext } from '../../pipeline/stage.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { jobNameOf } from '../../pipeline/executor/slurm-executor.js';
 import { writeJobInput } from '../../pipeline/executor/spool.js';
@@ -15,7 +12,7 @@ import { SlurmAdapter } from '../../pipeline/services/slurm.js';
 import { batchScript, defaultWorkerCommand } from '../../pipeline/executor/slurm-executor.js';
 import { hashOf } from '../../pipeline/hash.js';
 import { tempDir } from '../helpers/harness.js';
-import { preparedStage, sacctJobs, slurmConfig, slurmUnavailable } from './fixtures/prepared-stage.js';
+import { attemptsOf, preparedStage, sacctJobs, slurmContext as context, slurmUnavailable, until } from './fixtures/prepared-stage.js';
 import type { PreparedPayload } from '../../pipeline/executor/worker.js';
 
 /**
@@ -29,34 +26,6 @@ if (unavailable) console.warn(`[slurm tests skipped] ${unavailable}`);
 const scope = { window: monthWindow('2025-04'), repos: [], prs: [], source: { kind: 'github' as const } };
 const slurm = new SlurmAdapter();
 const since = execFileSync('date', ['+%Y-%m-%dT%H:%M:%S'], { encoding: 'utf8' }).trim();
-
-function context(db: Db, spool: string, overrides: Record<string, unknown> = {}, signal?: AbortSignal): PipelineContext {
-  return createContext({
-    config: slurmConfig(spool, overrides),
-    credentials: { githubTokens: [], openaiApiKey: undefined, googleApplicationCredentials: undefined, bigqueryProject: undefined },
-    db,
-    log: createLogger({ level: 'silent', format: 'json' }),
-    ...(signal ? { signal } : {}),
-  });
-}
-
-/** Waits for a condition that the cluster or the coordinator makes true (checked every 200 ms). */
-async function until<T>(
-  what: string,
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 180_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-const attemptsOf = (db: Db, key: string, payload: PreparedPayload): JobRow[] =>
-  new ExecutorJobs(db).attempts('synthesize', key, hashOf(payload));
 
 describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', () => {
   describe('one stage run with a job cancelled, one killed by its time limit, and unusable results', () => {
