@@ -8,7 +8,7 @@ import { ConfigError, ItemError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import type { Logger } from '../logging.js';
 import { packagePath } from '../package-root.js';
-import type { JobState, SlurmAdapter } from '../services/slurm.js';
+import type { JobState, SlurmAdapter, SubmitRequest } from '../services/slurm.js';
 import { attemptsUsed, decideJob, resumeItem, type ResultFile } from './decide.js';
 import {
   checkSpoolWritable,
@@ -322,13 +322,7 @@ export class SlurmExecutor {
       script: batchScript(config.workerCommand ?? defaultWorkerCommand(), config.spool, t.jobName),
       output: join(dir, 'slurm.out'),
       chdir: dir,
-      partition: config.partition,
-      account: config.account,
-      timeLimit: config.timeLimit,
-      cpus: config.cpus,
-      memoryMb: config.memoryMb,
-      exclusive: config.exclusive,
-      extraArgs: config.extraArgs,
+      ...resources(config),
     });
     this.timing.submitMs += performance.now() - s0;
     t.jobId = jobId;
@@ -364,13 +358,7 @@ export class SlurmExecutor {
       // each task writes its log into its item's directory; this file holds only what fails before that
       output: join(arrayLogDir(config.spool), `${array}-%a.out`),
       chdir: resolve(config.spool),
-      partition: config.partition,
-      account: config.account,
-      timeLimit: config.timeLimit,
-      cpus: config.cpus,
-      memoryMb: config.memoryMb,
-      exclusive: config.exclusive,
-      extraArgs: config.extraArgs,
+      ...resources(config),
       arrayTasks: batch.length,
     });
     this.timing.submitMs += performance.now() - s0;
@@ -474,6 +462,14 @@ export class SlurmExecutor {
       }
     }
   }
+}
+
+/** What every job asks of the cluster (config.executor.slurm). */
+function resources(
+  config: SlurmConfig,
+): Pick<SubmitRequest, 'partition' | 'account' | 'timeLimit' | 'cpus' | 'memoryMb' | 'exclusive' | 'extraArgs'> {
+  const { partition, account, timeLimit, cpus, memoryMb, exclusive, extraArgs } = config;
+  return { partition, account, timeLimit, cpus, memoryMb, exclusive, extraArgs };
 }
 
 /** Waits between polls; a hard stop ends the wait at once. */
