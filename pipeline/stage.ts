@@ -111,8 +111,8 @@ export interface RemoteStage<I, O, R = unknown> {
    * transaction, before persist: it may write what the node wrote (ctx.db) besides the outcome.
    */
   ingest(ctx: ItemContext, result: unknown, item: WorkItem<I>): Outcome<O, R>;
-  /** On the node: runs the item from its payload and returns the result (pipeline/executor/stage-remote.ts). */
-  work?(stage: Stage<I, O, R>, payload: unknown): Promise<unknown>;
+  /** On the node: runs the item from its payload and returns the result (pipeline/executor/stage-remote.ts); `signal` aborts when Slurm ends the job. */
+  work?(stage: Stage<I, O, R>, payload: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
 /** Erases a stage's item types so that stages of different types fit in one registry. */

@@ -75,25 +75,20 @@ export function stageRemote<I, O, R>(stage: StageName, spec: StageRemoteSpec<I, 
       const outcome = r.outcome as Outcome<O, R>;
       return spec.adopt ? spec.adopt(outcome, ids, ctx) : outcome;
     },
-    async work(self: Stage<I, O, R>, payload: unknown) {
+    async work(self: Stage<I, O, R>, payload: unknown, signal: AbortSignal) {
       const p = stagePayloadSchema.parse(payload);
       const config = { ...configSchema.parse(p.config, { jitless: true }), db: ':memory:' };
       const db = openStore(':memory:');
-      const abort = new AbortController();
-      // Slurm sends SIGTERM before it kills a job (scancel, time limit): containers are stopped.
-      const onTerm = () => abort.abort();
-      process.once('SIGTERM', onTerm);
       try {
         seedStore(db, p.seed);
         const credentials = readCredentials(process.env);
         const log = createLogger({ level: config.logLevel, format: 'json', secrets: secretValues(credentials) });
-        const ctx = createContext({ config, credentials, db, log, runId: p.runId, signal: abort.signal });
+        const ctx = createContext({ config, credentials, db, log, runId: p.runId, signal });
         const itemCtx: ItemContext = { ...ctx, stage: self.name, key: p.item.key, log: log.child({ stage: self.name, item: p.item.key }) };
         const item: WorkItem<I> = { key: p.item.key, input: p.item.input as I, repo: p.item.repo, at: p.item.at };
         const outcome = await self.run(itemCtx, item);
         return encodeNumbers({ outcome, writes: sliceWrites(db, p.seed, spec.writes), counters: ctx.metrics.counters() });
       } finally {
-        process.off('SIGTERM', onTerm);
         db.close();
       }
     },
@@ -105,7 +100,7 @@ export function stageWorkerHandlers(stages: readonly AnyStage[]): Record<string,
   const handlers: Record<string, WorkerHandler> = {};
   for (const stage of stages) {
     const remote = stage.remote;
-    if (remote?.work) handlers[remote.kind] = (input) => remote.work!(stage, input.payload);
+    if (remote?.work) handlers[remote.kind] = (input, env) => remote.work!(stage, input.payload, env.signal);
   }
   return handlers;
 }

@@ -1,4 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { kindOf, PerfmineError } from '../errors.js';
@@ -10,8 +11,11 @@ import { readJobInput, writeJobResult, type JobInput } from './spool.js';
  * needs comes in its input file, what it produced goes out in its result file.
  */
 
-/** Runs one kind of item on the node; returns the result (JSON) the coordinator ingests. */
-export type WorkerHandler = (input: JobInput, env: { readonly dir: string }) => Promise<unknown>;
+/**
+ * Runs one kind of item on the node; returns the result (JSON) the coordinator ingests. `signal`
+ * aborts when Slurm ends the job (SIGTERM: scancel, time limit, preemption).
+ */
+export type WorkerHandler = (input: JobInput, env: { readonly dir: string; readonly signal: AbortSignal }) => Promise<unknown>;
 
 /**
  * `prepared`: a job whose result comes in its input (the coordinator's tests and benchmark).
@@ -32,8 +36,11 @@ export type PreparedPayload = z.infer<typeof preparedPayloadSchema>;
 
 const prepared: WorkerHandler = async (input, env) => {
   const p = preparedPayloadSchema.parse(input.payload);
-  if (p.sleepSeconds) await new Promise((r) => setTimeout(r, p.sleepSeconds! * 1000));
-  while (p.waitForFile !== undefined && !existsSync(p.waitForFile)) await new Promise((r) => setTimeout(r, 200));
+  // Slurm's SIGTERM ends the waits (as it would a stage's containers)
+  const wait = (ms: number) => sleep(ms, undefined, { signal: env.signal });
+  if (p.sleepSeconds) await wait(p.sleepSeconds * 1000);
+  while (p.waitForFile !== undefined && !existsSync(p.waitForFile)) await wait(200);
+  env.signal.throwIfAborted();
   if (p.rawResult !== undefined) {
     writeFileSync(join(env.dir, 'result.json'), p.rawResult);
     process.exit(0);
@@ -66,10 +73,18 @@ export async function runWorker(
     });
     return 0;
   }
+  // Slurm ends a job with SIGTERM (then SIGKILL): the handler stops its containers, and no result
+  // is written, so that the coordinator decides by the job's state (resubmits what was cancelled,
+  // preempted or killed by its time limit) rather than recording the interruption as the item's failure.
+  const abort = new AbortController();
+  const onTerm = () => abort.abort(new Error('the job received SIGTERM'));
+  process.once('SIGTERM', onTerm);
   try {
-    const output = await handler(input, { dir });
+    const output = await handler(input, { dir, signal: abort.signal });
+    if (abort.signal.aborted) return TERMINATED;
     writeJobResult(dir, { version: 1, jobName, ok: true, output });
   } catch (error) {
+    if (abort.signal.aborted) return TERMINATED;
     const reason = error instanceof PerfmineError ? error.reason : 'worker-crashed';
     writeJobResult(dir, {
       version: 1,
@@ -77,6 +92,11 @@ export async function runWorker(
       ok: false,
       error: { kind: kindOf(error), reason, message: error instanceof Error ? error.message : String(error) },
     });
+  } finally {
+    process.off('SIGTERM', onTerm);
   }
   return 0;
 }
+
+/** The exit code of a job ended by SIGTERM (128 + 15), with no result written. */
+export const TERMINATED = 143;

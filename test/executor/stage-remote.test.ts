@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BuildScripts, type NewAttempt } from '../../cache/build-scripts.js';
 import { FingerprintCache } from '../../cache/fingerprints.js';
@@ -7,6 +9,9 @@ import { createContext } from '../../pipeline/context.js';
 import { ItemError } from '../../pipeline/errors.js';
 import { decodeNumbers, encodeNumbers, stageRemote, stageWorkerHandlers } from '../../pipeline/executor/stage-remote.js';
 import { applyWrites, readSlice, seedStore, sliceWrites } from '../../pipeline/executor/store-slice.js';
+import { readJobResult, writeJobInput } from '../../pipeline/executor/spool.js';
+import { runWorker, TERMINATED } from '../../pipeline/executor/worker.js';
+import { tempDir } from '../helpers/harness.js';
 import { createLogger } from '../../pipeline/logging.js';
 import { registry } from '../../pipeline/registry.js';
 import { defineStage, type ItemContext, type WorkItem } from '../../pipeline/stage.js';
@@ -82,7 +87,7 @@ describe('a stage item run on a node from a slice of the store', () => {
     const payload = stage.remote!.payload(itemContext(coordinator, item.key), item) as { seed: Record<string, { sha: string }[]> };
     expect(payload.seed['build_attempts']!.map((r) => r.sha)).toEqual(['s1', 's4']);
 
-    const result = await stage.remote!.work!(stage, throughSpool(payload));
+    const result = await stage.remote!.work!(stage, throughSpool(payload), new AbortController().signal);
     // meanwhile another item's attempt takes the next id on the coordinator
     const other = scripts.record(attempt('o/b', 's6', 'failed'));
 
@@ -105,7 +110,9 @@ describe('a stage item run on a node from a slice of the store', () => {
     const coordinator = openStore(':memory:');
     const item = { key: 'o/a@boom', input: { repo: 'o/a', sha: 'boom' } };
     const payload = stage.remote!.payload(itemContext(coordinator, item.key), item);
-    await expect(stage.remote!.work!(stage, throughSpool(payload))).rejects.toMatchObject({ reason: 'no-verified-script' });
+    await expect(stage.remote!.work!(stage, throughSpool(payload), new AbortController().signal)).rejects.toMatchObject({
+      reason: 'no-verified-script',
+    });
   });
 
   it('refuses a result that writes a table the stage did not declare, and a seeded row changed in an id table', () => {
@@ -153,5 +160,28 @@ describe('a stage item run on a node from a slice of the store', () => {
       runId: null,
       seed: { build_attempts: [{ repo: 'o/a', sha: 's' }] },
     });
+  });
+
+  it('a job ended by Slurm (SIGTERM) writes no result, so the coordinator resubmits it by its state; a failure writes one', async () => {
+    const spool = tempDir('perfmine-worker-');
+    const input = { version: 1 as const, stage: 'synthesize', key: 'k', kind: 'slow', payload: null };
+    const handlers = {
+      // stops when the job is told to end (Slurm's SIGTERM, sent here through the process's own listeners)
+      slow: (_input: unknown, env: { signal: AbortSignal }) =>
+        new Promise<never>((_resolve, reject) => {
+          env.signal.addEventListener('abort', () => reject(new Error('containers stopped')));
+          process.emit('SIGTERM', 'SIGTERM');
+        }),
+      broken: () => Promise.reject(new ItemError('no-verified-script', 'nothing built')),
+    };
+    const listeners = process.listenerCount('SIGTERM');
+    const ended = writeJobInput(spool, 'pm-ended', input);
+    expect(await runWorker(ended, 'pm-ended', handlers)).toBe(TERMINATED);
+    expect(existsSync(join(ended, 'result.json'))).toBe(false);
+    expect(process.listenerCount('SIGTERM')).toBe(listeners);
+
+    const failed = writeJobInput(spool, 'pm-failed', { ...input, kind: 'broken' });
+    expect(await runWorker(failed, 'pm-failed', handlers)).toBe(0);
+    expect(readJobResult(spool, 'pm-failed').result).toMatchObject({ ok: false, error: { reason: 'no-verified-script' } });
   });
 });

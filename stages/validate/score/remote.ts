@@ -30,28 +30,21 @@ export const SCORE_SIDE_KIND = 'score-side';
 const payloadSchema = z.object({ candidate: z.unknown(), patch: z.string(), config: z.unknown() }).strict();
 
 /** The node's side: one patch measured against its task's base. */
-const scoreSide: WorkerHandler = async (input) => {
+const scoreSide: WorkerHandler = async (input, env) => {
   const p = payloadSchema.parse(input.payload);
   const config = configSchema.parse(p.config, { jitless: true });
   const credentials = readCredentials(process.env);
   const log = createLogger({ level: config.logLevel, format: 'json', secrets: secretValues(credentials) });
   const metrics = new Metrics();
-  const abort = new AbortController();
-  const onTerm = () => abort.abort();
-  process.once('SIGTERM', onTerm);
-  try {
-    const runner = dockerRunnerOf(config, new DockerService({ runLabel: 'score', metrics }), log, metrics);
-    const result = await measureSide(p.candidate as ScoreTask['candidate'], p.patch, {
-      runner,
-      config: config.validate,
-      log,
-      metrics,
-      signal: abort.signal,
-    });
-    return encodeNumbers(result);
-  } finally {
-    process.off('SIGTERM', onTerm);
-  }
+  const runner = dockerRunnerOf(config, new DockerService({ runLabel: 'score', metrics }), log, metrics);
+  const result = await measureSide(p.candidate as ScoreTask['candidate'], p.patch, {
+    runner,
+    config: config.validate,
+    log,
+    metrics,
+    signal: env.signal,
+  });
+  return encodeNumbers(result);
 };
 
 export const SCORE_WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { [SCORE_SIDE_KIND]: scoreSide };
