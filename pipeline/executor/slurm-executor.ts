@@ -18,7 +18,7 @@ import {
   readJobResult,
   writeArrayMember,
   writeJobInput,
-  type JobResult,
+  type ArrayMember,
 } from './spool.js';
 
 /** One item to run as a Slurm job. */
@@ -32,8 +32,8 @@ export interface RemoteJob {
 }
 
 export interface RemoteHooks {
-  /** Records the item's result; runs inside the transaction that marks its job ingested. A throw fails the item. */
-  ingest(key: string, result: JobResult): void;
+  /** Records a successful job's output; runs inside the transaction that marks its job ingested. A throw fails the item. */
+  ingest(key: string, output: unknown): void;
   /** Records the item as failed (its last attempt was lost, or its result was unusable). */
   fail(key: string, error: unknown): void;
 }
@@ -307,15 +307,26 @@ export class SlurmExecutor {
     }
   }
 
-  private async submit(t: Tracked): Promise<void> {
+  /**
+   * A new attempt of an item, before sbatch: its job name, its input (and, as an array's task,
+   * which task) in the spool, its row in the ledger, followed from now on. Returns its job directory.
+   */
+  #record(t: Tracked, member?: ArrayMember): string {
     const { config, stage, runId } = this.options;
     t.jobName = jobNameOf(stage, t.job.key, t.job.inputHash, t.attempt);
     t.jobId = null;
     t.unknownPolls = 0;
     t.lastState = null;
     const dir = writeJobInput(config.spool, t.jobName, { version: 1, stage, key: t.job.key, kind: t.job.kind, payload: t.job.payload });
+    if (member) writeArrayMember(config.spool, t.jobName, member);
     this.jobs.recordSubmitting({ stage, key: t.job.key, inputHash: t.job.inputHash, attempt: t.attempt, jobName: t.jobName, runId });
     this.live.set(t.jobName, t);
+    return dir;
+  }
+
+  private async submit(t: Tracked): Promise<void> {
+    const { config, stage } = this.options;
+    const dir = this.#record(t);
     const s0 = performance.now();
     const jobId = await this.options.slurm.submit({
       jobName: t.jobName,
@@ -332,20 +343,9 @@ export class SlurmExecutor {
 
   /** Several items as one job array: task i is batch[i], its job id `ARRAY_i`. */
   private async submitArray(batch: Tracked[]): Promise<void> {
-    const { config, stage, runId } = this.options;
+    const { config, stage } = this.options;
     const array = arrayNameOf(stage);
-    this.options.db.transaction(() => {
-      batch.forEach((t, index) => {
-        t.jobName = jobNameOf(stage, t.job.key, t.job.inputHash, t.attempt);
-        t.jobId = null;
-        t.unknownPolls = 0;
-        t.lastState = null;
-        writeJobInput(config.spool, t.jobName, { version: 1, stage, key: t.job.key, kind: t.job.kind, payload: t.job.payload });
-        writeArrayMember(config.spool, t.jobName, { array, index });
-        this.jobs.recordSubmitting({ stage, key: t.job.key, inputHash: t.job.inputHash, attempt: t.attempt, jobName: t.jobName, runId });
-        this.live.set(t.jobName, t);
-      });
-    })();
+    this.options.db.transaction(() => batch.forEach((t, index) => this.#record(t, { array, index })))();
     mkdirSync(arrayLogDir(config.spool), { recursive: true });
     const s0 = performance.now();
     const arrayId = await this.options.slurm.submit({
@@ -414,7 +414,7 @@ export class SlurmExecutor {
           const i0 = performance.now();
           try {
             this.options.db.transaction(() => {
-              hooks.ingest(t.job.key, result);
+              hooks.ingest(t.job.key, result.output);
               this.jobs.settle(t.jobName, 'ingested', null, s?.state ?? null);
             })();
             report.ingested += 1;

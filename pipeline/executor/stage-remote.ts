@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { openStore } from '../../cache/store.js';
-import { configSchema } from '../config/schema.js';
 import { createContext } from '../context.js';
-import { readCredentials, secretValues } from '../credentials.js';
-import { createLogger } from '../logging.js';
 import type { AnyStage, ItemContext, Outcome, RemoteStage, Stage, StageName, WorkItem } from '../stage.js';
 import { applyWrites, readSlice, seedStore, sliceWrites, type IdMap, type SliceRead, type SliceWrite } from './store-slice.js';
-import type { WorkerHandler } from './worker.js';
+import { nodeSession, type WorkerHandler } from './worker.js';
 
 /**
  * A stage's items as Slurm jobs that run the stage's own `run` on the compute node. The job input
@@ -77,12 +74,12 @@ export function stageRemote<I, O, R>(stage: StageName, spec: StageRemoteSpec<I, 
     },
     async work(self: Stage<I, O, R>, payload: unknown, signal: AbortSignal) {
       const p = stagePayloadSchema.parse(payload);
-      const config = { ...configSchema.parse(p.config, { jitless: true }), db: ':memory:' };
+      const session = nodeSession(p.config);
+      const { credentials, log } = session;
+      const config = { ...session.config, db: ':memory:' };
       const db = openStore(':memory:');
       try {
         seedStore(db, p.seed);
-        const credentials = readCredentials(process.env);
-        const log = createLogger({ level: config.logLevel, format: 'json', secrets: secretValues(credentials) });
         const ctx = createContext({ config, credentials, db, log, runId: p.runId, signal });
         const itemCtx: ItemContext = { ...ctx, stage: self.name, key: p.item.key, log: log.child({ stage: self.name, item: p.item.key }) };
         const item: WorkItem<I> = { key: p.item.key, input: p.item.input as I, repo: p.item.repo, at: p.item.at };

@@ -2,7 +2,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { configSchema, type Config } from '../config/schema.js';
+import { readCredentials, secretValues, type Credentials } from '../credentials.js';
 import { kindOf, PerfmineError } from '../errors.js';
+import { createLogger, type Logger } from '../logging.js';
 import { readJobInput, writeJobResult, type JobInput } from './spool.js';
 
 /**
@@ -55,6 +58,17 @@ const prepared: WorkerHandler = async (input, env) => {
  * records); a stage without one runs locally.
  */
 export const WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { prepared };
+
+/**
+ * What a job's handler works with on its node: the coordinator's configuration (from the job's
+ * input; it holds no secrets), this node's credentials (environment variables) and a JSON logger
+ * into the job's log (stderr: slurm.out).
+ */
+export function nodeSession(config: unknown): { config: Config; credentials: Credentials; log: Logger } {
+  const parsed = configSchema.parse(config, { jitless: true });
+  const credentials = readCredentials(process.env);
+  return { config: parsed, credentials, log: createLogger({ level: parsed.logLevel, format: 'json', secrets: secretValues(credentials) }) };
+}
 
 /** Runs the job in `dir`; returns the process exit code (0 once a result, success or item failure, is written). */
 export async function runWorker(

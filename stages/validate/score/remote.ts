@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { ScoreStore } from '../../../cache/scores.js';
 import type { Db } from '../../../cache/store.js';
-import { configSchema, type Config } from '../../../pipeline/config/schema.js';
-import { readCredentials, secretValues } from '../../../pipeline/credentials.js';
+import type { Config } from '../../../pipeline/config/schema.js';
 import { ItemError, PerfmineError } from '../../../pipeline/errors.js';
 import { decodeNumbers, encodeNumbers } from '../../../pipeline/executor/stage-remote.js';
 import { SlurmExecutor, type RemoteJob } from '../../../pipeline/executor/slurm-executor.js';
-import type { WorkerHandler } from '../../../pipeline/executor/worker.js';
+import { nodeSession, type WorkerHandler } from '../../../pipeline/executor/worker.js';
 import { hashOf } from '../../../pipeline/hash.js';
-import { createLogger, type Logger } from '../../../pipeline/logging.js';
+import type { Logger } from '../../../pipeline/logging.js';
 import { Metrics } from '../../../pipeline/metrics.js';
 import { DockerService } from '../../../pipeline/services/docker.js';
 import { SlurmAdapter } from '../../../pipeline/services/slurm.js';
@@ -32,9 +31,7 @@ const payloadSchema = z.object({ candidate: z.unknown(), patch: z.string(), conf
 /** The node's side: one patch measured against its task's base. */
 const scoreSide: WorkerHandler = async (input, env) => {
   const p = payloadSchema.parse(input.payload);
-  const config = configSchema.parse(p.config, { jitless: true });
-  const credentials = readCredentials(process.env);
-  const log = createLogger({ level: config.logLevel, format: 'json', secrets: secretValues(credentials) });
+  const { config, log } = nodeSession(p.config);
   const metrics = new Metrics();
   const runner = dockerRunnerOf(config, new DockerService({ runLabel: 'score', metrics }), log, metrics);
   const result = await measureSide(p.candidate as ScoreTask['candidate'], p.patch, {
@@ -103,10 +100,9 @@ export async function measureSidesOnSlurm(options: {
       hard: options.signal,
     });
     const report = await executor.run(jobs, {
-      ingest(key, result) {
-        if (!result.ok) throw new Error('not a success'); // the executor fails these itself
+      ingest(key, output) {
         const s = sides.get(key)!;
-        const side = decodeNumbers(result.output) as SideResult;
+        const side = decodeNumbers(output) as SideResult;
         store.save({
           instanceId: s.task.instanceId,
           side: s.which,
