@@ -83,6 +83,15 @@ export interface LogOptions {
   readonly maxCount?: number;
 }
 
+/** What a commit did to an asv config path: its blob id after the commit, null when it deleted it. */
+export interface AsvConfigChange {
+  readonly path: string;
+  readonly blob: string | null;
+}
+
+/** By commit SHA, what it did to asv config paths (`asvConfigChanges`). */
+export type AsvConfigChanges = ReadonlyMap<string, readonly AsvConfigChange[]>;
+
 export interface AsvConfigFile {
   readonly path: string;
   readonly text: string;
@@ -117,8 +126,9 @@ const DIFF_ARGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--binary', '
 const STDERR_TAIL = 4000;
 
 /**
- * The git adapter: every git process perfmine starts goes through here, one at a time per slot
- * of the `git` queue, each with a timeout. Output parsing lives in git-parse.ts.
+ * The git adapter: every git process perfmine starts goes through here, each with a timeout, one
+ * per slot of the `git` queue (but the commit reads of `streamCommitLists`, which run beside it).
+ * Output parsing lives in git-parse.ts.
  */
 export class GitService {
   readonly #queue: PQueue;
@@ -338,6 +348,26 @@ export class GitService {
    * rejects `done` (the commits handed over until then stand).
    */
   streamCommits(repo: string, shas: readonly string[], onCommit: (result: StreamedCommit) => void): CommitStream {
+    return this.streamCommitLists(repo, [shas], onCommit)[0]!;
+  }
+
+  /**
+   * `streamCommits` over several lists at once, one git process each (git's diff is
+   * single-threaded: this spreads it over cores), each paused and resumed alone. These processes
+   * run beside the git queue, not in its slots: a reader pauses a process that is ahead of it, and
+   * a paused process holding a slot could keep what the reader waits for (another list's commits,
+   * the blobs of a byte-exact patch, the other reads of its items) from ever starting.
+   */
+  streamCommitLists(repo: string, lists: readonly (readonly string[])[], onCommit: (result: StreamedCommit) => void): CommitStream[] {
+    return lists.map((shas) => this.#stream(repo, shas, onCommit, (args, options) => this.#spawn(repo, args, options)));
+  }
+
+  #stream(
+    repo: string,
+    shas: readonly string[],
+    onCommit: (result: StreamedCommit) => void,
+    run: (args: readonly string[], options: RunOptions) => Promise<RunResult>,
+  ): CommitStream {
     const marker = newLogMarker();
     const splitter = new LogRecordSplitter(marker);
     const headerAt = Buffer.byteLength(`\0${marker}H`);
@@ -384,7 +414,7 @@ export class GitService {
       '--diff-merges=first-parent',
       ...DIFF_ARGS,
     ];
-    const done = this.run(repo, args, {
+    const done = run(args, {
       input: `${shas.join('\n')}\n`,
       onStdout: (chunk) => {
         const complete = splitter.push(chunk);
@@ -520,10 +550,18 @@ export class GitService {
    * The asv config at many commits of one first-parent line (`line`: its SHAs, newest first), in
    * three processes whatever their number, reading only the line's part between the oldest and
    * the newest of them: the tree of the oldest (its asv config paths) and, at the same time, the
-   * changes to asv config paths from there to the newest (replayed to know which exist at each
-   * commit), then one cat-file for the contents. Commits that are not on the line are looked up one by one.
+   * changes to asv config paths from there to the newest with their blob ids (replayed to know
+   * which exist at each commit, and in which version), then one cat-file for the contents of each
+   * version. Commits that are not on the line are looked up one by one.
+   * `changes`, when given, are `asvConfigChanges` of a range that holds the line's part between
+   * the oldest and the newest of them (read before: only the tree and the contents are read here).
    */
-  async findAsvConfigs(repo: string, line: readonly string[], shas: readonly string[]): Promise<Map<string, AsvConfigFile | null>> {
+  async findAsvConfigs(
+    repo: string,
+    line: readonly string[],
+    shas: readonly string[],
+    options: { readonly changes?: AsvConfigChanges } = {},
+  ): Promise<Map<string, AsvConfigFile | null>> {
     const result = new Map<string, AsvConfigFile | null>();
     const wanted = new Set(shas);
     if (wanted.size === 0) return result;
@@ -537,30 +575,32 @@ export class GitService {
     if (oldest >= 0) {
       const segment = line.slice(newest, oldest + 1).reverse(); // oldest first
       const first = segment[0]!;
-      const [tree, changes] = await Promise.all([
-        this.lsTree(repo, first, { recursive: true }),
-        segment.length > 1
-          ? this.#asvPathChanges(repo, `${first}..${segment.at(-1)!}`)
-          : new Map<string, { path: string; deleted: boolean }[]>(),
-      ]);
-      const present = new Set(tree.filter((e) => e.type === 'blob' && ASV_CONFIG_RE.test(e.path)).map((e) => e.path));
-      const paths = new Map<string, string>();
+      // A change of `first` itself, when the given changes hold one, is already in its tree: applied
+      // again below, it changes nothing.
+      const reading: AsvConfigChanges | Promise<AsvConfigChanges> =
+        options.changes ?? (segment.length > 1 ? this.asvConfigChanges(repo, `${first}..${segment.at(-1)!}`) : new Map());
+      const [tree, changes] = await Promise.all([this.lsTree(repo, first, { recursive: true }), reading]);
+      // asv config paths present at each commit, with their blob ids
+      const present = new Map(tree.filter((e) => e.type === 'blob' && ASV_CONFIG_RE.test(e.path)).map((e) => [e.path, e.oid]));
+      const found = new Map<string, { path: string; blob: string }>();
       for (const sha of segment) {
         for (const change of changes.get(sha) ?? []) {
-          if (change.deleted) present.delete(change.path);
-          else present.add(change.path);
+          if (change.blob === null) present.delete(change.path);
+          else present.set(change.path, change.blob);
         }
         if (wanted.has(sha)) {
-          const path = pickAsvConfigPath(present);
+          const path = pickAsvConfigPath(present.keys());
           if (path === null) result.set(sha, null);
-          else paths.set(sha, path);
+          else found.set(sha, { path, blob: present.get(path)! });
         }
       }
-      const requests = [...paths].map(([sha, path]) => `${sha}:${path}`);
-      const objects = await this.catFile(repo, requests);
-      for (const [i, [sha, path]] of [...paths].entries()) {
-        const content = objects[i]?.content ?? null;
-        result.set(sha, content === null ? null : { path, text: content.toString('utf8') });
+      // each version of a config once, however many commits have it
+      const blobs = [...new Set([...found.values()].map((f) => f.blob))];
+      const objects = await this.catFile(repo, blobs);
+      const texts = new Map(blobs.map((blob, i) => [blob, objects[i]?.content?.toString('utf8') ?? null]));
+      for (const [sha, { path, blob }] of found) {
+        const text = texts.get(blob) ?? null;
+        result.set(sha, text === null ? null : { path, text });
       }
     }
     for (const sha of wanted) if (!result.has(sha)) result.set(sha, await this.findAsvConfig(repo, sha));
@@ -568,13 +608,14 @@ export class GitService {
   }
 
   /** First-parent commits of `range` that add, change or delete an asv config, with what they did. */
-  async #asvPathChanges(repo: string, range: string): Promise<Map<string, { path: string; deleted: boolean }[]>> {
+  async asvConfigChanges(repo: string, range: string): Promise<AsvConfigChanges> {
     const text = await this.text(repo, [
       'log',
       '--first-parent',
       '--diff-merges=first-parent',
       '--no-renames',
-      '--name-status',
+      '--raw',
+      '--no-abbrev',
       '-z',
       '--format=%x00%H',
       range,
@@ -585,10 +626,10 @@ export class GitService {
       '*asv.conf.json',
       '*asv.conf.jsonc',
     ]);
-    // With -z: "\0<sha>\0\0<status>\0<path>\0<status>\0<path>\0..." (name-status fields NUL-separated).
-    const out = new Map<string, { path: string; deleted: boolean }[]>();
+    // With -z: "\0<sha>\0\n:<mode> <mode> <blob> <blob> <status>\0<path>\0:..." (fields NUL-separated).
+    const out = new Map<string, AsvConfigChange[]>();
     const fields = text.split('\0');
-    let current: { path: string; deleted: boolean }[] | null = null;
+    let current: AsvConfigChange[] | null = null;
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i]!.replace(/^\n+/, '');
       if (f === '') continue;
@@ -597,9 +638,13 @@ export class GitService {
         out.set(f, current);
         continue;
       }
-      if (/^[AMDTCRUX]\d*$/.test(f) && current) {
+      const raw = /^:\d+ (\d+) [0-9a-f]+ ([0-9a-f]+) ([AMDTCRUX])\d*$/.exec(f);
+      if (raw && current) {
         const path = fields[++i] ?? '';
-        if (ASV_CONFIG_RE.test(path)) current.push({ path, deleted: f === 'D' });
+        if (!ASV_CONFIG_RE.test(path)) continue;
+        // deleted, or no longer a file (a submodule of that name): gone
+        const gone = raw[3] === 'D' || raw[1] === '160000';
+        current.push({ path, blob: gone ? null : raw[2]! });
       }
     }
     return out;

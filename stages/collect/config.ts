@@ -14,6 +14,11 @@ export const collectConfig = z
     /** Commits the git source holds read ahead of their items (bounds memory; one `git log` reads them all). */
     gitBatchSize: z.number().int().positive().default(500),
     /**
+     * git processes reading the items' commits at once, each every n-th commit (git's diff is
+     * single-threaded), the records still taken in plan order.
+     */
+    gitStreams: z.number().int().min(1).max(16).default(2),
+    /**
      * The git source reads the default branch's first-parent line only down to this many days
      * before the window's start (git stops at the first commit older than that). A mainline whose
      * committer dates go back in time by more than this (history imported from another system)

@@ -1,8 +1,9 @@
 /**
  * Collect from a local clone with git, no API. The plan reads only the window's part of the
- * history, without diffs (`readWindow`); the items' commits are then read by one `git log -p`
- * process whose output is taken as git writes it (in plan order, at most `collect.gitBatchSize`
- * commits ahead of their items; line counts come from the patches), and the asv configs of their
+ * history, without diffs (`readWindow`); the items' commits are then read by `collect.gitStreams`
+ * `git log -p` processes, each every n-th commit, whose output is taken as git writes it (in plan
+ * order, at most `collect.gitBatchSize` commits ahead of their items; line counts come from the
+ * patches), and the asv configs of their
  * base commits in three processes whatever their number.
  */
 import { loadAsvConfig, loadAsvConfigs, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
@@ -11,7 +12,13 @@ import type { Ledger } from '../../cache/ledger.js';
 import { ItemError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { LogCommit } from '../../pipeline/services/git-parse.js';
-import { openLocalRepository, type CommitStream, type GitService, type StreamedCommit } from '../../pipeline/services/git.js';
+import {
+  openLocalRepository,
+  type AsvConfigChanges,
+  type CommitStream,
+  type GitService,
+  type StreamedCommit,
+} from '../../pipeline/services/git.js';
 import type { Scope } from '../../pipeline/scope.js';
 import type { PipelineContext, WorkItem } from '../../pipeline/stage.js';
 import { buildGitPullRequest, pullRequestsInWindow, pullUrl, windowSpan, type GitPullRequests } from './git-pulls.js';
@@ -59,9 +66,12 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     ledger: ctx.ledger,
     path,
     repo,
+    window: scope.window,
     line: found.line,
     items,
     batchSize: ctx.config.collect.gitBatchSize,
+    streams: ctx.config.collect.gitStreams,
+    asvChanges: found.asvChanges,
   });
   sessions.set(ctx.ledger, session);
   // Every item needs its base's asv config: they are read (not stored) while the runner plans, as
@@ -82,7 +92,7 @@ export async function readWindow(
   tip: string,
   window: Window,
   slackDays: number,
-): Promise<GitPullRequests & { line: string[]; sideCommits: number }> {
+): Promise<GitPullRequests & { line: string[]; sideCommits: number; asvChanges: Promise<AsvConfigChanges> | null }> {
   const since = new Date(Date.parse(window.start) - slackDays * 86_400_000).toISOString();
   const line = await git.graph(path, tip, { firstParent: true, since });
   const commits = new Map(line.map((c) => [c.sha, c]));
@@ -90,8 +100,15 @@ export async function readWindow(
   let base: string | undefined;
   let baseKnown = false;
   let sideCommits = 0;
+  let asvChanges: Promise<AsvConfigChanges> | null = null;
   if (span) {
     base = span.oldest.parents[0];
+    // The changes to asv configs between the window's bases, read while the rest of the plan is
+    // (git's longest read for the items' asv configs: a tree diff per commit).
+    if (base !== undefined && commits.has(base)) {
+      asvChanges = git.asvConfigChanges(path, `${base}..${span.newest.sha}`);
+      asvChanges.catch(() => undefined); // a failure is met where it is awaited
+    }
     baseKnown = base !== undefined && (commits.has(base) || (await git.revParse(path, base)) !== null);
     // Only merges bring in commits off the line (a history of squash commits has none to read).
     const from = line.indexOf(span.newest);
@@ -105,7 +122,7 @@ export async function readWindow(
     }
   }
   const found = pullRequestsInWindow({ line, commits, present: (sha) => commits.has(sha) || (baseKnown && sha === base) }, window);
-  return { ...found, line: line.map((c) => c.sha), sideCommits };
+  return { ...found, line: line.map((c) => c.sha), sideCommits, asvChanges };
 }
 
 export async function collectFromGit(ctx: PipelineContext, input: GitItemInput): Promise<PullRequest> {
@@ -119,9 +136,12 @@ export async function collectFromGit(ctx: PipelineContext, input: GitItemInput):
       ledger: ctx.ledger,
       path: input.path,
       repo: input.repo,
+      window: null,
       line: [],
       items: [],
       batchSize: 1,
+      streams: 1,
+      asvChanges: null,
     });
   }
   const [commit, asvConfig] = await Promise.all([session.commit(input.mergeSha), session.asvConfig(input.baseSha)]);
@@ -146,24 +166,38 @@ interface SessionOptions {
   readonly ledger: Ledger;
   readonly path: string;
   readonly repo: string;
+  /** The run's window: every item's instant is in it. */
+  readonly window: Window | null;
   /** The default branch's first-parent line as the plan read it (SHAs, newest first). */
   readonly line: readonly string[];
   readonly items: readonly WorkItem<GitItemInput>[];
   readonly batchSize: number;
+  /** git processes reading the commits at once (`collect.gitStreams`). */
+  readonly streams: number;
+  /** The asv config changes between the window's bases, when the plan started reading them. */
+  readonly asvChanges: Promise<AsvConfigChanges> | null;
+}
+
+/** One git process of a session's read, and how it ended (undefined while it runs; null: every commit read). */
+interface Reader {
+  stream: CommitStream | null;
+  ended: { error: unknown } | null | undefined;
+  /** Its commits read and not taken yet, at most `limit` before it is paused. */
+  held: number;
+  paused: boolean;
+  readonly limit: number;
+  /** Commits it reads. */
+  readonly commits: number;
 }
 
 class GitSession {
   readonly path: string;
   readonly #o: SessionOptions;
-  /** The commits the stream reads, decided at the first request; null before. */
-  #wanted: Set<string> | null = null;
-  #stream: CommitStream | null = null;
-  #paused = false;
+  /** The commits the streams read, by SHA the stream reading it; null before the first request. */
+  #wanted: Map<string, Reader> | null = null;
   /** Commits read and not taken yet (their items have not asked), with their errors. */
   readonly #arrived = new Map<string, StreamedCommit>();
   readonly #waiting = new Map<string, (result: StreamedCommit | null) => void>();
-  /** Once git has ended: how (null: it read every commit). */
-  #ended: { error: unknown } | null | undefined = undefined;
   #asv: Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> | null = null;
   #asvSaved = false;
 
@@ -175,11 +209,12 @@ class GitSession {
   /** A commit with its files and patch against its first parent. */
   async commit(sha: string): Promise<LogCommit> {
     if (this.#wanted === null) this.#start(sha);
-    if (!this.#wanted!.has(sha)) return this.#single(sha);
-    const result = await this.#take(sha);
+    const reader = this.#wanted!.get(sha);
+    if (!reader) return this.#single(sha);
+    const result = await this.#take(sha, reader);
     if (result === null) {
       // git stopped before this commit: it is read alone, so that only the commits at fault fail.
-      if (this.#ended) return this.#single(sha);
+      if (reader.ended) return this.#single(sha);
       throw new ItemError('commit-not-read', `${this.#o.repo}@${sha}: git did not return the commit`);
     }
     if ('error' in result) throw result.error;
@@ -223,75 +258,104 @@ class GitSession {
   async #readAsvConfigs(): Promise<{ found: Map<string, AsvConfigFile | null>; read: Map<string, AsvConfigFile | null> }> {
     const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
     const found = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
+    // read again here when the plan's read failed
+    const changes = (await this.#o.asvChanges?.catch(() => undefined)) ?? undefined;
     const read = await this.#o.git.findAsvConfigs(
       this.path,
       this.#o.line,
       [...bases].filter((sha) => !found.has(sha)),
+      { ...(changes ? { changes } : {}) },
     );
     for (const [sha, config] of read) found.set(sha, config);
     return { found, read };
   }
 
   /**
-   * Starts the one git process that reads the commits of the items the runner will run, in plan
+   * Starts the git processes that read the commits of the items the runner will run, in plan
    * order. By the first run the runner has put every item whose input or version changed back to
    * pending, so those are the items not done or dropped. If the first request is for an item that
-   * is done (a forced run), every item. At most `collect.gitBatchSize` commits are held read
-   * ahead of their items: beyond that git waits.
+   * is done (a forced run), every item. With `collect.gitStreams` above 1 the commits are dealt
+   * out in turn to that many processes (beside the git queue: see `streamCommitLists`), which run
+   * on as many cores while this process takes the records in plan order. At most `collect.gitBatchSize` commits
+   * are held read ahead of their items, that many over the processes: beyond that git waits.
    */
   #start(firstSha: string): void {
-    const { items, ledger } = this.#o;
-    const pending = items.filter((item) => {
-      const status = ledger.get('collect', item.key)?.status;
-      return status !== 'done' && status !== 'dropped';
-    });
+    const { items, ledger, window, repo } = this.#o;
+    // one read of the window's decided rows of this repository, not one lookup per item
+    const decided = new Set(
+      items.length === 0
+        ? []
+        : ledger.list('collect', { window, includeTimeless: false, repos: [repo], statuses: ['done', 'dropped'] }).map((r) => r.key),
+    );
+    const pending = items.filter((item) => !decided.has(item.key));
     const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
     const shas = chosen.map((i) => i.input.mergeSha);
-    this.#wanted = new Set(shas);
-    if (shas.length === 0) return;
-    this.#stream = this.#o.git.streamCommits(this.path, shas, (result) => {
-      const waiting = this.#waiting.get(result.sha);
-      if (waiting) {
-        this.#waiting.delete(result.sha);
-        waiting(result);
-        return;
-      }
-      this.#arrived.set(result.sha, result);
-      if (!this.#paused && this.#arrived.size >= this.#o.batchSize) {
-        this.#paused = true;
-        this.#stream?.pause();
-      }
-    });
-    this.#stream.done.then(
-      () => this.#end(null),
+    this.#wanted = new Map();
+    const count = Math.min(this.#o.streams, shas.length);
+    const limit = Math.max(1, Math.ceil(this.#o.batchSize / count));
+    const lists = Array.from({ length: count }, (_, r) => shas.filter((_, i) => i % count === r));
+    const readers = lists.map((list): Reader => ({ stream: null, ended: undefined, held: 0, paused: false, limit, commits: list.length }));
+    lists.forEach((list, r) => list.forEach((sha) => this.#wanted!.set(sha, readers[r]!)));
+    const onCommit = (result: StreamedCommit) => this.#arrive(result);
+    const streams = this.#o.git.streamCommitLists(this.path, lists, onCommit);
+    streams.forEach((stream, r) => this.#follow(readers[r]!, stream));
+  }
+
+  #arrive(result: StreamedCommit): void {
+    const waiting = this.#waiting.get(result.sha);
+    if (waiting) {
+      this.#waiting.delete(result.sha);
+      waiting(result);
+      return;
+    }
+    const reader = this.#wanted?.get(result.sha);
+    if (!reader) return; // not a commit it asked for: git does not do that
+    this.#arrived.set(result.sha, result);
+    // Only a process ahead of the items is paused: the one holding the commit they wait for has
+    // none of its own waiting (it delivers in plan order), so it always goes on.
+    reader.held += 1;
+    if (!reader.paused && reader.held >= reader.limit) {
+      reader.paused = true;
+      reader.stream?.pause();
+    }
+  }
+
+  #follow(reader: Reader, stream: CommitStream): void {
+    reader.stream = stream;
+    stream.done.then(
+      () => this.#end(reader, null),
       (error: unknown) => {
         this.#o.log.warn(
-          { stage: 'collect', repo: this.#o.repo, commits: shas.length, err: (error as Error).message },
+          { stage: 'collect', repo: this.#o.repo, commits: reader.commits, err: (error as Error).message },
           'git stopped before reading every commit; reading the rest one by one',
         );
-        this.#end({ error });
+        this.#end(reader, { error });
       },
     );
   }
 
-  #take(sha: string): Promise<StreamedCommit | null> {
+  #take(sha: string, reader: Reader): Promise<StreamedCommit | null> {
     const arrived = this.#arrived.get(sha);
     if (arrived) {
       this.#arrived.delete(sha);
-      if (this.#paused && this.#arrived.size <= this.#o.batchSize / 2) {
-        this.#paused = false;
-        this.#stream?.resume();
+      reader.held -= 1;
+      if (reader.paused && reader.held <= reader.limit / 2) {
+        reader.paused = false;
+        reader.stream?.resume();
       }
       return Promise.resolve(arrived);
     }
-    if (this.#ended !== undefined || !this.#stream) return Promise.resolve(null);
+    if (reader.ended !== undefined || !reader.stream) return Promise.resolve(null);
     return new Promise((resolve) => this.#waiting.set(sha, resolve));
   }
 
-  #end(how: { error: unknown } | null): void {
-    this.#ended = how;
-    for (const resolve of this.#waiting.values()) resolve(null);
-    this.#waiting.clear();
+  #end(reader: Reader, how: { error: unknown } | null): void {
+    reader.ended = how;
+    for (const [sha, resolve] of this.#waiting) {
+      if (this.#wanted?.get(sha) !== reader) continue;
+      this.#waiting.delete(sha);
+      resolve(null);
+    }
   }
 
   async #single(sha: string): Promise<LogCommit> {

@@ -104,16 +104,21 @@ describe('git adapter', () => {
       expect(await git.findAsvConfig(repo.path, repo.sha(refs[name]!)), name).toEqual(want);
       expect(batched.get(repo.sha(refs[name]!)), name).toEqual(want);
     }
-    // A part of the line: read from the oldest wanted commit's tree, the same answers.
-    for (const part of [['dropBench', 'toJsonc'], ['addRoot'], ['addBench', 'noAsv']]) {
-      const some = await git.findAsvConfigs(
-        repo.path,
-        line,
-        part.map((k) => repo.sha(refs[k]!)),
-      );
-      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(
-        Object.fromEntries(part.map((k) => [k, expected[k]])),
-      );
+    // A part of the line: read from the oldest wanted commit's tree, the same answers; and with
+    // the changes of the whole line read before (the plan's read, which holds the changes of the
+    // oldest wanted commit itself too: applied again to its tree, they change nothing).
+    const everyChange = await git.asvConfigChanges(repo.path, `${repo.sha(refs.root!)}..main`);
+    expect(everyChange.get(repo.sha(refs.dropBench!))).toEqual([{ path: 'benchmarks/asv.conf.json', blob: null }]);
+    expect(everyChange.get(repo.sha(refs.addRoot!))).toEqual([
+      { path: 'asv.conf.json', blob: (await repo.git(['rev-parse', `${repo.sha(refs.addRoot!)}:asv.conf.json`])).trim() },
+    ]);
+    for (const part of [['dropBench', 'toJsonc'], ['addRoot'], ['addBench', 'noAsv'], ['addBench', 'edit']]) {
+      const wanted = part.map((k) => repo.sha(refs[k]!));
+      const want = Object.fromEntries(part.map((k) => [k, expected[k]]));
+      const some = await git.findAsvConfigs(repo.path, line, wanted);
+      expect(Object.fromEntries(part.map((k) => [k, some.get(repo.sha(refs[k]!))]))).toEqual(want);
+      const given = await git.findAsvConfigs(repo.path, line, wanted, { changes: everyChange });
+      expect(Object.fromEntries(part.map((k) => [k, given.get(repo.sha(refs[k]!))]))).toEqual(want);
     }
   });
 

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { runStage } from '../../pipeline/runner.js';
 import { GitService } from '../../pipeline/services/git.js';
@@ -72,5 +72,40 @@ describe('collect --source git:PATH over a window', () => {
       const number = Number(row.key.split('#')[1]);
       expect(loadPullRequest(month.db, 'bench/big', number), row.key).toEqual(loadPullRequest(year.db, 'bench/big', number));
     }
+  });
+
+  it('reads the commits with several git processes, each every n-th, and stores the records one process stores', async () => {
+    const scope = testScope({
+      source: { kind: 'git', path: repo.path },
+      repos: ['bench/big'],
+      window: rangeWindow(new Date('2023-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z')),
+    });
+    const records = (db: (typeof one)['db']) =>
+      db
+        .prepare<[], { number: number; content_hash: string; record: string; diff: string }>(
+          'SELECT number, content_hash, record, diff FROM pull_requests ORDER BY number',
+        )
+        .all();
+    const one = testContext({ config: { collect: { gitStreams: 1 } } });
+    const oneStream = vi.spyOn(one.ctx.services.git, 'streamCommitLists');
+    const single = await runStage(one.ctx, collectStage, scope);
+    expect(oneStream).toHaveBeenCalledTimes(1);
+    expect(oneStream.mock.calls[0]![1]).toHaveLength(1);
+    const order = oneStream.mock.calls[0]![1][0]!;
+    expect(single.done).toBeGreaterThan(300);
+
+    // three processes, at most 4 commits read ahead in all: each waits in turn for the others'
+    // commits to be taken; the git queue has one slot, which the asv config reads take
+    const git = new GitService({ queue: new PQueue({ concurrency: 1 }), timeoutMs: 60_000 });
+    const three = testContext({ config: { collect: { gitStreams: 3, gitBatchSize: 4 } }, services: { git } });
+    const together = vi.spyOn(git, 'streamCommitLists');
+    const asvChanges = vi.spyOn(git, 'asvConfigChanges');
+    const dealt = await runStage(three.ctx, collectStage, scope);
+    expect(together).toHaveBeenCalledTimes(1);
+    expect(together.mock.calls[0]![1]).toEqual([0, 1, 2].map((r) => order.filter((_, i) => i % 3 === r)));
+    expect(dealt).toMatchObject({ done: single.done, failed: {} });
+    expect(records(three.db)).toEqual(records(one.db));
+    // the asv config changes between the window's bases: read once, by the plan, while it goes on
+    expect(asvChanges).toHaveBeenCalledTimes(1);
   });
 });

@@ -6,7 +6,7 @@ import { tempDir } from '../helpers/harness.js';
 import { startGitGate, type GitGate } from './git-gate.js';
 import { count, doneKeys, killPoint, LEDGER, runToEnd, snapshot, startCli, type RunningCli, type TableSpec } from './kill.js';
 
-// Kill points: git processes of the plan, the one that reads every commit, and the asv config reads.
+// Kill points: git processes of the plan, the two that read the commits, and the asv config reads.
 const SEEDS = [7, 30, 36];
 const TABLES: readonly TableSpec[] = [LEDGER, { table: 'pull_requests' }, { table: 'asv_configs', omit: ['checked_at'] }];
 
@@ -74,14 +74,15 @@ describe('SIGKILL during collect from a local clone', () => {
     repo = await history();
     gate = await startGitGate();
     configFile = join(dir, 'perfmine.config.json');
-    // At most two commits read ahead of their items: the one `git log` that reads them waits in between.
-    writeFileSync(configFile, JSON.stringify({ collect: { gitBatchSize: 2 } }));
+    // At most two commits read ahead of their items: the two `git log`s that read them (every
+    // other commit each) wait in between.
+    writeFileSync(configFile, JSON.stringify({ collect: { gitBatchSize: 2, gitStreams: 2 } }));
     referenceDb = join(dir, 'reference.db');
     const reference = await runToEnd(args(referenceDb), { env: { ...env, ...gate.env } });
     expect(reference.code, reference.stderr).toBe(0);
     expect(JSON.parse(reference.stdout).stages[0]).toMatchObject({ done: 12, failed: {} });
     referenceArrivals = gate.arrivals;
-    expect(gate.log.filter((a) => a.includes('--no-walk=unsorted')).length).toBe(1);
+    expect(gate.log.filter((a) => a.includes('--no-walk=unsorted')).length).toBe(2);
   }, 120_000);
 
   afterAll(async () => {
