@@ -187,6 +187,17 @@ export class Ledger {
     return out;
   }
 
+  /** The status of each of these items that has a row, by key: one statement however many. */
+  statuses(stage: string, keys: readonly string[]): Map<string, ItemStatus> {
+    const rows = this.#db
+      .prepare<[string, string], [string, ItemStatus]>(
+        'SELECT key, status FROM stage_items WHERE stage = ? AND key IN (SELECT value FROM json_each(?))',
+      )
+      .raw()
+      .all(stage, JSON.stringify(keys));
+    return new Map(rows);
+  }
+
   /** Whether `plan` would change the row: a new item, or a changed input, version, repository or instant. */
   static planChanges(
     known: Pick<LedgerRow, 'repo' | 'at' | 'inputHash' | 'stageVersion'> | undefined,

@@ -1,10 +1,11 @@
 /**
  * Collect from a local clone with git, no API. The plan reads only the window's part of the
- * history, without diffs (`readWindow`); the items' commits are then read by `collect.gitStreams`
- * `git log -p` processes, each every n-th commit, whose output is taken as git writes it (in plan
- * order, at most `collect.gitBatchSize` commits ahead of their items; line counts come from the
- * patches), and the asv configs of their
- * base commits in three processes whatever their number.
+ * history, without diffs (`readWindow`), and starts reading the changes to asv configs between
+ * the window's bases; the items' commits are then read by `collect.gitStreams` `git log -p`
+ * processes, each every n-th commit, whose output is taken as git writes it (in plan order, at
+ * most `collect.gitBatchSize` commits ahead of their items; line counts come from the patches),
+ * and the asv configs of their base commits from those changes, the oldest base's tree and one
+ * read of each config version.
  */
 import { loadAsvConfig, loadAsvConfigs, saveAsvConfig, saveAsvConfigs, type AsvConfigFile } from '../../cache/asv-configs.js';
 import type { Db } from '../../cache/store.js';
@@ -66,7 +67,6 @@ export async function planGit(ctx: PipelineContext, scope: Scope): Promise<WorkI
     ledger: ctx.ledger,
     path,
     repo,
-    window: scope.window,
     line: found.line,
     items,
     batchSize: ctx.config.collect.gitBatchSize,
@@ -136,7 +136,6 @@ export async function collectFromGit(ctx: PipelineContext, input: GitItemInput):
       ledger: ctx.ledger,
       path: input.path,
       repo: input.repo,
-      window: null,
       line: [],
       items: [],
       batchSize: 1,
@@ -166,8 +165,6 @@ interface SessionOptions {
   readonly ledger: Ledger;
   readonly path: string;
   readonly repo: string;
-  /** The run's window: every item's instant is in it. */
-  readonly window: Window | null;
   /** The default branch's first-parent line as the plan read it (SHAs, newest first). */
   readonly line: readonly string[];
   readonly items: readonly WorkItem<GitItemInput>[];
@@ -276,18 +273,21 @@ class GitSession {
    * pending, so those are the items not done or dropped. If the first request is for an item that
    * is done (a forced run), every item. With `collect.gitStreams` above 1 the commits are dealt
    * out in turn to that many processes (beside the git queue: see `streamCommitLists`), which run
-   * on as many cores while this process takes the records in plan order. At most `collect.gitBatchSize` commits
-   * are held read ahead of their items, that many over the processes: beyond that git waits.
+   * on as many cores while this process takes the records in plan order. At most
+   * `collect.gitBatchSize` commits are held read ahead of their items, that many over the
+   * processes: beyond that git waits.
    */
   #start(firstSha: string): void {
-    const { items, ledger, window, repo } = this.#o;
-    // one read of the window's decided rows of this repository, not one lookup per item
-    const decided = new Set(
-      items.length === 0
-        ? []
-        : ledger.list('collect', { window, includeTimeless: false, repos: [repo], statuses: ['done', 'dropped'] }).map((r) => r.key),
+    const { items, ledger } = this.#o;
+    // one statement for every item's status, not one lookup per item
+    const statuses = ledger.statuses(
+      'collect',
+      items.map((item) => item.key),
     );
-    const pending = items.filter((item) => !decided.has(item.key));
+    const pending = items.filter((item) => {
+      const status = statuses.get(item.key);
+      return status !== 'done' && status !== 'dropped';
+    });
     const chosen = pending.some((i) => i.input.mergeSha === firstSha) ? pending : items;
     const shas = chosen.map((i) => i.input.mergeSha);
     this.#wanted = new Map();

@@ -176,6 +176,11 @@ describe('runStage with a stage that decides in batches (runBatch)', () => {
         ).toEqual([]);
     }
     expect(byBatch.ctx.ledger.get('collect', 't/r#4')).toMatchObject({ status: 'dropped', reason: 'multiple-of-4', attempts: 4 });
+    // the statuses of named items in one statement: those of `list`, a key without a row left out
+    const rows = byBatch.ctx.ledger.list('collect');
+    const statuses = byBatch.ctx.ledger.statuses('collect', [...rows.map((r) => r.key), 't/r#999']);
+    expect(statuses).toEqual(new Map(rows.map((r) => [r.key, r.status])));
+    expect(statuses.get('t/r#4')).toBe('dropped');
   });
 
   it('fails every item of a chunk whose batch throws, and as a bug an item the batch gave no result for', async () => {
