@@ -55,10 +55,10 @@ export interface OutputFlow {
   resume(): void;
 }
 
-/** One commit of `streamCommits`: read and parsed, or what went wrong with it. */
+/** One commit of `streamCommitLists`: read and parsed, or what went wrong with it. */
 export type StreamedCommit = { readonly sha: string; readonly commit: LogCommit } | { readonly sha: string; readonly error: unknown };
 
-/** A `streamCommits` read: its reading paused and resumed at will, `done` settled once git has ended and every commit was handed over. */
+/** One process of a `streamCommitLists` read: its reading paused and resumed at will, `done` settled once git has ended and every commit was handed over. */
 export interface CommitStream extends OutputFlow {
   readonly done: Promise<void>;
 }
@@ -341,33 +341,22 @@ export class GitService {
   }
 
   /**
-   * Named commits with their patches, as `commits` gives them, from one git process whose output
-   * is read as git writes it: each commit is handed to `onCommit` as soon as it is complete (in
-   * the order given), so that the work on the first ones overlaps git's on the next. A commit git
-   * wrote but that cannot be parsed is handed over with its error; a failure of git itself
-   * rejects `done` (the commits handed over until then stand).
-   */
-  streamCommits(repo: string, shas: readonly string[], onCommit: (result: StreamedCommit) => void): CommitStream {
-    return this.streamCommitLists(repo, [shas], onCommit)[0]!;
-  }
-
-  /**
-   * `streamCommits` over several lists at once, one git process each (git's diff is
-   * single-threaded: this spreads it over cores), each paused and resumed alone. These processes
-   * run beside the git queue, not in its slots: a reader pauses a process that is ahead of it, and
-   * a paused process holding a slot could keep what the reader waits for (another list's commits,
-   * the blobs of a byte-exact patch, the other reads of its items) from ever starting.
+   * Named commits with their patches, as `commits` gives them, in lists: one git process per list,
+   * whose output is read as git writes it (git's diff is single-threaded: several lists spread it
+   * over cores). Each commit is handed to `onCommit` as soon as it is complete (a list's in the
+   * order given), so that the work on the first ones overlaps git's on the next; each process is
+   * paused and resumed alone. A commit git wrote but that cannot be parsed is handed over with its
+   * error; a failure of git itself rejects that process's `done` (the commits handed over until
+   * then stand). These processes run beside the git queue, not in its slots: a reader pauses a
+   * process that is ahead of it, and a paused process holding a slot could keep what the reader
+   * waits for (another list's commits, the blobs of a byte-exact patch, the other reads of its
+   * items) from ever starting.
    */
   streamCommitLists(repo: string, lists: readonly (readonly string[])[], onCommit: (result: StreamedCommit) => void): CommitStream[] {
-    return lists.map((shas) => this.#stream(repo, shas, onCommit, (args, options) => this.#spawn(repo, args, options)));
+    return lists.map((shas) => this.#streamCommits(repo, shas, onCommit));
   }
 
-  #stream(
-    repo: string,
-    shas: readonly string[],
-    onCommit: (result: StreamedCommit) => void,
-    run: (args: readonly string[], options: RunOptions) => Promise<RunResult>,
-  ): CommitStream {
+  #streamCommits(repo: string, shas: readonly string[], onCommit: (result: StreamedCommit) => void): CommitStream {
     const marker = newLogMarker();
     const splitter = new LogRecordSplitter(marker);
     const headerAt = Buffer.byteLength(`\0${marker}H`);
@@ -414,7 +403,7 @@ export class GitService {
       '--diff-merges=first-parent',
       ...DIFF_ARGS,
     ];
-    const done = run(args, {
+    const done = this.#spawn(repo, args, {
       input: `${shas.join('\n')}\n`,
       onStdout: (chunk) => {
         const complete = splitter.push(chunk);

@@ -11,7 +11,7 @@ export const collectConfig = z
     comments: z.boolean().default(true),
     /** Longest a single git process may run (the git source reads whole histories). */
     gitTimeoutMs: z.number().int().positive().default(600_000),
-    /** Commits the git source holds read ahead of their items (bounds memory; one `git log` reads them all). */
+    /** Commits the git source holds read ahead of their items, over its `git log` processes (bounds memory). */
     gitBatchSize: z.number().int().positive().default(500),
     /**
      * git processes reading the items' commits at once, each every n-th commit (git's diff is

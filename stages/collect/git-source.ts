@@ -177,14 +177,12 @@ interface SessionOptions {
 
 /** One git process of a session's read, and how it ended (undefined while it runs; null: every commit read). */
 interface Reader {
-  stream: CommitStream | null;
+  readonly stream: CommitStream;
   ended: { error: unknown } | null | undefined;
   /** Its commits read and not taken yet, at most `limit` before it is paused. */
   held: number;
   paused: boolean;
   readonly limit: number;
-  /** Commits it reads. */
-  readonly commits: number;
 }
 
 class GitSession {
@@ -256,12 +254,12 @@ class GitSession {
     const bases = new Set<string>(this.#o.items.map((item) => item.input.baseSha));
     const found = loadAsvConfigs(this.#o.db, this.#o.repo, bases);
     // read again here when the plan's read failed
-    const changes = (await this.#o.asvChanges?.catch(() => undefined)) ?? undefined;
+    const changes = await this.#o.asvChanges?.catch(() => undefined);
     const read = await this.#o.git.findAsvConfigs(
       this.path,
       this.#o.line,
       [...bases].filter((sha) => !found.has(sha)),
-      { ...(changes ? { changes } : {}) },
+      changes ? { changes } : {},
     );
     for (const [sha, config] of read) found.set(sha, config);
     return { found, read };
@@ -294,11 +292,13 @@ class GitSession {
     const count = Math.min(this.#o.streams, shas.length);
     const limit = Math.max(1, Math.ceil(this.#o.batchSize / count));
     const lists = Array.from({ length: count }, (_, r) => shas.filter((_, i) => i % count === r));
-    const readers = lists.map((list): Reader => ({ stream: null, ended: undefined, held: 0, paused: false, limit, commits: list.length }));
-    lists.forEach((list, r) => list.forEach((sha) => this.#wanted!.set(sha, readers[r]!)));
-    const onCommit = (result: StreamedCommit) => this.#arrive(result);
-    const streams = this.#o.git.streamCommitLists(this.path, lists, onCommit);
-    streams.forEach((stream, r) => this.#follow(readers[r]!, stream));
+    // (git hands over no commit before this returns: the readers are known by then)
+    const streams = this.#o.git.streamCommitLists(this.path, lists, (result) => this.#arrive(result));
+    lists.forEach((list, r) => {
+      const reader: Reader = { stream: streams[r]!, ended: undefined, held: 0, paused: false, limit };
+      for (const sha of list) this.#wanted!.set(sha, reader);
+      this.#follow(reader, list.length);
+    });
   }
 
   #arrive(result: StreamedCommit): void {
@@ -316,17 +316,16 @@ class GitSession {
     reader.held += 1;
     if (!reader.paused && reader.held >= reader.limit) {
       reader.paused = true;
-      reader.stream?.pause();
+      reader.stream.pause();
     }
   }
 
-  #follow(reader: Reader, stream: CommitStream): void {
-    reader.stream = stream;
-    stream.done.then(
+  #follow(reader: Reader, commits: number): void {
+    reader.stream.done.then(
       () => this.#end(reader, null),
       (error: unknown) => {
         this.#o.log.warn(
-          { stage: 'collect', repo: this.#o.repo, commits: reader.commits, err: (error as Error).message },
+          { stage: 'collect', repo: this.#o.repo, commits, err: (error as Error).message },
           'git stopped before reading every commit; reading the rest one by one',
         );
         this.#end(reader, { error });
@@ -341,11 +340,11 @@ class GitSession {
       reader.held -= 1;
       if (reader.paused && reader.held <= reader.limit / 2) {
         reader.paused = false;
-        reader.stream?.resume();
+        reader.stream.resume();
       }
       return Promise.resolve(arrived);
     }
-    if (reader.ended !== undefined || !reader.stream) return Promise.resolve(null);
+    if (reader.ended !== undefined) return Promise.resolve(null);
     return new Promise((resolve) => this.#waiting.set(sha, resolve));
   }
 

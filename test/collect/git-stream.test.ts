@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GitService, type StreamedCommit } from '../../pipeline/services/git.js';
 
 /**
- * `streamCommits` against a stand-in git (a script that writes what a test wants git to have
+ * `streamCommitLists` (one list) against a stand-in git (a script that writes what a test wants git to have
  * written, records in the caller's format): the commits are handed over one by one, and a record
  * that cannot be parsed costs only its own commit.
  */
@@ -38,15 +38,15 @@ const record = (m: string, sha: string, message: string, file: string) => `NUL${
 async function stream(binary: string, shas: string[]): Promise<{ got: StreamedCommit[]; done: unknown }> {
   const git = new GitService({ queue: new PQueue({ concurrency: 2 }), timeoutMs: 30_000, binary });
   const got: StreamedCommit[] = [];
-  const s = git.streamCommits(dir, shas, (c) => got.push(c));
-  const done = await s.done.then(
+  const [s] = git.streamCommitLists(dir, [shas], (c) => got.push(c));
+  const done = await s!.done.then(
     () => null,
     (e: unknown) => e,
   );
   return { got, done };
 }
 
-describe('streamCommits', () => {
+describe('streamCommitLists', () => {
   const [a, b, c] = ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)];
 
   it('hands over every commit, in order', async () => {
