@@ -4,15 +4,22 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import { openStore } from '../../cache/store.js';
-import { arrayNameOf, arrayScript, defaultWorkerCommand, jobNameOf } from '../../pipeline/executor/slurm-executor.js';
-import { writeArrayMember, writeJobInput } from '../../pipeline/executor/spool.js';
+import { arrayNameOf, arrayScript, defaultWorkerCommand } from '../../pipeline/executor/slurm-executor.js';
+import { writeArrayMember } from '../../pipeline/executor/spool.js';
 import type { PreparedPayload } from '../../pipeline/executor/worker.js';
-import { hashOf } from '../../pipeline/hash.js';
 import { runStage } from '../../pipeline/runner.js';
 import { SlurmAdapter } from '../../pipeline/services/slurm.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { tempDir } from '../helpers/harness.js';
-import { attemptsOf, preparedStage, sacctJobs, slurmContext, slurmUnavailable, until } from './fixtures/prepared-stage.js';
+import {
+  attemptsOf,
+  preparedStage,
+  recordBeforeSbatch,
+  sacctJobs,
+  slurmContext,
+  slurmUnavailable,
+  until,
+} from './fixtures/prepared-stage.js';
 
 /**
  * Job arrays on the real cluster (scripts/setup-slurm.sh): items submitted together go as one
@@ -81,16 +88,7 @@ describe.skipIf(unavailable !== null)('job arrays on a real cluster', () => {
     // what the coordinator does before its crash: record the attempts, write the inputs, sbatch the array
     const array = arrayNameOf('synthesize');
     const names = items.map((item, index) => {
-      const jobName = jobNameOf('synthesize', item.key, hashOf(item.payload), 1);
-      new ExecutorJobs(db).recordSubmitting({
-        stage: 'synthesize',
-        key: item.key,
-        inputHash: hashOf(item.payload),
-        attempt: 1,
-        jobName,
-        runId: null,
-      });
-      writeJobInput(spool, jobName, { version: 1, stage: 'synthesize', key: item.key, kind: 'prepared', payload: item.payload });
+      const { jobName } = recordBeforeSbatch(db, spool, item.key, item.payload);
       writeArrayMember(spool, jobName, { array, index });
       return jobName;
     });

@@ -6,13 +6,18 @@ import { ExecutorJobs } from '../../cache/executor-jobs.js';
 import { openStore, type Db } from '../../cache/store.js';
 import { runStage, type StageReport } from '../../pipeline/runner.js';
 import { monthWindow } from '../../pipeline/window.js';
-import { jobNameOf } from '../../pipeline/executor/slurm-executor.js';
-import { writeJobInput } from '../../pipeline/executor/spool.js';
 import { SlurmAdapter } from '../../pipeline/services/slurm.js';
 import { batchScript, defaultWorkerCommand } from '../../pipeline/executor/slurm-executor.js';
-import { hashOf } from '../../pipeline/hash.js';
 import { tempDir } from '../helpers/harness.js';
-import { attemptsOf, preparedStage, sacctJobs, slurmContext as context, slurmUnavailable, until } from './fixtures/prepared-stage.js';
+import {
+  attemptsOf,
+  preparedStage,
+  recordBeforeSbatch,
+  sacctJobs,
+  slurmContext as context,
+  slurmUnavailable,
+  until,
+} from './fixtures/prepared-stage.js';
 import type { PreparedPayload } from '../../pipeline/executor/worker.js';
 
 /**
@@ -207,17 +212,8 @@ describe.skipIf(unavailable !== null)('the Slurm executor on a real cluster', ()
     mkdirSync(spool);
     const db = openStore(join(dir, 'perfmine.db'));
     const payload: PreparedPayload = { output: { n: 7 } };
-    const jobName = jobNameOf('synthesize', 'orphan', hashOf(payload), 1);
     // what the coordinator does before its crash: record the attempt, write the input, sbatch
-    new ExecutorJobs(db).recordSubmitting({
-      stage: 'synthesize',
-      key: 'orphan',
-      inputHash: hashOf(payload),
-      attempt: 1,
-      jobName,
-      runId: null,
-    });
-    const jobDirPath = writeJobInput(spool, jobName, { version: 1, stage: 'synthesize', key: 'orphan', kind: 'prepared', payload });
+    const { jobName, jobDir: jobDirPath } = recordBeforeSbatch(db, spool, 'orphan', payload);
     const jobId = await slurm.submit({
       jobName,
       script: batchScript(defaultWorkerCommand(), spool, jobName),
