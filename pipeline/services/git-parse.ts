@@ -64,7 +64,41 @@ export interface LogCommit extends CommitHeader {
 function isoFromEpoch(text: string): string {
   const seconds = Number(text);
   if (!Number.isFinite(seconds)) throw new SyntaxError(`git: not a timestamp: "${text}"`);
-  return new Date(seconds * 1000).toISOString();
+  return isoFromEpochSeconds(seconds);
+}
+
+/** The last second `Date#toISOString` writes with a four-digit year (9999-12-31T23:59:59Z). */
+const LAST_FOUR_DIGIT_SECOND = 253_402_300_799;
+
+const twoDigits = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * `new Date(seconds * 1000).toISOString()`, the same text, computed from the calendar rather
+ * than through a Date: a collect reads two dates of each of thousands of commits, and this takes
+ * half the time (days to year, month and day by Howard Hinnant's `civil_from_days`). Seconds
+ * outside 1970 to 9999, or not whole, go through Date.
+ */
+export function isoFromEpochSeconds(seconds: number): string {
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > LAST_FOUR_DIGIT_SECOND) return new Date(seconds * 1000).toISOString();
+  const days = Math.floor(seconds / 86_400);
+  const daySeconds = seconds - days * 86_400;
+  // Days since 0000-03-01, in 400-year eras of 146,097 days; the year starts in March, so that
+  // February's leap day is the year's last.
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const marchMonth = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * marchMonth + 2) / 5) + 1;
+  const month = marchMonth < 10 ? marchMonth + 3 : marchMonth - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const hours = Math.floor(daySeconds / 3600);
+  const minutes = Math.floor((daySeconds - hours * 3600) / 60);
+  const secs = daySeconds - hours * 3600 - minutes * 60;
+  return `${year}-${twoDigits(month)}-${twoDigits(day)}T${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(secs)}.000Z`;
 }
 
 /** Reads a header written with `logFormat` (7 fields) or GRAPH_FORMAT (5 fields). */

@@ -13,8 +13,9 @@ export type PrSubject =
   | { readonly kind: 'merge'; readonly number: number; readonly from: string }
   | { readonly kind: 'squash'; readonly number: number; readonly title: string };
 
-const MERGE_RE = /^Merge pull request #(\d+) from (\S+)/;
-const SQUASH_RE = /^(.*\S)\s+\(#(\d+)\)$/;
+// A pull request's number is positive (and well inside a safe integer): `#0` names none.
+const MERGE_RE = /^Merge pull request #([1-9]\d{0,9}) from (\S+)/;
+const SQUASH_RE = /^(.*\S)\s+\(#([1-9]\d{0,9})\)$/;
 
 /** What a first-line commit message says about a pull request, if anything. */
 export function parsePrSubject(subject: string): PrSubject | null {

@@ -6,6 +6,7 @@ import {
   encodeBase85,
   expandRenamePath,
   headerPath,
+  isoFromEpochSeconds,
   parseCatFileBatch,
   parseCommitBody,
   logFormat,
@@ -178,6 +179,20 @@ describe('git output parsers', () => {
     const objects = parseCatFileBatch(batch, ['HEAD:bin', 'HEAD:nope']);
     expect(objects[0]!.content).toEqual(Buffer.from([0, 10, 255]));
     expect(objects[1]).toEqual({ request: 'HEAD:nope', oid: null, type: null, content: null });
+  });
+
+  it('writes epoch seconds as Date#toISOString does, leap days, century years and the last four-digit second included', () => {
+    const edges = [
+      0, 59, 86_399, 86_400, 951_782_399, 951_782_400, 951_868_800, 1_709_164_800, 1_743_494_400, 4_107_542_399, 4_107_542_400,
+      4_102_444_800, 253_402_300_799,
+    ];
+    // 80,000 seconds about 37 days apart from 1970 to 9999, each at another time of day
+    const sweep = Array.from({ length: 80_000 }, (_, i) => i * 3_167_000 + ((i * 7_919) % 86_400));
+    for (const seconds of [...edges, ...sweep])
+      expect(isoFromEpochSeconds(seconds), String(seconds)).toBe(new Date(seconds * 1000).toISOString());
+    // outside what it computes itself: Date's text
+    for (const seconds of [-1, -86_401, 253_402_300_800, 1.5])
+      expect(isoFromEpochSeconds(seconds)).toBe(new Date(seconds * 1000).toISOString());
   });
 
   it('picks the shallowest asv config, .json before .jsonc', () => {

@@ -34,6 +34,9 @@ describe('pull requests in a git history (pure)', () => {
       title: 'PERF: faster groupby',
     });
     expect(parsePrSubject('Revert "PERF: faster groupby (#61234)"')).toBeNull();
+    // no pull request is #0
+    expect(parsePrSubject('Merge pull request #0 from alice/x')).toBeNull();
+    expect(parsePrSubject('Fix (#0)')).toBeNull();
     expect(parsePrSubject('Revert "X (#1)" (#2)')).toEqual({ kind: 'squash', number: 2, title: 'Revert "X (#1)"' });
     expect(parsePrSubject('Merge branch main into dev')).toBeNull();
     expect(titleFromMessage('Merge pull request #4 from u/b\n\nMake it fast\n')).toBe('Make it fast');

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPullRequest } from '../../cache/pull-requests.js';
+import { pullRequestSchema } from '../../pipeline/concepts/records/pull-request.js';
 import { runStage } from '../../pipeline/runner.js';
 import { collectStage } from '../../stages/collect/index.js';
 import { countRows, testContext, testScope } from '../fixtures/context.js';
@@ -140,6 +141,18 @@ describe('collect --source git:PATH', () => {
     expect(merge13.diff).toMatch(
       /diff --git a\/demo\/table\.bin b\/demo\/table\.bin\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\nGIT binary patch\nliteral 5\n/,
     );
+  });
+
+  it('stores each record as pullRequestSchema writes it (valid, in the schema order, nothing more)', async () => {
+    const t = testContext();
+    await runStage(t.ctx, collectStage, testScope({ source: gitSource() }));
+    const rows = t.db.prepare('SELECT record, diff FROM pull_requests ORDER BY number').all() as { record: string; diff: string }[];
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      const stored = JSON.parse(row.record) as Record<string, unknown>;
+      const { diff: _diff, ...parsed } = pullRequestSchema.parse({ ...stored, diff: row.diff });
+      expect(JSON.stringify(parsed)).toBe(row.record);
+    }
   });
 
   it('names the repository from --repo when given, and runs nothing twice', async () => {
