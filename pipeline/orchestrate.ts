@@ -1,9 +1,10 @@
 import { ConfigError } from './errors.js';
 import type { Emitter } from './events.js';
-import { registry as defaultRegistry, type Registry } from './registry.js';
+import type { Registry } from './registry.js';
 import { runStage, type RunnerEvents, type StageReport } from './runner.js';
 import type { Scope } from './scope.js';
 import { STAGE_NAMES, type PipelineContext, type StageName } from './stage.js';
+import { loadStage } from './stage-loaders.js';
 
 export interface PipelineOptions {
   readonly untilStage?: StageName;
@@ -11,7 +12,7 @@ export interface PipelineOptions {
   readonly force?: boolean;
   readonly drain?: AbortSignal;
   readonly events?: Emitter<RunnerEvents>;
-  /** The stages to chain (default: this version's registry). */
+  /** The stages to chain (default: this version's, each loaded when the chain reaches it). */
   readonly registry?: Registry;
 }
 
@@ -33,9 +34,8 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
   const end = options.untilStage ? STAGE_NAMES.indexOf(options.untilStage) : STAGE_NAMES.length - 1;
   const chain = STAGE_NAMES.slice(0, end + 1);
   const reports: StageReport[] = [];
-  const registry = options.registry ?? defaultRegistry;
   for (const name of chain) {
-    const stage = registry[name];
+    const stage = options.registry?.[name] ?? (await loadStage(name));
     if (options.drain?.aborted) return { reports, interrupted: true, stopped: null };
     let report: StageReport;
     try {

@@ -5,8 +5,8 @@ import { emitStage } from '../stages/emit/index.js';
 import { filterStage } from '../stages/filter/index.js';
 import { synthesizeStage } from '../stages/synthesize/index.js';
 import { validateStage } from '../stages/validate/index.js';
-import { ConfigError } from './errors.js';
-import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
+import type { AnyStage, StageName } from './stage.js';
+import { stageNameOf } from './stage-loaders.js';
 
 /** Every stage of the design by name: this version implements them all, so none is ever missing. */
 export type Registry = Readonly<Record<StageName, AnyStage>>;
@@ -28,8 +28,5 @@ export function withStages(replacements: readonly AnyStage[]): Registry {
 
 /** The stage of that name, or a ConfigError that lists the stages. */
 export function getStage(name: string, stages: Registry = registry): AnyStage {
-  if (!isStageName(name)) {
-    throw new ConfigError(`stage: unknown stage "${name}"; the stages are ${STAGE_NAMES.join(', ')}`, { reason: 'unknown-stage' });
-  }
-  return stages[name];
+  return stages[stageNameOf(name)];
 }

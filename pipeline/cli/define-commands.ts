@@ -62,14 +62,7 @@ function defineRun(program: Command, deps: CommandDeps): void {
     .option('--force', 'run items again even when already done with the same input')
     .action(async (flags: RunFlags, command: Command) => {
       const { runCommand } = await import('./commands/run.js');
-      process.exitCode = await runCommand(
-        'run',
-        undefined,
-        flags,
-        command.optsWithGlobals<GlobalFlags>(),
-        await stagesOf(deps),
-        deps.services,
-      );
+      process.exitCode = await runCommand('run', undefined, flags, command.optsWithGlobals<GlobalFlags>(), deps.registry, deps.services);
     });
 
   addScopeOptions(program.command('stage'))
@@ -80,14 +73,8 @@ function defineRun(program: Command, deps: CommandDeps): void {
     .option('--force', 'run items again even when already done with the same input')
     .action(async (name: string, flags: RunFlags, command: Command) => {
       const { runCommand } = await import('./commands/run.js');
-      process.exitCode = await runCommand(
-        'stage',
-        name,
-        flags,
-        command.optsWithGlobals<GlobalFlags>(),
-        await stagesOf(deps),
-        deps.services,
-      );
+      // this version's stages unless a test gave its own: each loaded when it is needed
+      process.exitCode = await runCommand('stage', name, flags, command.optsWithGlobals<GlobalFlags>(), deps.registry, deps.services);
     });
 }
 

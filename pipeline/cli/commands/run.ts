@@ -10,7 +10,8 @@ import { reportError } from '../report-error.js';
 import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
-import { getStage, type Registry } from '../../registry.js';
+import type { Registry } from '../../registry.js';
+import { loadStage, stageNameOf } from '../../stage-loaders.js';
 import type { ServiceOverrides } from '../../services/index.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
@@ -33,14 +34,15 @@ export async function runCommand(
   stageName: string | undefined,
   flags: RunFlags,
   globals: GlobalFlags,
-  registry: Registry,
+  /** The stages (a test's doubles); undefined: this version's, each loaded when it is needed. */
+  registry: Registry | undefined,
   services?: ServiceOverrides,
 ): Promise<number> {
   const session = openSession(globals);
   const { config, log } = session;
   const scope = resolveScope(flags, config);
   const untilStage = resolveStageFlag('--until-stage', flags.untilStage);
-  const stage = stageName === undefined ? undefined : getStage(stageName, registry);
+  const stage = stageName === undefined ? undefined : registry ? registry[stageNameOf(stageName)] : await loadStage(stageName);
   const dryRun = flags.dryRun ?? false;
 
   // Every path the run will use, before any work and before anything is written; a dry run
@@ -107,7 +109,7 @@ export async function runCommand(
         force: flags.force ?? false,
         drain: shutdown.drain,
         events,
-        registry,
+        ...(registry ? { registry } : {}),
       });
     }
   } catch (error) {
