@@ -21,8 +21,11 @@ function wrongWay(file, target) {
   const stageOf = (path) => (under(path, 'stages') ? path.split('/')[1] : null);
   if (under(file, 'test') || !/^(pipeline|stages|cache)\//.test(target)) return null;
   if (under(target, 'pipeline/cli') && !under(file, 'pipeline/cli')) return 'only the CLI imports pipeline/cli';
-  if (target === 'pipeline/registry.ts' && /^(stages|cache|pipeline\/services|pipeline\/concepts)\//.test(file))
-    return 'the registry names every stage: only the engine (pipeline/orchestrate.ts, pipeline/cli) imports it';
+  if (
+    (target === 'pipeline/registry.ts' || target === 'pipeline/stage-loaders.ts') &&
+    /^(stages|cache|pipeline\/services|pipeline\/concepts)\//.test(file)
+  )
+    return 'the registry and the stage loaders name every stage: only the engine (pipeline/orchestrate.ts, pipeline/cli) imports them';
   if (under(file, 'pipeline/concepts')) {
     if (under(target, 'pipeline/concepts') || FOUNDATION.includes(target)) return null;
     return 'the shared concepts (pipeline/concepts) import nothing but themselves and pipeline/errors, pipeline/hash';
