@@ -6,7 +6,6 @@ import { filterStage } from '../stages/filter/index.js';
 import { synthesizeStage } from '../stages/synthesize/index.js';
 import { validateStage } from '../stages/validate/index.js';
 import type { AnyStage, StageName } from './stage.js';
-import { stageNameOf } from './stage-loaders.js';
 
 /** Every stage of the design by name: this version implements them all, so none is ever missing. */
 export type Registry = Readonly<Record<StageName, AnyStage>>;
@@ -24,9 +23,4 @@ export const registry: Registry = {
 /** The registry with some stages replaced by others of the same name (a test's doubles). */
 export function withStages(replacements: readonly AnyStage[]): Registry {
   return { ...registry, ...Object.fromEntries(replacements.map((s) => [s.name, s])) };
-}
-
-/** The stage of that name, or a ConfigError that lists the stages. */
-export function getStage(name: string, stages: Registry = registry): AnyStage {
-  return stages[stageNameOf(name)];
 }
