@@ -35,7 +35,7 @@ export async function runPipeline(ctx: PipelineContext, scope: Scope, options: P
   const chain = STAGE_NAMES.slice(0, end + 1);
   const reports: StageReport[] = [];
   for (const name of chain) {
-    const stage = options.registry?.[name] ?? (await loadStage(name));
+    const stage = await loadStage(name, options.registry);
     if (options.drain?.aborted) return { reports, interrupted: true, stopped: null };
     let report: StageReport;
     try {

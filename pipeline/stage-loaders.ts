@@ -1,4 +1,5 @@
 import { ConfigError } from './errors.js';
+import type { Registry } from './registry.js';
 import { STAGE_NAMES, isStageName, type AnyStage, type StageName } from './stage.js';
 
 /**
@@ -25,7 +26,11 @@ export function stageNameOf(name: string): StageName {
   return name;
 }
 
-/** The stage of that name, its module loaded now; a ConfigError for a name that is none. */
-export async function loadStage(name: string): Promise<AnyStage> {
-  return LOADERS[stageNameOf(name)]();
+/**
+ * The stage of that name: from `stages` when given (a test's doubles), else this version's, its
+ * module loaded now; a ConfigError for a name that is none.
+ */
+export async function loadStage(name: string, stages?: Registry): Promise<AnyStage> {
+  const checked = stageNameOf(name);
+  return stages ? stages[checked] : LOADERS[checked]();
 }

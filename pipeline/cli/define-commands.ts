@@ -17,7 +17,7 @@ import type { GlobalFlags } from './session.js';
  * `perfmine --help`, `--version` and `status` start without loading the pipeline.
  */
 export interface CommandDeps {
-  /** A test's own stages; without them, the default registry, loaded when a command needs the stages. */
+  /** A test's own stages; without them, this version's: `run` and `stage` load each by name when they reach it, `demo` and `worker` all of them. */
   readonly registry?: Registry | undefined;
   readonly services?: ServiceOverrides | undefined;
 }

@@ -13,6 +13,12 @@ describe('stages loaded by name', () => {
     }
   });
 
+  it("takes the stage from the stages given instead (a test's doubles), checking the name the same way", async () => {
+    const doubled = { ...registry, emit: registry.collect };
+    expect(await loadStage('emit', doubled)).toBe(registry.collect);
+    await expect(loadStage('colect', doubled)).rejects.toMatchObject({ reason: 'unknown-stage' });
+  });
+
   it('refuses a name that is no stage, listing the stages', async () => {
     expect(() => stageNameOf('colect')).toThrow(ConfigError);
     await expect(loadStage('colect')).rejects.toMatchObject({

@@ -11,7 +11,7 @@ import { Emitter } from '../../events.js';
 import { runPipeline, type PipelineResult } from '../../orchestrate.js';
 import { attachProgress } from '../../progress.js';
 import type { Registry } from '../../registry.js';
-import { loadStage, stageNameOf } from '../../stage-loaders.js';
+import { loadStage } from '../../stage-loaders.js';
 import type { ServiceOverrides } from '../../services/index.js';
 import { anyFailed, runStage, type RunnerEvents } from '../../runner.js';
 import { formatSource } from '../../scope.js';
@@ -42,7 +42,7 @@ export async function runCommand(
   const { config, log } = session;
   const scope = resolveScope(flags, config);
   const untilStage = resolveStageFlag('--until-stage', flags.untilStage);
-  const stage = stageName === undefined ? undefined : registry ? registry[stageNameOf(stageName)] : await loadStage(stageName);
+  const stage = stageName === undefined ? undefined : await loadStage(stageName, registry);
   const dryRun = flags.dryRun ?? false;
 
   // Every path the run will use, before any work and before anything is written; a dry run
