@@ -20,6 +20,7 @@ import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { validateConfig } from '../../stages/validate/config.js';
 import { measureWithHarness } from '../../stages/validate/measure-harness.js';
+import type { PairedWorkloadVerdict } from '../../stages/validate/paired/verdict.js';
 import { serveGitOverHttp, type GitHttpServer } from '../helpers/git-http.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
 import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-image.js';
@@ -75,6 +76,15 @@ const key = (n: number) => `${REPO}#${n}`;
 const report = (stage: string) => reports.find((r) => r.stage === stage)!;
 /** The paired effect of a workload as a speedup (base / expert, > 1 when faster). */
 const effect = (w: StoredWorkloadVerdict | { paired: { normalizedMedian: number | null } }) => 1 / w.paired.normalizedMedian!;
+/** A workload's verdict in one line: what the paired rule saw, for the log and failure messages. */
+const verdictLine = (w: {
+  name: string;
+  paired: Pick<
+    PairedWorkloadVerdict,
+    'change' | 'reason' | 'normalizedMedian' | 'mds' | 'pValue' | 'fasterPairs' | 'slowerPairs' | 'usablePairs' | 'noise'
+  >;
+}) =>
+  `${w.name.padEnd(48)} ${w.paired.change.padEnd(12)} ${(w.paired.reason ?? '').padEnd(16)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)} p ${w.paired.pValue?.toPrecision(2)} faster ${w.paired.fasterPairs}/${w.paired.usablePairs} slower ${w.paired.slowerPairs} noise ${w.paired.noise?.toFixed(3)}`;
 const changed = (verdicts: readonly StoredWorkloadVerdict[], change: string) =>
   verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
 const verdictOf = (n: number, workload: string) => loadWorkloadVerdicts(db, key(n)).find((w) => w.workload === workload)!;
@@ -387,24 +397,32 @@ describe('a month of the sample repository through every stage (real Docker engi
     // Measured as validate measures: the harness's three warm workers on the rebuilt images, the default protocol.
     const { runner } = dockerWorkers(docker, log, { base: tag, expert: expertTag });
     const config = validateConfig.parse({});
-    const measured = await measureWithHarness(
-      { ...environmentOf('fixture/fastmath#101-rebuilt', tag), python: 'python3.11' },
-      'asv.conf.json',
-      expertTag,
-      { runner, config, log },
-    );
-    // adaptive sampling: every workload settled at a look, or the protocol's last round
-    expect([...config.harness.adaptive.looks, config.harness.rounds]).toContain(measured.harness?.rounds);
-    const workloads = measured.verdicts!.workloads;
-    for (const w of workloads)
-      console.log(
-        `  rebuilt ${w.name.padEnd(48)} ${w.paired.change.padEnd(10)} effect ${effect(w).toPrecision(3)} MDS ${w.paired.mds?.toFixed(3)}`,
+    const measure = async (attempt: number) => {
+      const measured = await measureWithHarness(
+        { ...environmentOf('fixture/fastmath#101-rebuilt', tag), python: 'python3.11' },
+        'asv.conf.json',
+        expertTag,
+        { runner, config, log },
       );
-    expect(workloads.map((w) => w.name).sort()).toEqual(WORKLOADS);
-    const fib = workloads.find((w) => w.name === 'bench_core.time_fib')!;
-    expect(fib.paired.change).toBe('improved');
-    expect(effect(fib)).toBeGreaterThan(20);
-    // nothing else the patch does not touch was flagged
-    expect(workloads.filter((w) => w.name !== 'bench_core.time_fib' && w.paired.change !== 'unchanged').map((w) => w.name)).toEqual([]);
-  }, 900_000);
+      // adaptive sampling: every workload settled at a look, or the protocol's last round
+      expect([...config.harness.adaptive.looks, config.harness.rounds]).toContain(measured.harness?.rounds);
+      const workloads = measured.verdicts!.workloads;
+      for (const w of workloads) console.log(`  rebuilt (${attempt}) ${verdictLine(w)}`);
+      expect(workloads.map((w) => w.name).sort()).toEqual(WORKLOADS);
+      const fib = workloads.find((w) => w.name === 'bench_core.time_fib')!;
+      expect(fib.paired.change).toBe('improved');
+      expect(effect(fib)).toBeGreaterThan(20);
+      return workloads.filter((w) => w.name !== 'bench_core.time_fib' && w.paired.change !== 'unchanged');
+    };
+    // Nothing else the patch does not touch is flagged. The verdict bounds the chance that any
+    // untouched workload of a candidate is flagged by paired.alpha (1%), so one measurement can
+    // flag one by chance, as one CI run did (sum_of_squares, on a loaded machine): a flag must
+    // recur in a second, independent measurement to fail the test, which then fails at most
+    // alpha² of the time by chance, while a real bias (flagged every time) still fails it.
+    const first = await measure(1);
+    if (first.length === 0) return;
+    console.log(`  rebuilt: flagged untouched workloads, measured again:\n${first.map((w) => `    ${verdictLine(w)}`).join('\n')}`);
+    const again = await measure(2);
+    expect(again.filter((w) => first.some((f) => f.name === w.name)).map(verdictLine)).toEqual([]);
+  }, 1_800_000);
 });
