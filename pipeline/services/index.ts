@@ -6,9 +6,8 @@ import type { Metrics } from '../metrics.js';
 import type { Queues } from '../queues.js';
 import { BigQueryService } from './bigquery.js';
 import { DockerService } from './docker.js';
-import { OpenAiLlmService } from './llm.js';
 import { resolveLlmApiKey } from './llm-key.js';
-import type { LlmService } from './llm-port.js';
+import type { AgentRequest, LlmResult, LlmService, StructuredRequest } from './llm-port.js';
 import { GitService } from './git.js';
 import { GitHubService } from './github.js';
 
@@ -77,14 +76,17 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
       const key = resolveLlmApiKey(deps.config.llm, deps.credentials);
       if (key.placeholder)
         deps.log.info({ baseUrl: deps.config.llm.baseUrl }, 'no OPENAI_API_KEY: using a placeholder key for the local LLM server');
-      llm = new OpenAiLlmService({
-        config: deps.config.llm,
-        apiKey: key.apiKey,
-        db: deps.db,
-        log: deps.log.child({ service: 'llm' }),
-        metrics: deps.metrics,
-        queue: deps.queues.llm,
-        runId: deps.runId,
+      llm = lazyLlm(async () => {
+        const { OpenAiLlmService } = await import('./llm.js');
+        return new OpenAiLlmService({
+          config: deps.config.llm,
+          apiKey: key.apiKey,
+          db: deps.db,
+          log: deps.log.child({ service: 'llm' }),
+          metrics: deps.metrics,
+          queue: deps.queues.llm,
+          runId: deps.runId,
+        });
       });
       return llm;
     },
@@ -107,5 +109,19 @@ export function createServices(deps: ServiceDeps, overrides: ServiceOverrides = 
         log: deps.log.child({ service: 'bigquery' }),
       }));
     },
+  };
+}
+
+/**
+ * The LLM adapter, its module (and the openai client under it) imported on the first request:
+ * commands and stages that never ask a model start without them. Credentials are checked before,
+ * when the adapter is asked for, so a missing key still fails where the LLM is needed.
+ */
+function lazyLlm(load: () => Promise<LlmService>): LlmService {
+  let service: Promise<LlmService> | null = null;
+  const adapter = () => (service ??= load());
+  return {
+    structured: async <T>(request: StructuredRequest<T>): Promise<LlmResult<T>> => (await adapter()).structured(request),
+    agent: async <T>(request: AgentRequest<T>): Promise<LlmResult<T>> => (await adapter()).agent(request),
   };
 }

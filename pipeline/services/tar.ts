@@ -1,7 +1,11 @@
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import tar from 'tar-stream';
+import type TarStream from 'tar-stream';
+import { lazyRequire } from './lazy-require.js';
+
+/** tar-stream (CommonJS), loaded the first time an archive is made or read: only Docker work needs it. */
+const loadTar = lazyRequire<typeof TarStream>('tar-stream');
 
 /** One file of a generated tar archive (a build context, or files put into a container). */
 export interface TarEntry {
@@ -15,7 +19,7 @@ export interface TarEntry {
 
 /** A tar stream of the entries, written lazily (host files are streamed, never read whole). */
 export function packEntries(entries: readonly TarEntry[]): Readable {
-  const pack = tar.pack();
+  const pack = loadTar().pack();
   const fixed = new Date(0);
   void (async () => {
     try {
@@ -43,7 +47,7 @@ export function packEntries(entries: readonly TarEntry[]): Readable {
 export async function unpackToMap(stream: NodeJS.ReadableStream, maxBytes = 64 * 1024 * 1024): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   let total = 0;
-  const extract = tar.extract();
+  const extract = loadTar().extract();
   const done = (async () => {
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
