@@ -5,8 +5,9 @@
 // `npm run bench -- startup`). Type checking is `tsc --noEmit` (`npm run typecheck`, `npm test`).
 //
 // Left outside the bundle and loaded from node_modules: better-sqlite3 (a native addon) and the
-// CommonJS clients loaded on first use through createRequire (dockerode, pino, BigQuery, the
-// tokenizer's rank tables). Files shipped beside the code (prompts/, cache/migrations/, the Python
+// CommonJS clients loaded on first use through createRequire (dockerode, pino, BigQuery, tar-stream,
+// the tokenizer's rank tables). The LLM adapter (with openai) and Octokit are bundled into chunks
+// that are imported on the first request, not at start-up. Files shipped beside the code (prompts/, cache/migrations/, the Python
 // helpers) are found from the package root (pipeline/package-root.ts), never from a module's path.
 import { rmSync, chmodSync } from 'node:fs';
 import { dirname, join } from 'node:path';
