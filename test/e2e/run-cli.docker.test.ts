@@ -165,6 +165,11 @@ beforeAll(async () => {
         buildNetwork: 'none',
         timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
       },
+      // Half the default protocol's rounds (one look, at 6): enough for #108's 1.3x (its p-values
+      // are below 1e-6 at 20 rounds); test/e2e/month.docker.test.ts runs the default protocol. The
+      // workers on the first core: the month's suite, which may run beside this one, measures on
+      // the last (validate.harness.cpus auto), and the two would otherwise take turns on it.
+      validate: { harness: { rounds: 10, cpus: '0' } },
     }),
   );
   first = summaryOf(await perfmine(runArgs()));
@@ -246,7 +251,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
         .all();
       expect(measured.map((m) => [m.key, m.engine])).toEqual([101, 103, 104, 105, 107, 108].map((n) => [`${REPO}#${n}`, 'perfmine']));
       for (const m of measured) {
-        expect([6, 10, 15, 20]).toContain(m.rounds);
+        expect([6, 10]).toContain(m.rounds);
         expect(m.workloads).toBeGreaterThanOrEqual(5);
         expect(m.rows).toBe(3 * m.workloads);
       }
