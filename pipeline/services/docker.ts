@@ -536,7 +536,11 @@ export class DockerService {
         stderrChars: spec.tailChars ?? 64_000,
         maxLifetimeMs: spec.maxLifetimeMs,
       });
-      signal?.addEventListener('abort', () => void session.kill(), { once: true });
+      // Removed when the session ends: a stage's signal outlives thousands of sessions, and each
+      // listener left on it would keep its session (and the session's stderr tail) alive.
+      const onAbort = () => void session.kill();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void session.exited.finally(() => signal?.removeEventListener('abort', onAbort));
       if (spec.limits.diskMb !== undefined) {
         const watchdog = this.#watchDisk(container, spec.limits.diskMb, spec.limits.diskCheckMs ?? 10_000, () => void session.kill());
         void session.exited.finally(() => clearInterval(watchdog));

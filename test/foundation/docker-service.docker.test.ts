@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILD_LABEL, DockerService, labelledDockerfile, PERFMINE_LABEL } from '../../pipeline/services/docker.js';
 
@@ -64,6 +65,18 @@ describe('Docker engine through dockerode (real engine, local base image)', () =
     expect(result).toMatchObject({ exitCode: 0, timedOut: false });
     expect(result.stdout).toMatch(/^python \(3, 11\) pytest \d+\.\d+/);
     expect(result.stderr).toBe('to stderr\n');
+  });
+
+  it("a session leaves no listener on the caller's signal once it has ended", async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 2; i++) {
+      const session = await docker.session({ image: BASE, cmd: ['cat'], limits, maxLifetimeMs: 60_000 }, controller.signal);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      await session.close();
+      // the listener goes in a callback on `exited` attached before this await, so it has run
+      await session.exited;
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    }
   });
 
   it('has no network and runs unprivileged with limits', async () => {
