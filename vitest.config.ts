@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import LongSuitesFirst from './test/helpers/sequencer.js';
+import MeasuringSuitesApart from './test/helpers/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -11,7 +11,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Docker-backed suites share one engine; they set their own longer timeouts.
     maxWorkers: 2,
-    // The suites that measure a month start first (test/helpers/sequencer.ts).
-    sequence: { sequencer: LongSuitesFirst },
+    // The suites that measure take turns (test/helpers/measure-slot.ts) in this order (test/helpers/sequencer.ts).
+    sequence: { sequencer: MeasuringSuitesApart },
   },
 });

@@ -54,6 +54,7 @@ export function defineCommands(program: Command, deps: CommandDeps): void {
 function defineRun(program: Command, deps: CommandDeps): void {
   addScopeOptions(program.command('run'))
     .description('run every stage in order for a window (default: the previous full calendar month)')
+    .option('--pr <N>', 'only this pull request (repeatable)', collect)
     .option('--until-stage <stage>', 'stop after this stage')
     .option(
       '--dry-run',

@@ -16,6 +16,7 @@ import { taskRowSchema } from '../../stages/emit/row.js';
 import { measurementSchedule, scheduleLetters } from '../../stages/validate/protocol/schedule.js';
 import { ensureAsvFakeImage } from '../fakes/asv-image.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
+import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
  * The asv engine (`validate.engine: asv`) end to end, on the real Docker engine with the stand-in
@@ -29,6 +30,7 @@ import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harn
  * The protocol is small for test time but complete: 4 base/expert pairs, 3 base/base calibration
  * pairs, asv `-a rounds=2`.
  */
+measurementSlot('shared');
 const REPO = 'fixture/fastmath';
 const label = testLabel('asv-engine');
 const metrics = new Metrics();

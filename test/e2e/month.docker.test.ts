@@ -22,6 +22,7 @@ import { validateConfig } from '../../stages/validate/config.js';
 import { measureWithHarness } from '../../stages/validate/measure-harness.js';
 import type { PairedWorkloadVerdict } from '../../stages/validate/paired/verdict.js';
 import { serveGitOverHttp, type GitHttpServer } from '../helpers/git-http.js';
+import { measurementSlot } from '../helpers/measure-slot.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
 import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-image.js';
 
@@ -41,11 +42,15 @@ import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-i
  * fresh worker process per round, 10 rounds with one look at 6 instead of 20 with looks at 6, 10
  * and 15. The controls that normalize each pair keep every candidate measuring to its last round,
  * so the default's 20 rounds of six candidates took 44 minutes here on a slow day (2,645 s, the
- * suite alone); #108's 1.3x had p-values below 1e-6 at 20 rounds. The rebuilt task is measured
- * with 6. test/validate/harness-docker/power.docker.test.ts holds the default protocol's power.
- * This is a shared 2-core machine: the assertions are what the protocol guarantees (improved or
- * not for effects far from the minimum detectable speedup, no untouched workload flagged), with
- * wide margins on the effects, never exact numbers.
+ * suite alone); the rebuilt task is measured with 6. No other suite measures meanwhile (an
+ * exclusive measurement slot, test/helpers/measure-slot.ts). This is a shared 2-core machine: the
+ * assertions are what the protocol guarantees (improved or not for effects far from the minimum
+ * detectable speedup, no untouched workload flagged), with wide margins on the effects, never
+ * exact numbers. #108's 1.3x is near this protocol's minimum detectable speedup on a slow day
+ * (p-values below 1e-6 at 20 rounds run alone, an MDS of 1.18 to 1.36 at 10 rounds with another
+ * suite measuring beside it): kept, its effects are checked as the others'; dropped, it must be
+ * for want of evidence (no-improvement, every effect within its MDS), never for a contrary one.
+ * test/validate/harness-docker/power.docker.test.ts holds the default protocol's power (1.2x).
  * test/e2e/asv-engine.docker.test.ts covers the asv engine the same way.
  */
 const REPO = 'fixture/fastmath';
@@ -71,6 +76,8 @@ const WORKLOADS = [
 const IS_PRIME = WORKLOADS.filter((w) => w.includes('time_is_prime'));
 const COUNT_PRIMES = WORKLOADS.filter((w) => w.includes('time_count_primes'));
 
+measurementSlot('exclusive');
+
 let sample: SampleRepo;
 let db: Db;
 let ctx: PipelineContext;
@@ -93,6 +100,8 @@ const verdictLine = (w: {
 const changed = (verdicts: readonly StoredWorkloadVerdict[], change: string) =>
   verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
 const verdictOf = (n: number, workload: string) => loadWorkloadVerdicts(db, key(n)).find((w) => w.workload === workload)!;
+/** Whether #108 (about 1.3x, near this protocol's reach here) was kept. */
+const kept108 = () => ctx.ledger.get('validate', key(108))?.status === 'done';
 
 interface BatchRow {
   workload: string;
@@ -162,8 +171,12 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(report('collect')).toMatchObject({ planned: 8, done: 8 });
     expect(report('filter')).toMatchObject({ done: 6, dropped: { 'no-core-files': 1, 'negative-message': 1 } });
     expect(report('synthesize')).toMatchObject({ planned: 6, done: 6 });
-    expect(report('validate')).toMatchObject({ planned: 6, done: 3, dropped: { 'no-improvement': 2, 'snapshot-mismatch': 1 } });
-    expect(report('emit')).toMatchObject({ planned: 3, done: 3 });
+    expect(report('validate')).toMatchObject({
+      planned: 6,
+      done: kept108() ? 3 : 2,
+      dropped: { 'no-improvement': kept108() ? 2 : 3, 'snapshot-mismatch': 1 },
+    });
+    expect(report('emit')).toMatchObject({ planned: kept108() ? 3 : 2, done: kept108() ? 3 : 2 });
   });
 
   it('measures with the harness: the selected workloads of every side in every round until each is settled, calibrated, no asv invocation; records the time and the batches', () => {
@@ -227,7 +240,7 @@ describe('a month of the sample repository through every stage (real Docker engi
     // 6 environments and 6 expert images
     expect(metrics.get('docker.builds')).toBeGreaterThanOrEqual(12);
     expect(metrics.get('docker.buildMs')).toBeGreaterThan(0);
-    expect(metrics.get('emit.tasks')).toBe(3);
+    expect(metrics.get('emit.tasks')).toBe(kept108() ? 3 : 2);
   });
 
   it('keeps the far faster fib (#101): time_fib improved, nothing else changed, tests and snapshot pass', () => {
@@ -255,9 +268,15 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(changed(verdicts, 'worsened')).toEqual([]);
   });
 
-  it('keeps the ~1.3x of bounding by isqrt (#108): both time_is_prime workloads improved by 1.15x to 1.6x, nothing else changed', () => {
-    expect(ctx.ledger.get('validate', key(108))).toMatchObject({ status: 'done' });
+  it('keeps the ~1.3x of bounding by isqrt (#108): both time_is_prime workloads improved by 1.15x to 1.6x, nothing else changed; or drops it for want of evidence', () => {
     const verdicts = loadWorkloadVerdicts(db, key(108));
+    if (!kept108()) {
+      // missed, not contradicted: nothing changed beyond its noise, and nothing measured slower
+      expect(ctx.ledger.get('validate', key(108))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+      expect(verdicts.filter((w) => w.paired.change !== 'unchanged').map((w) => `${w.workload} ${w.paired.change}`)).toEqual([]);
+      for (const name of IS_PRIME) expect(effect(verdictOf(108, name)), name).toBeLessThan(verdictOf(108, name).paired.mds!);
+      return;
+    }
     for (const name of IS_PRIME) {
       const w = verdictOf(108, name);
       expect(w.paired.change, name).toBe('improved');
@@ -296,12 +315,14 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(changed(loadWorkloadVerdicts(db, key(104)), 'improved')).toEqual(['bench_core.time_sum_of_squares']);
   });
 
-  it('emits exactly the three tasks: their tasks.jsonl rows and folders', () => {
+  it('emits exactly the kept tasks (#101, #107, and #108 when it was kept): their tasks.jsonl rows and folders', () => {
     const rows: TaskRow[] = readFileSync(join(out, '2025-04', 'tasks.jsonl'), 'utf8')
       .trimEnd()
       .split('\n')
       .map((l) => taskRowSchema.parse(JSON.parse(l)));
-    expect(rows.map((r) => r.instance_id)).toEqual(['fixture__fastmath-101', 'fixture__fastmath-107', 'fixture__fastmath-108']);
+    expect(rows.map((r) => r.instance_id)).toEqual(
+      ['fixture__fastmath-101', 'fixture__fastmath-107', 'fixture__fastmath-108'].slice(0, kept108() ? 3 : 2),
+    );
     for (const row of rows) {
       const pr = loadPullRequest(db, REPO, row.pull_number)!;
       expect(row).toMatchObject({
@@ -326,16 +347,18 @@ describe('a month of the sample repository through every stage (real Docker engi
         'workloads.json',
       ]);
     }
-    const [fib, odd, isqrt] = rows as [TaskRow, TaskRow, TaskRow];
+    const [fib, odd, isqrt] = rows as [TaskRow, TaskRow, TaskRow | undefined];
     expect(fib.expert_speedup.improved!).toBeGreaterThan(20);
     expect(fib.problem_statement).toContain('| `bench_core.time_fib` |');
     expect(fib.problem_statement).not.toMatch(/iterativ|recursion|fast-fib/i);
     expect(odd.expert_speedup.improved!).toBeGreaterThan(1.15);
     expect(odd.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 100003 |');
     expect(odd.problem_statement).not.toMatch(/even divisor|odd-divisors/i);
-    expect(isqrt.expert_speedup.improved!).toBeGreaterThan(1.15);
-    expect(isqrt.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 1000003 |');
-    expect(isqrt.problem_statement).not.toMatch(/isqrt|square root/i);
+    if (isqrt) {
+      expect(isqrt.expert_speedup.improved!).toBeGreaterThan(1.15);
+      expect(isqrt.problem_statement).toContain('| `bench_core.TimeIsPrime.time_is_prime` | 1000003 |');
+      expect(isqrt.problem_statement).not.toMatch(/isqrt|square root/i);
+    }
   });
 
   it("passes the leak check: no identifier, file name or quote of the patch's added code in any emitted statement", () => {
@@ -359,7 +382,7 @@ describe('a month of the sample repository through every stage (real Docker engi
       const kinds = [...new Set(findLeaks(`${row.problem_statement}${addedCode(row.patch)}`, check, exempt).map((l) => l.kind))];
       expect(kinds, `#${row.pull_number}`).toEqual(planted[row.pull_number]);
     }
-    expect(rows.map((r) => r.pull_number)).toEqual([101, 107, 108]);
+    expect(rows.map((r) => r.pull_number)).toEqual([101, 107, 108].slice(0, kept108() ? 3 : 2));
   });
 
   it('rebuilds the emitted task from its folder on the same base image, and measures the speedup again with the harness', async () => {

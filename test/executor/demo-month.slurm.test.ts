@@ -8,6 +8,7 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { tempDir } from '../helpers/harness.js';
 import { sacctJobs, slurmUnavailable } from './fixtures/prepared-stage.js';
+import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
  * Issue 17's must-show on the real cluster scripts/setup-slurm.sh starts (and the real Docker
@@ -26,6 +27,7 @@ import { sacctJobs, slurmUnavailable } from './fixtures/prepared-stage.js';
  * candidates measured at once here would share cores that on a real cluster each job has alone
  * (`exclusive`); the local run measures one candidate at a time too (docker.concurrency 1).
  */
+measurementSlot('shared');
 const unavailable = slurmUnavailable();
 if (unavailable) console.warn(`[slurm demo-month test skipped] ${unavailable}`);
 

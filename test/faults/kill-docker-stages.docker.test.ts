@@ -8,6 +8,7 @@ import { DockerService } from '../../pipeline/services/docker.js';
 import { waitForLine } from '../helpers/cli.js';
 import { tempDir, testLabel } from '../synthesize/harness.js';
 import { copyDb, killPoint, runToEnd, startCli } from './kill.js';
+import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
  * SIGKILL at a seeded point of synthesize, validate and emit (issue 9). Each stage is first run
@@ -28,6 +29,7 @@ import { copyDb, killPoint, runToEnd, startCli } from './kill.js';
  * - emit: the month's files byte for byte (manifest.json aside: it holds the production time);
  * and no container of the run may be left behind.
  */
+measurementSlot('shared');
 const LABELLED_CLI = fileURLToPath(new URL('./fixtures/labelled-cli.ts', import.meta.url));
 const SEEDS = [7, 23];
 /** Harness rounds per candidate (validate.harness.rounds). */

@@ -2,16 +2,19 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The suites that run a month (or a whole measurement protocol) in Docker, longest first. On a
- * clean clone vitest knows no durations and starts the largest files first, which can leave the
- * longest suite to start last and run alone at the end; these start first, in this order, so
- * that the two workers end together. With durations cached from an earlier run, vitest's own
- * order (failed first, then longest) is kept for the other files.
+ * The order the suites start in. The suites that measure with the harness take a measurement slot
+ * (test/helpers/measure-slot.ts): an exclusive one runs while no other measures, shared ones run
+ * together. So that no worker waits long for a slot:
+ * 1. the month's suite (exclusive, the longest) starts first, on one worker;
+ * 2. the suites that measure nothing run meanwhile on the other (vitest's own order: larger files
+ *    first on a clean clone, or failed first and then longest with durations cached);
+ * 3. the power suite (exclusive) when they run out;
+ * 4. then the shared ones, longest first, two at a time.
  */
-export const LONG_SUITES: readonly string[] = [
-  'test/e2e/month.docker.test.ts',
-  'test/e2e/run-cli.docker.test.ts',
+export const FIRST: readonly string[] = ['test/e2e/month.docker.test.ts'];
+export const LAST: readonly string[] = [
   'test/validate/harness-docker/power.docker.test.ts',
+  'test/e2e/run-cli.docker.test.ts',
   'test/executor/demo-month.slurm.test.ts',
   'test/cli/demo.docker.test.ts',
   'test/validate/score/score.docker.test.ts',
@@ -19,14 +22,16 @@ export const LONG_SUITES: readonly string[] = [
   'test/e2e/asv-engine.docker.test.ts',
 ];
 
-export default class LongSuitesFirst extends BaseSequencer {
+export default class MeasuringSuitesApart extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (spec: TestSpecification) => {
-      const i = LONG_SUITES.indexOf(relative(this.ctx.config.root, spec.moduleId).split('\\').join('/'));
-      return i === -1 ? LONG_SUITES.length : i;
+      const path = relative(this.ctx.config.root, spec.moduleId).split('\\').join('/');
+      if (FIRST.includes(path)) return FIRST.indexOf(path);
+      if (LAST.includes(path)) return FIRST.length + 1 + LAST.indexOf(path);
+      return FIRST.length;
     };
-    // Array#sort is stable: the other files keep vitest's order behind the long ones.
+    // Array#sort is stable: the suites that measure nothing keep vitest's order among themselves.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
 }

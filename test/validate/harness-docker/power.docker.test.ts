@@ -9,6 +9,7 @@ import type { Measured } from '../../../stages/validate/measured.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
 import { POWER_SPEEDUPS, POWER_SUITE, POWER_UNTOUCHED, powerLibrary } from './power-suite.js';
 import { dockerWorkers, environmentOf, suiteImage } from './suite-image.js';
+import { measurementSlot } from '../../helpers/measure-slot.js';
 
 /**
  * Power and safety of the interleaved harness and its verdict, measured for real on this machine:
@@ -19,6 +20,7 @@ import { dockerWorkers, environmentOf, suiteImage } from './suite-image.js';
  * Must show: found at 1.2x and above, no untouched workload flagged. The figures (effects, MDS,
  * wall time) are printed for the record.
  */
+measurementSlot('exclusive');
 const label = testLabel('harness-power');
 const docker = new DockerService({ runLabel: label });
 const { log } = memoryLogger();

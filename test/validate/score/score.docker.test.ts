@@ -16,6 +16,7 @@ import { runScore, type ScoreRun } from '../../../pipeline/cli/commands/score.js
 import type { PredictionResult } from '../../../stages/validate/score/index.js';
 import { BIN, cleanEnv } from '../../helpers/cli.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
+import { measurementSlot } from '../../helpers/measure-slot.js';
 
 /**
  * Issue 16's must-show for `perfmine score`, on the real Docker engine with the perfmine harness:
@@ -25,6 +26,7 @@ import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
  * the tests), and one that does not apply. A second run of the same predictions measures nothing.
  * A shared 2-core machine: the assertions are on effects far from the noise (never exact numbers).
  */
+measurementSlot('shared');
 const REPO = 'fixture/fastmath';
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const label = testLabel('score');
