@@ -6,8 +6,9 @@ import { waitForLine } from './cli.js';
 
 /**
  * The suites that measure with the harness share this machine's two cores with whatever else runs.
- * Two of them measuring at once cost each other their power (on a shared 2-core CI machine the
- * minimum detectable speedups of a month went from about 1.1 to 1.3-1.7 when two ran together),
+ * Two of them measuring at once cost each other their power (on a shared 2-core machine the month's
+ * candidates had median minimum detectable speedups of 1.10-1.17 measured alone with 20 rounds,
+ * 1.28-1.64 with 10 rounds and another suite measuring beside them),
  * so each takes a slot for its whole run: `exclusive` for the suites whose assertions need the
  * machine's full power (nothing else measures meanwhile), `shared` for those that assert only
  * effects far beyond any noise (they may run together, never beside an exclusive one).
