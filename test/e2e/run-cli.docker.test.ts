@@ -366,7 +366,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l) as { instance_id: string; expert_speedup: { all: number }; workloads: { count: number } });
-    expect(tasks).toHaveLength(3);
+    expect(tasks).toHaveLength(kept.length);
     const browser = await launchChromium();
     try {
       const tab = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -381,11 +381,11 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
         await total('built'),
         await total('validated'),
         await total('emitted'),
-      ]).toEqual(['8', '6', '6', '6', '3', '3']);
+      ]).toEqual(['8', '6', '6', '6', `${kept.length}`, `${kept.length}`]);
       const bars = await tab
         .locator('svg[data-chart="funnel"] rect.bar')
         .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
-      expect(bars).toEqual([8, 6, 6, 6, 3, 3]);
+      expect(bars).toEqual([8, 6, 6, 6, kept.length, kept.length]);
       const bin = (chart: string) =>
         tab
           .locator(`svg[data-chart="${chart}"] rect.bar`)
@@ -397,7 +397,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
       const filled = (bins: readonly { label: string; count: number }[]) => bins.filter((b) => b.count > 0).map((b) => [b.label, b.count]);
       expect(await bin('speedup-chart')).toEqual(filled(speedupBins(tasks.map((t) => t.expert_speedup.all))));
       expect(await bin('workload-chart')).toEqual(filled(workloadBins(tasks.map((t) => t.workloads.count))));
-      expect(await tab.locator('#stages tr[data-stage="validate"]').innerText()).toMatch(/no-improvement 2.*snapshot-mismatch 1/s);
+      expect(await tab.locator('#stages tr[data-stage="validate"]').innerText()).toMatch(
+        new RegExp(`no-improvement ${droppedBy()['no-improvement']}.*snapshot-mismatch 1`, 's'),
+      );
       for (const task of tasks) {
         const href = await tab.locator(`#tasks tr[data-task="${task.instance_id}"] a`).getAttribute('href');
         expect(statSync(join(dirname(page), href!)).isDirectory()).toBe(true);
