@@ -126,26 +126,21 @@ function decisionRows(): Map<string, string> {
   }
 }
 
-function ledgerStatus(stage: string, key: string): string | undefined {
+/** An item's row in the ledger: its status and reason. */
+function ledgerRow(stage: string, key: string): { status: string; reason: string | null } | undefined {
   const store = openStore(db, { readonly: true });
   try {
-    return store.prepare<[string, string], { status: string }>('SELECT status FROM stage_items WHERE stage = ? AND key = ?').get(stage, key)
-      ?.status;
+    return store
+      .prepare<[string, string], { status: string; reason: string | null }>(
+        'SELECT status, reason FROM stage_items WHERE stage = ? AND key = ?',
+      )
+      .get(stage, key);
   } finally {
     store.close();
   }
 }
 
-function ledgerReason(stage: string, key: string): string | null | undefined {
-  const store = openStore(db, { readonly: true });
-  try {
-    return store
-      .prepare<[string, string], { reason: string | null }>('SELECT reason FROM stage_items WHERE stage = ? AND key = ?')
-      .get(stage, key)?.reason;
-  } finally {
-    store.close();
-  }
-}
+const ledgerStatus = (stage: string, key: string) => ledgerRow(stage, key)?.status;
 
 /** The candidates the first run kept (validate done), in order. */
 let kept: number[] = [];
@@ -231,7 +226,7 @@ afterAll(async () => {
 describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, perfmine harness)', () => {
   it('emits the real speedups it kept: demo__fastmath-101, and -107 and -108 unless dropped for want of evidence', () => {
     expect(kept[0]).toBe(101);
-    for (const n of [107, 108]) if (!kept.includes(n)) expect(ledgerReason('validate', `${REPO}#${n}`)).toBe('no-improvement');
+    for (const n of [107, 108]) if (!kept.includes(n)) expect(ledgerRow('validate', `${REPO}#${n}`)?.reason).toBe('no-improvement');
     expect(first.exitCode).toBe(0);
     const stage = (name: string) => first.stages.find((s) => s.stage === name)!;
     expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
