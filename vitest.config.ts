@@ -1,9 +1,13 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import MeasuringSuitesApart from './test/helpers/sequencer.js';
+
+/** The power suite runs on its own (`npm run test:power`, vitest.power.config.ts), not in `npm test`. */
+export const POWER_SUITE = 'test/validate/harness-docker/power.docker.test.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, POWER_SUITE],
     // The CLI the tests spawn is the compiled one (dist/): compiled again first when a source changed.
     globalSetup: ['test/helpers/build.ts'],
     pool: 'forks',

@@ -50,7 +50,7 @@ import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-i
  * (p-values below 1e-6 at 20 rounds run alone, an MDS of 1.18 to 1.36 at 10 rounds with another
  * suite measuring beside it): kept, its effects are checked as the others'; dropped, it must be
  * for want of evidence (no-improvement, every effect within its MDS), never for a contrary one.
- * test/validate/harness-docker/power.docker.test.ts holds the default protocol's power (1.2x).
+ * test/validate/harness-docker/power.docker.test.ts (`npm run test:power`) holds the default protocol's power (1.2x).
  * test/e2e/asv-engine.docker.test.ts covers the asv engine the same way.
  */
 const REPO = 'fixture/fastmath';

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../cache/store.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
-import { createSampleRepo, type SampleRepo } from '../../pipeline/demo/sample-repo.js';
+import { DEMO_MARKER } from '../../pipeline/cli/demo-dir.js';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
 import { currentOwner, parseOwner } from '../../pipeline/services/owner.js';
 import { speedupBins, workloadBins } from '../../pipeline/report/render.js';
@@ -15,30 +15,37 @@ import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
-import { BIN, collect, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
+import { BIN, collect, looksLikeABug, runCli, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../synthesize/harness.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
- * Issue 8's must-show: `perfmine run`, the real CLI in child processes, over the generated sample
- * repository (git source), with the loopback OpenAI-compatible server answering classify's
- * prompts, the real Docker engine and the plain base image (validate's default engine, perfmine's
- * harness, needs no asv).
+ * Issues 8 and 13: `perfmine demo`, the README's first command, and the `perfmine run` it wraps,
+ * through the real CLI in child processes over the generated sample repository (git source), with
+ * the loopback OpenAI-compatible server answering classify's prompts (`--llm openai`), the real
+ * Docker engine and the plain base image (validate's default engine, perfmine's harness, no asv).
+ * The month is measured once, by the demo; every later step works on what it left.
  *
- * 1. The run emits the real speedups it kept: demo__fastmath-101 (fib, far faster) always, and
- *    -107 (about 2x) and -108 (about 1.3x) unless this short protocol (6 rounds, beside other
- *    suites measuring) lacks the evidence, when they are dropped as no-improvement; the slowdown
- *    and the placebo are dropped, the speedup that changes a return value as snapshot-mismatch.
+ * 1. The demo exits with the code its run recorded and emits the real speedups it kept:
+ *    demo__fastmath-101 (fib, far faster) always, and -107 (about 2x) and -108 (about 1.3x) unless
+ *    this short protocol (4 rounds, beside other suites measuring) lacks the evidence, when they are
+ *    dropped as no-improvement; the slowdown and the placebo are dropped, the speedup that changes a
+ *    return value as snapshot-mismatch. It prints each task's absolute folder.
  *    test/e2e/month.docker.test.ts measures the month alone with a longer protocol.
- * 2. The same command again makes no LLM call and no build, and writes the same files.
- * 3. `status --json` shows the funnel and each pull request's drop reason; `tasks --json` the task.
- * 4. A pull request (#109, a speedup that needs a dependency the image lacks) lands on the
+ * 2. The follow-up commands it prints name its own database and, run as printed from elsewhere,
+ *    show its data.
+ * 3. The `perfmine run` command it printed, run again, makes no LLM call and no build, and writes
+ *    the same files.
+ * 4. `status --json` shows the funnel and each pull request's drop reason; `tasks --json` the task.
+ * 5. `report` renders the month in headless Chromium.
+ * 6. A pull request (#109, a speedup that needs a dependency the image lacks) lands on the
  *    branch; the same command is killed with SIGKILL while synthesize builds its base commit (the
  *    log line that says so is awaited, no sleep; the ledger then shows the item unfinished), and
  *    run again: it finishes the interrupted work (#109 is dropped, its expert does not import),
  *    and the month's files are byte for byte those of step 1, the rows of every earlier decision
  *    unchanged. (Comparing with a second, independent run instead would compare two measurements
  *    of a noisy machine, which are never equal byte for byte.)
+ * 7. `demo --fresh` removes what the demo made and nothing else (last: it empties the directory).
  *
  * Everything the child processes create in Docker carries their owner label
  * (`org.perfmine.owner` / `org.perfmine.image-owner`, host, PID namespace and PID): the test
@@ -48,19 +55,23 @@ measurementSlot('shared');
 const REPO = 'demo/fastmath';
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
+/** Harness rounds per candidate: a short protocol, this suite is about the commands. */
+const ROUNDS = 4;
 const dir = tempDir('e2e');
-const db = join(dir, 'perfmine.db');
-const out = join(dir, 'out');
+/** The demo's directory (made by the demo): the sample repository, the database, the datasets. */
+const demoDir = join(dir, 'demo');
+const repoPath = join(demoDir, 'fastmath');
+const db = join(demoDir, 'perfmine.db');
+const out = join(demoDir, 'out');
 const monthDir = join(out, MONTH);
 const configPath = join(dir, 'perfmine.config.json');
 const API_KEY = 'sk-e2e-never-logged';
 const docker = new DockerService({ runLabel: 'test-e2e-observer' });
 const children = new Set<number>();
 let llm: FakeLlmServer;
-let sample: SampleRepo;
 
 interface RunSummary {
-  readonly exitCode: number;
+  readonly exitCode?: number;
   readonly stages: readonly {
     stage: string;
     planned: number;
@@ -73,14 +84,20 @@ interface RunSummary {
   readonly metrics: Record<string, number>;
 }
 
-function start(args: readonly string[]) {
-  const child = spawnNode(BIN, ['--config', configPath, '--db', db, '--out', out, ...args], {
+const ENV = (): Record<string, string> => ({
+  PERFMINE_BASE_IMAGE: BASE_IMAGE,
+  PERFMINE_LOG_FORMAT: 'json',
+  OPENAI_BASE_URL: llm.url,
+  OPENAI_API_KEY: API_KEY,
+  PERFMINE_MODEL: 'scripted-model',
+});
+
+/** Starts the CLI with this suite's config, the loopback LLM and the base image (`stores`: the demo's --db and --out too). */
+function start(args: readonly string[], stores = true) {
+  const child = spawnNode(BIN, ['--config', configPath, ...(stores ? ['--db', db, '--out', out] : []), ...args], {
+    cwd: dir,
     env: {
-      PERFMINE_BASE_IMAGE: BASE_IMAGE,
-      PERFMINE_LOG_FORMAT: 'json',
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: API_KEY,
-      PERFMINE_MODEL: 'scripted-model',
+      ...ENV(),
     },
   });
   children.add(child.pid!);
@@ -88,8 +105,34 @@ function start(args: readonly string[]) {
 }
 
 const perfmine = (args: readonly string[]): Promise<CliResult> => collect(start(args));
-const RUN = ['--json', 'run', '--month', MONTH, '--source', '', '--repo', REPO];
-const runArgs = () => RUN.map((a) => (a === '' ? `git:${sample.path}` : a));
+/** The `perfmine run` command the demo printed (argv after `perfmine`). */
+let printedRun: string[] = [];
+/** That command with a JSON summary on stdout. */
+const runArgs = () => ['--json', ...printedRun];
+
+/** The demo's last recorded run: its exit code and summary (stages and metrics, as `run --json` prints them). */
+function recordedRun(): { exitCode: number | null; summary: RunSummary | null; runs: number } {
+  const store = openStore(db, { readonly: true });
+  try {
+    const row = store
+      .prepare<[], { exit_code: number | null; summary: string | null }>('SELECT exit_code, summary FROM runs ORDER BY id DESC LIMIT 1')
+      .get();
+    const runs = store.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM runs').get()!.n;
+    return { exitCode: row?.exit_code ?? null, summary: row?.summary ? (JSON.parse(row.summary) as RunSummary) : null, runs };
+  } finally {
+    store.close();
+  }
+}
+
+/** The command lines the demo printed after "next:" (or with the funnel): argv without `perfmine`, and the environment they set. */
+function printedCommands(stdout: string): { argv: string[]; env: Record<string, string> }[] {
+  return [
+    ...stdout.matchAll(/(?:^ {2}(?:PERFMINE_OUT=(\S+) )?|\()perfmine ((?:status|tasks|report|doctor) [^)\n]*?)(?: {3}.*|\):)?$/gm),
+  ].map((m) => ({
+    argv: m[2]!.trim().split(/\s+/),
+    env: m[1] ? { PERFMINE_OUT: m[1] } : {},
+  }));
+}
 
 /** Every file of the month but the manifest (the only one with the production time), with its bytes. */
 function monthFiles(): Map<string, Buffer> {
@@ -165,13 +208,14 @@ function answer(r: RecordedRequest) {
   return reply.serverError(500, `e2e: nothing scripted for ${r.schemaName ?? 'this request'}`);
 }
 
+/** The demo's own run (its output), and the summary its run recorded. */
+let demo: CliResult;
 let first: RunSummary;
 let firstFiles: Map<string, Buffer>;
 let firstRows: Map<string, string>;
 
 beforeAll(async () => {
   llm = await startLlmServer({ script: answer });
-  sample = createSampleRepo(join(dir, 'fastmath'), MONTH);
   writeFileSync(
     configPath,
     JSON.stringify({
@@ -182,12 +226,18 @@ beforeAll(async () => {
         buildNetwork: 'none',
         timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
       },
-      // A short protocol, workers not pinned: this suite is about the command, and shares the
+      // A short protocol, workers not pinned: this suite is about the commands, and shares the
       // machine with other suites measuring (test/helpers/measure-slot.ts).
-      validate: { harness: { rounds: 6, cpus: 'none' } },
+      validate: { harness: { rounds: ROUNDS, cpus: 'none' } },
     }),
   );
-  first = summaryOf(await perfmine(runArgs()));
+  // The README's first command, with classify's LLM (the loopback server) instead of the demo's default rules only.
+  demo = await collect(start(['--llm', 'openai', 'demo', '--dir', demoDir], false));
+  const printed = /^running: perfmine (run .*)$/m.exec(demo.stdout);
+  if (!printed || !existsSync(db))
+    throw new Error(`perfmine demo exited ${demo.code}:\n${demo.stdout.slice(-3000)}\n${demo.stderr.slice(-3000)}`);
+  printedRun = printed[1]!.split(' ');
+  first = recordedRun().summary!;
   firstFiles = monthFiles();
   firstRows = decisionRows();
   kept = [101, 103, 104, 105, 107, 108].filter((n) => ledgerStatus('validate', `${REPO}#${n}`) === 'done');
@@ -223,11 +273,39 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 300_000);
 
-describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, perfmine harness)', () => {
+describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker engine, perfmine harness)', () => {
+  it('the demo exits with the code its run recorded, 0, and prints the absolute folder of each task it emitted', () => {
+    expect(looksLikeABug(demo.stderr), demo.stderr.slice(-3000)).toBe(false);
+    expect(demo.code, demo.stdout.slice(-3000)).toBe(0);
+    expect(recordedRun().exitCode).toBe(demo.code);
+    expect(existsSync(join(demoDir, DEMO_MARKER))).toBe(true);
+    expect(demo.stdout).toMatch(/\(exit 0: the demo ran to its end\)/);
+    expect(printedRun).toEqual([
+      'run',
+      '--month',
+      MONTH,
+      '--source',
+      `git:${repoPath}`,
+      '--repo',
+      REPO,
+      '--llm',
+      'openai',
+      '--db',
+      db,
+      '--out',
+      out,
+    ]);
+    const folders = [...demo.stdout.matchAll(/^ {2}(\/\S+__\S+)$/gm)].map((m) => m[1]!);
+    for (const folder of folders) {
+      expect(isAbsolute(folder)).toBe(true);
+      expect(existsSync(join(folder, 'Dockerfile'))).toBe(true);
+    }
+    expect(folders.map((f) => f.split('/').at(-1))).toEqual(kept.map((n) => `demo__fastmath-${n}`));
+  });
+
   it('emits the real speedups it kept: demo__fastmath-101, and -107 and -108 unless dropped for want of evidence', () => {
     expect(kept[0]).toBe(101);
     for (const n of [107, 108]) if (!kept.includes(n)) expect(ledgerRow('validate', `${REPO}#${n}`)?.reason).toBe('no-improvement');
-    expect(first.exitCode).toBe(0);
     const stage = (name: string) => first.stages.find((s) => s.stage === name)!;
     expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
     expect(stage('classify')).toMatchObject({ planned: 6, done: 6 });
@@ -269,7 +347,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
         .all();
       expect(measured.map((m) => [m.key, m.engine])).toEqual([101, 103, 104, 105, 107, 108].map((n) => [`${REPO}#${n}`, 'perfmine']));
       for (const m of measured) {
-        expect([6, 10]).toContain(m.rounds);
+        expect(m.rounds).toBe(ROUNDS);
         expect(m.workloads).toBeGreaterThanOrEqual(5);
         expect(m.rows).toBe(3 * m.workloads);
       }
@@ -284,7 +362,26 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     expect(first.metrics['emit.tasks']).toBe(kept.length);
   });
 
-  it('runs the same command again with no LLM call and no build, and writes the same files', async () => {
+  it("prints follow-up commands with its own --db, which show the demo's data", async () => {
+    const commands = printedCommands(demo.stdout);
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    for (const { argv } of commands)
+      expect(argv.slice(argv.indexOf('--db'), argv.indexOf('--db') + 2), argv.join(' ')).toEqual(['--db', db]);
+    const status = commands.find((c) => c.argv[0] === 'status' && !c.argv.includes('--items'))!;
+    // Run from another directory: the command must not depend on where the demo ran.
+    const result = await runCli(status.argv, { cwd: tempDir('e2e-elsewhere'), env: status.env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`database: ${db}`);
+    expect(result.stdout).not.toMatch(/nothing has run/);
+    expect(result.stdout).toMatch(/^collect +[1-9]\d* /m);
+    const report = commands.find((c) => c.argv[0] === 'report')!;
+    expect(report.env).toEqual({ PERFMINE_OUT: out });
+    const page = await runCli(report.argv, { cwd: tempDir('e2e-elsewhere'), env: report.env });
+    expect(page.code, page.stderr).toBe(0);
+    expect(existsSync(report.argv[report.argv.indexOf('--out') + 1]!)).toBe(true);
+  }, 300_000);
+
+  it('runs the perfmine run command the demo printed again: no LLM call and no build, and the same files', async () => {
     const asked = llm.count();
     const again = await perfmine(runArgs());
     const summary = summaryOf(again);
@@ -408,7 +505,7 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     // A pull request lands: its base commit (the branch's tip) has no environment yet.
     const git = (...args: string[]) =>
       execFileSync('git', ['-c', 'user.name=perfmine demo', '-c', 'user.email=demo@example.invalid', ...args], {
-        cwd: sample.path,
+        cwd: repoPath,
         encoding: 'utf8',
         env: {
           ...process.env,
@@ -418,9 +515,9 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
         },
       }).trim();
     const base = git('rev-parse', 'HEAD');
-    const core = readFileSync(join(sample.path, 'fastmath', 'core.py'), 'utf8');
+    const core = readFileSync(join(repoPath, 'fastmath', 'core.py'), 'utf8');
     writeFileSync(
-      join(sample.path, 'fastmath', 'core.py'),
+      join(repoPath, 'fastmath', 'core.py'),
       `import numba\n\n${core.replace('def is_prime(n):', '@numba.njit\ndef is_prime(n):')}`,
     );
     git('commit', '-qam', 'perf: compile is_prime with numba (#109)');
@@ -463,4 +560,21 @@ describe('perfmine run end to end (real CLI, loopback LLM, real Docker engine, p
     }
     expect(rows.get(`stage_items discover ${REPO}`)).not.toBe(firstRows.get(`stage_items discover ${REPO}`));
   }, 900_000);
+  it('--fresh removes what the demo made and keeps what it did not', async () => {
+    writeFileSync(join(demoDir, 'my-notes.txt'), 'keep me');
+    // What --fresh removes and makes anew is the point here, not a second measurement of the month:
+    // a base image the engine lacks stops this run at synthesize (exit 2, recorded) within seconds.
+    const again = await runCli(['--config', configPath, 'demo', '--fresh', '--dir', demoDir], {
+      cwd: dir,
+      env: { PERFMINE_BASE_IMAGE: 'perfmine-test/absent:none' },
+    });
+    expect(looksLikeABug(again.stderr)).toBe(false);
+    expect(again.stdout).toMatch(/--fresh: removed the demo's own fastmath, perfmine\.db.* from /);
+    expect(again.stdout).toMatch(/created the sample repository/);
+    expect(readFileSync(join(demoDir, 'my-notes.txt'), 'utf8')).toBe('keep me');
+    expect(again.code).toBe(2);
+    expect(again.stdout).toMatch(/no image perfmine-test\/absent:none in the Docker engine/);
+    // One run, recorded with the exit code: the database was made anew.
+    expect(recordedRun()).toMatchObject({ exitCode: 2, runs: 1 });
+  }, 600_000);
 });

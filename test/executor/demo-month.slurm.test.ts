@@ -19,7 +19,7 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * the month again from its store rewrites byte-identical files.
  *
  * Two of the month's candidates (`--pr 101 --pr 103`: the far faster fib, kept, and the placebo,
- * dropped) with a short protocol (6 harness rounds): decisions no noise can turn, so that two runs
+ * dropped) with a short protocol (4 harness rounds): decisions no noise can turn, so that two runs
  * that each measure anew must agree; test/e2e/month.docker.test.ts measures the whole month with the
  * default protocol.
  *
@@ -84,7 +84,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
         logLevel: 'info',
         llm: { mode: 'none' },
         docker: { concurrency: 1 },
-        validate: { harness: { rounds: 6, cpus: 'none' } },
+        validate: { harness: { rounds: 4, cpus: 'none' } },
         executor: {
           registry: REGISTRY,
           slurm: { spool: join(dir, 'spool'), timeLimit: '30', cpus: 2, maxJobs: 1, pollIntervalMs: 1000 },

@@ -33,7 +33,7 @@ measurementSlot('shared');
 const LABELLED_CLI = fileURLToPath(new URL('./fixtures/labelled-cli.ts', import.meta.url));
 const SEEDS = [7, 23];
 /** Harness rounds per candidate (validate.harness.rounds). */
-const ROUNDS = 6;
+const ROUNDS = 4;
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
 const PRS = ['--pr', '101', '--pr', '105'];

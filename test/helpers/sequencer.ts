@@ -8,15 +8,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * 1. the month's suite (exclusive, the longest) starts first, on one worker;
  * 2. the suites that measure nothing run meanwhile on the other (vitest's own order: larger files
  *    first on a clean clone, or failed first and then longest with durations cached);
- * 3. the power suite (exclusive) when they run out;
- * 4. then the shared ones, longest first, two at a time.
+ * 3. then the shared ones, longest first, two at a time.
+ * (The power suite, exclusive too, runs on its own: `npm run test:power`.)
  */
 export const FIRST: readonly string[] = ['test/e2e/month.docker.test.ts'];
 export const LAST: readonly string[] = [
-  'test/validate/harness-docker/power.docker.test.ts',
   'test/e2e/run-cli.docker.test.ts',
   'test/executor/demo-month.slurm.test.ts',
-  'test/cli/demo.docker.test.ts',
   'test/validate/score/score.docker.test.ts',
   'test/faults/kill-docker-stages.docker.test.ts',
   'test/e2e/asv-engine.docker.test.ts',

@@ -21,7 +21,7 @@ import { measurementSlot } from '../../helpers/measure-slot.js';
 /**
  * Issue 16's must-show for `perfmine score`, on the real Docker engine with the perfmine harness:
  * the sample repository's #101 (fib made iterative, about 1000x on time_fib) through every stage
- * with a short protocol (6 rounds), then scored as an agent's task: the expert's own patch, an
+ * with a short protocol (4 rounds, workers not pinned), then scored as an agent's task: the expert's own patch, an
  * empty patch, a patch that breaks a test, one that changes a benchmark's return value (and passes
  * the tests), and one that does not apply. A second run of the same predictions measures nothing.
  * A shared 2-core machine: the assertions are on effects far from the noise (never exact numbers).
@@ -74,7 +74,7 @@ beforeAll(async () => {
       llm: { mode: 'none' },
       docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 },
       synthesize: { offline: true, buildNetwork: 'none' },
-      validate: { harness: { rounds: 6 } },
+      validate: { harness: { rounds: 4, cpus: 'none' } },
     }),
   );
   const config = loadConfig({ configPath, flags: {}, env: {} }).config;
