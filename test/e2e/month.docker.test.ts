@@ -271,10 +271,13 @@ describe('a month of the sample repository through every stage (real Docker engi
   it('keeps the ~1.3x of bounding by isqrt (#108): its time_is_prime workloads improved by 1.15x to 1.6x (one may fall short), nothing else changed; or drops it for want of evidence', () => {
     const verdicts = loadWorkloadVerdicts(db, key(108));
     if (!kept108()) {
-      // missed, not contradicted: nothing changed beyond its noise, and nothing measured slower
+      // missed, not contradicted: no workload called changed either way. The evidence may fall
+      // short on any of the verdict's rules, not only the effect's size: in a CI run the
+      // 1000003 workload measured 1.18x beyond its MDS of 1.163 with p 0.00054, but faster in
+      // 7 of 10 rounds only (the consistency rule asks for 8). Its effects stay below 1.6x.
       expect(ctx.ledger.get('validate', key(108))).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
       expect(verdicts.filter((w) => w.paired.change !== 'unchanged').map((w) => `${w.workload} ${w.paired.change}`)).toEqual([]);
-      for (const name of IS_PRIME) expect(effect(verdictOf(108, name)), name).toBeLessThan(verdictOf(108, name).paired.mds!);
+      for (const name of IS_PRIME) expect(effect(verdictOf(108, name)), name).toBeLessThan(1.6);
       return;
     }
     // kept: both time_is_prime workloads improved, or one when the other's evidence fell short
