@@ -36,7 +36,8 @@ const SEEDS = [7, 23];
 const ROUNDS = 4;
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
-const PRS = ['--pr', '101', '--pr', '105'];
+/** One candidate, #101 (fib far faster: kept, a task to emit): each rerun of validate measures it anew. */
+const PRS = ['--pr', '101'];
 const dir = tempDir('kill-docker');
 const label = testLabel('kill-docker');
 const docker = new DockerService({ runLabel: label });
@@ -156,9 +157,9 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
         llm: { mode: 'none' },
         docker: { cpus: 1, memoryMb: 2048, concurrency: 1 },
         synthesize: { offline: true, buildNetwork: 'none' },
-        // Two candidates with large effects (#101 far faster, #105 far slower), so a rerun's new
-        // measurements reach the same verdicts; fewer harness rounds keep the test short,
-        // and workers not pinned to the last core leave it to the suites measuring beside this one.
+        // A candidate with a large effect (#101 far faster), so a rerun's new measurements reach
+        // the same verdicts; fewer harness rounds keep the test short, and workers not pinned to
+        // the last core leave it to the suites measuring beside this one.
         validate: { harness: { rounds: ROUNDS, cpus: 'none' } },
       }),
     );
@@ -187,22 +188,12 @@ describe('SIGKILL at a seeded point of synthesize, validate and emit (real Docke
     console.log(
       `reference containers: synthesize ${reference.synthesize.join(' ')}; validate ${reference.validate.join(' ')}; emit: ${reference.emit.length} writes`,
     );
-    expect(reference.synthesize.length).toBeGreaterThan(3);
-    // the harness's three workers for each candidate, and the expert builds, tests and snapshots
-    expect(reference.validate.filter(isWorker).sort()).toEqual([
-      'harness-base',
-      'harness-base',
-      'harness-calibration',
-      'harness-calibration',
-      'harness-expert',
-      'harness-expert',
-    ]);
-    expect(reference.validate.filter((r) => !isWorker(r)).length).toBeGreaterThan(6);
+    expect(reference.synthesize.length).toBeGreaterThan(2);
+    // the harness's three workers, and the expert build, tests and snapshots
+    expect(reference.validate.filter(isWorker).sort()).toEqual(['harness-base', 'harness-calibration', 'harness-expert']);
+    expect(reference.validate.filter((r) => !isWorker(r)).length).toBeGreaterThan(2);
     expect(reference.emit.length).toBeGreaterThan(3);
-    expect(validated(db('reference')).decisions).toEqual([
-      { key: 'demo/fastmath#101', decision: 'kept' },
-      { key: 'demo/fastmath#105', decision: 'no-improvement' },
-    ]);
+    expect(validated(db('reference')).decisions).toEqual([{ key: 'demo/fastmath#101', decision: 'kept' }]);
     expect(readFileSync(join(refOut, MONTH, 'tasks.jsonl'), 'utf8')).toMatch(/^\{"instance_id":"demo__fastmath-101"/);
   });
 
