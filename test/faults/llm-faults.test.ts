@@ -98,7 +98,10 @@ describe('LLM faults through perfmine stage classify', () => {
     });
     store.close();
     const config = join(dir, 'perfmine.config.json');
-    writeFileSync(config, JSON.stringify({ llm: { timeoutMs: 3_000, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 5 } }));
+    // 10 s per request: the scripted hang meets it twice; an answer of the loopback server never
+    // should, even on a loaded 2-core CI machine (at 3 s the retry test failed once in a slow CI
+    // run, while it passes alone in 22 s).
+    writeFileSync(config, JSON.stringify({ llm: { timeoutMs: 10_000, maxRetries: 1, retryBaseMs: 10, maxRetryAfterSeconds: 5 } }));
     const env = {
       OPENAI_API_KEY: KEY,
       OPENAI_BASE_URL: server.url,
