@@ -269,6 +269,11 @@ export async function startLlmServer(options: StartOptions = {}): Promise<FakeLl
     }
   }
 
+  // Idle keep-alive sockets are left to the client to close (undici closes them a second before
+  // the server's advertised timeout). With Node's default of 5 s the server could close one just
+  // as a client on a loaded machine reused it: in a slow run of .ci/run one classify request of the demo
+  // month failed with "fetch failed" (the e2e suite allows no retry, to count the prompts).
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
 
