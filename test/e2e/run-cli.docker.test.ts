@@ -84,20 +84,16 @@ interface RunSummary {
   readonly metrics: Record<string, number>;
 }
 
-const ENV = (): Record<string, string> => ({
-  PERFMINE_BASE_IMAGE: BASE_IMAGE,
-  PERFMINE_LOG_FORMAT: 'json',
-  OPENAI_BASE_URL: llm.url,
-  OPENAI_API_KEY: API_KEY,
-  PERFMINE_MODEL: 'scripted-model',
-});
-
 /** Starts the CLI with this suite's config, the loopback LLM and the base image (`stores`: the demo's --db and --out too). */
 function start(args: readonly string[], stores = true) {
   const child = spawnNode(BIN, ['--config', configPath, ...(stores ? ['--db', db, '--out', out] : []), ...args], {
     cwd: dir,
     env: {
-      ...ENV(),
+      PERFMINE_BASE_IMAGE: BASE_IMAGE,
+      PERFMINE_LOG_FORMAT: 'json',
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: API_KEY,
+      PERFMINE_MODEL: 'scripted-model',
     },
   });
   children.add(child.pid!);
@@ -112,13 +108,20 @@ const runArgs = () => ['--json', ...printedRun];
 
 /** The demo's last recorded run: its exit code and summary (stages and metrics, as `run --json` prints them). */
 function recordedRun(): { exitCode: number | null; summary: RunSummary | null; runs: number } {
-  const store = openStore(db, { readonly: true });
-  try {
+  return readStore((store) => {
     const row = store
       .prepare<[], { exit_code: number | null; summary: string | null }>('SELECT exit_code, summary FROM runs ORDER BY id DESC LIMIT 1')
       .get();
     const runs = store.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM runs').get()!.n;
     return { exitCode: row?.exit_code ?? null, summary: row?.summary ? (JSON.parse(row.summary) as RunSummary) : null, runs };
+  });
+}
+
+/** Reads the demo's store (read-only), closed again whatever `read` does. */
+function readStore<T>(read: (store: ReturnType<typeof openStore>) => T): T {
+  const store = openStore(db, { readonly: true });
+  try {
+    return read(store);
   } finally {
     store.close();
   }
@@ -319,14 +322,9 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
     expect(rows).toEqual(kept.map((n) => `demo__fastmath-${n}`));
     // three prompts per candidate, each answered once by the loopback server (a request cut by the
     // connection is retried, once, and recorded as such); the key is never logged
-    const calls = (() => {
-      const store = openStore(db, { readonly: true });
-      try {
-        return store.prepare<[], { item: string; prompt: string; outcome: string }>('SELECT item, prompt, outcome FROM llm_calls').all();
-      } finally {
-        store.close();
-      }
-    })();
+    const calls = readStore((store) =>
+      store.prepare<[], { item: string; prompt: string; outcome: string }>('SELECT item, prompt, outcome FROM llm_calls').all(),
+    );
     const answered = calls.filter((c) => c.outcome === 'ok');
     expect(answered).toHaveLength(18);
     expect(new Set(answered.map((c) => `${c.item} ${c.prompt}`)).size).toBe(18);
