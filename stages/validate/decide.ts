@@ -8,7 +8,8 @@ import type { ExpertBuildReading } from './protocol/expert-image.js';
  * and its benchmarks run on the base; the expert's benchmarks run; enough pairs were measured and
  * calibrated; at least one workload is improved by the paired verdict; then (only for those) the
  * tests are collected on the base and the expert passes every test the base passes; the snapshot
- * of benchmark return values matches. Pure.
+ * of benchmark return values matches. Scoring checks the tests and the snapshot before the
+ * measurement (decideSoFar). Pure.
  */
 
 export const DROP_REASONS = [
@@ -68,9 +69,14 @@ export interface DecideOptions {
   readonly requireImprovement: boolean;
 }
 
-/** The decision, or null when the evidence so far passes and the next check must run. */
-export function decideSoFar(e: Evidence, options: DecideOptions = { requireImprovement: true }): Decision | null {
-  if (!e.expertBuild.ok) return drop(e.expertBuild.reason, e.expertBuild.detail);
+/** What one group of checks makes of the evidence: a drop, `null` (its evidence is not in yet), or passed. */
+type Step = Decision | null | 'passed';
+
+function buildStep(e: Evidence): Step {
+  return e.expertBuild.ok ? 'passed' : drop(e.expertBuild.reason, e.expertBuild.detail);
+}
+
+function measurementStep(e: Evidence, options: DecideOptions): Step {
   const m = e.measurement;
   if (!m) return null;
   if (m.suiteNotImportable !== null) return drop('suite-not-importable', m.suiteNotImportable);
@@ -92,6 +98,10 @@ export function decideSoFar(e: Evidence, options: DecideOptions = { requireImpro
     );
   }
   if (m.improved.length === 0 && options.requireImprovement) return drop('no-improvement', 'no workload is improved by the paired verdict');
+  return 'passed';
+}
+
+function correctnessStep(e: Evidence): Step {
   const t = e.tests;
   if (!t) return null;
   if (!t.base.collected) return drop('tests-not-collected', t.base.why);
@@ -120,5 +130,25 @@ export function decideSoFar(e: Evidence, options: DecideOptions = { requireImpro
         3,
       )}`,
     );
-  return { kept: true, detail: `${m.improved.length} workload${m.improved.length === 1 ? '' : 's'} improved: ${list(m.improved)}` };
+  return 'passed';
+}
+
+/**
+ * The decision, or null when the evidence so far passes and the next check must run. Validate
+ * measures first (most candidates are dropped there, before the tests cost anything); scoring
+ * (`requireImprovement: false`) checks the tests and the snapshot first, so that a patch that
+ * breaks a test or changes a value costs no measurement (it is scored as the unchanged code).
+ */
+export function decideSoFar(e: Evidence, options: DecideOptions = { requireImprovement: true }): Decision | null {
+  const steps = correctnessFirst(options)
+    ? [buildStep(e), correctnessStep(e), measurementStep(e, options)]
+    : [buildStep(e), measurementStep(e, options), correctnessStep(e)];
+  for (const step of steps) if (step !== 'passed') return step;
+  const improved = e.measurement!.improved;
+  return { kept: true, detail: `${improved.length} workload${improved.length === 1 ? '' : 's'} improved: ${list(improved)}` };
+}
+
+/** Whether the tests and the snapshot run before the measurement (scoring) or after it (validate). */
+export function correctnessFirst(options: DecideOptions): boolean {
+  return !options.requireImprovement;
 }

@@ -7,7 +7,7 @@ import {
   type SnapshotSummary,
 } from './correctness/snapshot.js';
 import { compareTests, readPytestRun, type PytestReading, type TestComparison } from './correctness/tests.js';
-import { decideSoFar, type Decision, type DecideOptions, type Evidence } from './decide.js';
+import { correctnessFirst, decideSoFar, type Decision, type DecideOptions, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
 import type { Selection } from './selection.js';
 import type { MeasuredCandidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
@@ -19,8 +19,9 @@ import type { TwoVerdictReport } from './two-verdicts.js';
 /**
  * One candidate through validate: build the expert image, measure base and expert in the A B B A
  * schedule (each invocation in a fresh container, its results file kept), decide both verdicts
- * per workload, and for a candidate with an improved workload check the tests and the snapshot.
- * Stops at the first check that drops it. All container work goes through the MeasurementRunner
+ * per workload, and for a candidate with an improved workload check the tests and the snapshot
+ * (scoring an agent's patch checks the tests and the snapshot first, and measures only a patch
+ * that passes them). Stops at the first check that drops it. All container work goes through the MeasurementRunner
  * seam; the decisions are decide.ts's.
  */
 
@@ -78,7 +79,7 @@ export async function validateCandidate(
   // 1. the expert image: the base commit with the patch applied, the build script rerun, verified
   const built = await runner.buildExpert(env, candidate.patch, config.buildTimeoutSeconds * 1000, signal);
   log.info({ ok: built.reading.ok, durationMs: built.durationMs }, 'expert image');
-  const evidence: { -readonly [K in keyof Evidence]: Evidence[K] } = { expertBuild: built.reading };
+  const evidence: MutableEvidence = { expertBuild: built.reading };
   const early = decideSoFar(evidence, options);
   if (early || built.image === null) return done(early ?? { kept: false, reason: 'expert-build-failed', detail: 'no expert image' });
   const expertImage = built.image;
@@ -97,20 +98,47 @@ export async function validateCandidate(
 }
 
 type Done = (decision: Decision, rest?: Partial<CandidateValidation>) => CandidateValidation;
+type MutableEvidence = { -readonly [K in keyof Evidence]: Evidence[K] };
 
+/** What a check found: added to the evidence, and the fields of the result it fills. */
+type Check = (evidence: MutableEvidence) => Promise<Partial<CandidateValidation>>;
+
+/**
+ * The measurement, the tests and the snapshot, in decide's order (correctnessFirst: the tests and
+ * the snapshot before the measurement, when scoring), stopping at the first that drops the patch.
+ */
 async function measureAndCheck(
   candidate: MeasuredCandidate,
   deps: ValidateDeps,
-  evidence: { -readonly [K in keyof Evidence]: Evidence[K] },
+  evidence: MutableEvidence,
   expertImage: string,
   invocations: InvocationRecord[],
   done: Done,
   options: DecideOptions,
 ): Promise<CandidateValidation> {
-  const { runner, config, log, signal } = deps;
-  const env = candidate.environment;
+  const measure: Check = (e) => measurementCheck(candidate, deps, e, expertImage, invocations);
+  const tests: Check = (e) => testsCheck(candidate, deps, e, expertImage);
+  const snapshot: Check = (e) => snapshotCheck(candidate, deps, e, expertImage);
+  const checks = correctnessFirst(options) ? [tests, snapshot, measure] : [measure, tests, snapshot];
+  let rest: Partial<CandidateValidation> = { expertImage };
+  for (const check of checks) {
+    rest = { ...rest, ...(await check(evidence)) };
+    const decision = decideSoFar(evidence, options);
+    if (decision) return done(decision, rest);
+  }
+  throw new ItemError('decision-incomplete', `${candidate.key}: every check ran but no decision was made`);
+}
 
-  // 2. measurement with the configured engine, within the time budget
+/** The measurement with the configured engine, within the time budget. */
+async function measurementCheck(
+  candidate: MeasuredCandidate,
+  deps: ValidateDeps,
+  evidence: MutableEvidence,
+  expertImage: string,
+  invocations: InvocationRecord[],
+): Promise<Partial<CandidateValidation>> {
+  const { config, log } = deps;
+  const env = candidate.environment;
   const measured =
     config.engine === 'perfmine'
       ? await measureWithHarness(env, candidate.layout.configPath, expertImage, deps, {
@@ -119,11 +147,8 @@ async function measureAndCheck(
         })
       : await measureWithAsv(candidate, expertImage, invocations, deps);
   const { verdicts, benchmarksJson, budgetExhausted, protocol, harness } = measured;
-  const selection = measured.selection ?? null;
   const measurement = measured.evidence;
   evidence.measurement = measurement;
-  const rest = { expertImage, verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection };
-  const afterMeasurement = decideSoFar(evidence, options);
   log.info(
     {
       engine: config.engine,
@@ -134,16 +159,27 @@ async function measureAndCheck(
     },
     'verdicts',
   );
-  if (afterMeasurement) return done(afterMeasurement, rest);
+  return { verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection: measured.selection ?? null };
+}
 
-  // 3. tests: the expert must pass every test the base passes
+/** The tests: the expert must pass every test the base passes (the expert's run is skipped when the base collects none). */
+async function testsCheck(
+  candidate: MeasuredCandidate,
+  deps: ValidateDeps,
+  evidence: MutableEvidence,
+  expertImage: string,
+): Promise<Partial<CandidateValidation>> {
+  const { runner, config, log, signal } = deps;
+  const env = candidate.environment;
   const testOptions = { args: config.pytestArgs, timeLimitSeconds: config.testTimeoutSeconds };
   const baseReading = readPytestRun(await runner.runTests(env, env.baseImage, testOptions, signal));
   evidence.tests = { base: baseReading };
-  let tests: TestsSummary = { baseCollected: baseReading.collected, why: baseReading.collected ? null : baseReading.why, comparison: null };
-  const notCollected = decideSoFar(evidence, options);
-  if (notCollected || !baseReading.collected)
-    return done(notCollected ?? { kept: false, reason: 'tests-not-collected', detail: 'no report' }, { ...rest, tests });
+  const tests: TestsSummary = {
+    baseCollected: baseReading.collected,
+    why: baseReading.collected ? null : baseReading.why,
+    comparison: null,
+  };
+  if (!baseReading.collected) return { tests };
   const expertReading: PytestReading = readPytestRun(await runner.runTests(env, expertImage, testOptions, signal));
   const comparison = compareTests(
     baseReading.report,
@@ -154,15 +190,22 @@ async function measureAndCheck(
     },
   );
   evidence.tests = { base: baseReading, comparison };
-  tests = { ...tests, comparison };
   log.info(
     { basePassed: comparison.basePassed, expertPassed: comparison.expertPassed, regressions: comparison.regressions.length },
     'tests',
   );
-  const regressed = decideSoFar(evidence, options);
-  if (regressed) return done(regressed, { ...rest, tests });
+  return { tests: { ...tests, comparison } };
+}
 
-  // 4. snapshot: the benchmarks' return values on the expert match the base's
+/** The snapshot: the benchmarks' return values on the expert match the base's. */
+async function snapshotCheck(
+  candidate: MeasuredCandidate,
+  deps: ValidateDeps,
+  evidence: MutableEvidence,
+  expertImage: string,
+): Promise<Partial<CandidateValidation>> {
+  const { runner, config, log, signal } = deps;
+  const env = candidate.environment;
   const request: SnapshotRequest = {
     configPath: candidate.layout.configPath,
     bench: config.bench,
@@ -198,9 +241,7 @@ async function measureAndCheck(
   }
   evidence.snapshot = snapshot;
   log.info({ equal: snapshot.equal, skipped: snapshot.skipped, mismatches: snapshot.mismatches.length }, 'snapshot');
-  const final = decideSoFar(evidence, options);
-  if (!final) throw new ItemError('decision-incomplete', `${candidate.key}: every check ran but no decision was made`);
-  return done(final, { ...rest, tests, snapshot });
+  return { snapshot };
 }
 
 function lastLines(text: string, n: number): string {

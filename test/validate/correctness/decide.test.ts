@@ -79,26 +79,34 @@ describe('the keep / drop decision', () => {
     ).toBe('snapshot-mismatch');
   });
 
-  it('scoring (no improvement required) runs the tests and the snapshot whatever the measurement found', () => {
+  it('scoring (no improvement required) checks the tests and the snapshot first, then measures whatever the measurement finds', () => {
     const none = { ...measured, improved: [], nothingSelected: 'no workload runs the changed code' };
     const scoring = { requireImprovement: false };
-    expect(decideSoFar({ expertBuild: ok, measurement: none }, scoring)).toBeNull();
-    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: cleanTests }, scoring)).toBeNull();
-    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: cleanTests, snapshot: cleanSnapshot }, scoring)).toMatchObject({
-      kept: true,
-    });
     const regressed = {
       ...cleanTests,
       comparison: { ...cleanTests.comparison, regressions: [{ test: 't::a', expert: 'failed' as const }] },
     };
-    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: regressed }, scoring)).toMatchObject({
+    const mismatched = { ...cleanSnapshot, mismatches: [{ name: 'b.time_x', reason: 'base 1, expert 2' }] };
+    // the correctness checks decide without a measurement: a failed patch is never measured
+    expect(decideSoFar({ expertBuild: ok }, scoring)).toBeNull();
+    expect(decideSoFar({ expertBuild: ok, tests: cleanTests }, scoring)).toBeNull();
+    expect(decideSoFar({ expertBuild: ok, tests: regressed }, scoring)).toMatchObject({ kept: false, reason: 'tests-regressed' });
+    expect(decideSoFar({ expertBuild: ok, tests: cleanTests, snapshot: mismatched }, scoring)).toMatchObject({
       kept: false,
-      reason: 'tests-regressed',
+      reason: 'snapshot-mismatch',
     });
-    expect(decideSoFar({ expertBuild: ok, measurement: { ...none, calibrated: false } }, scoring)).toMatchObject({
-      kept: false,
-      reason: 'measurement-incomplete',
+    // passed: the measurement is next, and any outcome of it but a broken one is scored
+    expect(decideSoFar({ expertBuild: ok, tests: cleanTests, snapshot: cleanSnapshot }, scoring)).toBeNull();
+    expect(decideSoFar({ expertBuild: ok, measurement: none, tests: cleanTests, snapshot: cleanSnapshot }, scoring)).toMatchObject({
+      kept: true,
     });
+    expect(
+      decideSoFar({ expertBuild: ok, measurement: { ...none, calibrated: false }, tests: cleanTests, snapshot: cleanSnapshot }, scoring),
+    ).toMatchObject({ kept: false, reason: 'measurement-incomplete' });
+    // both wrong: the correctness failure is named (validate's order would name the measurement's)
+    const both = { expertBuild: ok, measurement: { ...measured, calibrated: false }, tests: regressed };
+    expect(decideSoFar(both, scoring)).toMatchObject({ reason: 'tests-regressed' });
+    expect(decideSoFar(both)).toMatchObject({ reason: 'measurement-incomplete' });
   });
 
   it('has the closed set of drop reasons of the issue, and three more it needs', () => {

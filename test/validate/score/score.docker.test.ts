@@ -61,6 +61,18 @@ function patchOf(base: string, edit: (core: string) => string): string {
 }
 
 const byModel = (run: ScoreRun, model: string): PredictionResult => run.rows.find((r) => r.model_name_or_path === model)!;
+/** The agent side's stored result (pairs measured, protocol, workloads) of a model's prediction. */
+function storedSide(model: string): unknown {
+  const store = openStore(dbPath, { readonly: true });
+  try {
+    const row = store
+      .prepare<[string], { result: string }>("SELECT result FROM score_results WHERE side = 'agent' AND model = ?")
+      .get(model);
+    return row ? (JSON.parse(row.result) as unknown) : null;
+  } finally {
+    store.close();
+  }
+}
 
 beforeAll(async () => {
   sample = createSampleRepo(join(dir, 'fastmath'), '2025-04');
@@ -133,6 +145,7 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(fib.expert_speedup!).toBeGreaterThan(50);
     expect(fib.agent_verdict).toBe('improved');
     expect(r.workloads).toHaveLength(6);
+    expect(storedSide('expert-copy')).toMatchObject({ pairs: 4, protocol: expect.objectContaining({ rounds: 4 }) });
     // two measurements of the same patch: the geometric means agree within the machine's noise (wide margin)
     expect(Math.abs(r.agent_speedup! / r.expert_speedup! - 1)).toBeLessThan(0.3);
     expect(Math.abs(r.advantage!)).toBeLessThan(0.3 * r.expert_speedup!);
@@ -151,12 +164,15 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(r.failure).toBe('tests-regressed');
     expect(r.regressed_tests).toEqual([expect.stringContaining('test_fib')]);
     expect(r.advantage!).toBeLessThan(0);
+    // the tests run before the measurement when scoring: a patch they fail is never measured
+    expect(storedSide('breaks-test')).toMatchObject({ pairs: 0, protocol: null, workloads: [] });
   });
 
   it("a patch that changes a benchmark's return value is failed as snapshot-mismatch", () => {
     const r = byModel(first, 'changes-value');
     expect(r).toMatchObject({ status: 'failed', failure: 'snapshot-mismatch' });
     expect(r.snapshot_mismatches).toContain('bench_core.time_sum_of_squares');
+    expect(storedSide('changes-value')).toMatchObject({ pairs: 0, protocol: null, workloads: [] });
   });
 
   it('a patch that does not apply is patch-does-not-apply', () => {
