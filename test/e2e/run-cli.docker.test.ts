@@ -28,7 +28,7 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  *
  * 1. The demo exits with the code its run recorded and emits the real speedups it kept:
  *    demo__fastmath-101 (fib, far faster) always, and -107 (about 2x) and -108 (about 1.3x) unless
- *    this short protocol (4 rounds, beside other suites measuring) lacks the evidence, when they are
+ *    this short protocol (3 rounds, beside other suites measuring) lacks the evidence, when they are
  *    dropped as no-improvement; the slowdown and the placebo are dropped, the speedup that changes a
  *    return value as snapshot-mismatch. It prints each task's absolute folder.
  *    test/e2e/month.docker.test.ts measures the month alone with a longer protocol.
@@ -56,7 +56,7 @@ const REPO = 'demo/fastmath';
 const BASE_IMAGE = 'perfmine/base:bookworm';
 const MONTH = '2025-04';
 /** Harness rounds per candidate: a short protocol, this suite is about the commands. */
-const ROUNDS = 4;
+const ROUNDS = 3;
 const dir = tempDir('e2e');
 /** The demo's directory (made by the demo): the sample repository, the database, the datasets. */
 const demoDir = join(dir, 'demo');

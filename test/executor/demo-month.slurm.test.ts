@@ -18,7 +18,7 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * of every stage (status and reason); the Slurm run submitted each item once (sacct); emitting
  * the month again from its store rewrites byte-identical files.
  *
- * One of the month's candidates (`--pr 101`: the far faster fib, kept) with a short protocol (4
+ * One of the month's candidates (`--pr 101`: the far faster fib, kept) with a short protocol (3
  * harness rounds): a decision no noise can turn, so that two runs that each measure anew must
  * agree; test/e2e/month.docker.test.ts measures the whole month, and the local executor's drops
  * are the e2e suites'. (The placebo #103 was measured here too until CI ran out of time on a slow
@@ -85,7 +85,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
         logLevel: 'info',
         llm: { mode: 'none' },
         docker: { concurrency: 1 },
-        validate: { harness: { rounds: 4, cpus: 'none' } },
+        validate: { harness: { rounds: 3, cpus: 'none' } },
         executor: {
           registry: REGISTRY,
           slurm: { spool: join(dir, 'spool'), timeLimit: '30', cpus: 2, maxJobs: 1, pollIntervalMs: 1000 },
