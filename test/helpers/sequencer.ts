@@ -8,16 +8,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * 1. the month's suite (exclusive, the longest) starts first, on one worker;
  * 2. the suites that measure nothing run meanwhile on the other (vitest's own order: larger files
  *    first on a clean clone, or failed first and then longest with durations cached);
- * 3. then the shared ones, longest first, two at a time.
+ * 3. then the shared ones, longest first (their times in stop 23's CI and a local run), two at a
+ *    time, so that the last to start is a short one.
  * (The power suite, exclusive too, runs on its own: `npm run test:power`.)
  */
 export const FIRST: readonly string[] = ['test/e2e/month.docker.test.ts'];
 export const LAST: readonly string[] = [
   'test/e2e/run-cli.docker.test.ts',
-  'test/executor/demo-month.slurm.test.ts',
-  'test/validate/score/score.docker.test.ts',
-  'test/faults/kill-docker-stages.docker.test.ts',
   'test/e2e/asv-engine.docker.test.ts',
+  'test/faults/kill-docker-stages.docker.test.ts',
+  'test/validate/score/score.docker.test.ts',
+  'test/executor/demo-month.slurm.test.ts',
 ];
 
 export default class MeasuringSuitesApart extends BaseSequencer {
