@@ -63,7 +63,7 @@ function list(items: readonly string[], n = 5): string {
 
 /**
  * How the decision is made: validate requires an improved workload; scoring an agent's patch
- * (`perfmine score`) runs every check whatever the measurement found.
+ * (`perfmine score`) checks the tests and the snapshot first and measures only a patch that passes them.
  */
 export interface DecideOptions {
   readonly requireImprovement: boolean;

@@ -52,7 +52,7 @@ export interface CandidateValidation {
 export type ValidateDeps = MeasureDeps;
 export type { MeasuredCandidate, InvocationRecord, InvocationStatus };
 
-/** `requireImprovement: false` (scoring an agent's patch): the tests and the snapshot run whatever the measurement found. */
+/** `requireImprovement: false` (scoring an agent's patch): the tests and the snapshot first, then the measurement, whatever it finds. */
 export async function validateCandidate(
   candidate: MeasuredCandidate,
   deps: ValidateDeps,

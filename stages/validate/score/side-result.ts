@@ -2,8 +2,9 @@ import type { CandidateValidation } from '../validate-candidate.js';
 
 /**
  * What scoring keeps of one side's run through validate's machinery (the patch applied and built,
- * measured against the base with the engine and protocol of validate, the tests and the snapshot
- * checked): the named failure or none, per-workload speedups and verdicts. Pure.
+ * the tests and the snapshot checked, then measured against the base with the engine and protocol
+ * of validate): the named failure or none, per-workload speedups and verdicts (none when a check
+ * failed before the measurement). Pure.
  */
 
 /** Why a patch failed, in validate's words where the patched side is called the expert. */

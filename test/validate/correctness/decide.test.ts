@@ -79,7 +79,7 @@ describe('the keep / drop decision', () => {
     ).toBe('snapshot-mismatch');
   });
 
-  it('scoring (no improvement required) checks the tests and the snapshot first, then measures whatever the measurement finds', () => {
+  it('scoring (no improvement required) checks the tests and the snapshot first, then takes whatever the measurement finds', () => {
     const none = { ...measured, improved: [], nothingSelected: 'no workload runs the changed code' };
     const scoring = { requireImprovement: false };
     const regressed = {
