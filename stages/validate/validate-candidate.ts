@@ -100,8 +100,16 @@ export async function validateCandidate(
 type Done = (decision: Decision, rest?: Partial<CandidateValidation>) => CandidateValidation;
 type MutableEvidence = { -readonly [K in keyof Evidence]: Evidence[K] };
 
-/** What a check found: added to the evidence, and the fields of the result it fills. */
-type Check = (evidence: MutableEvidence) => Promise<Partial<CandidateValidation>>;
+/** One candidate's check: what it finds goes into `evidence`; it returns the fields of the result it fills. */
+type Check = () => Promise<Partial<CandidateValidation>>;
+
+interface CheckInput {
+  readonly candidate: MeasuredCandidate;
+  readonly deps: ValidateDeps;
+  /** Filled by each check as it runs. */
+  readonly evidence: MutableEvidence;
+  readonly expertImage: string;
+}
 
 /**
  * The measurement, the tests and the snapshot, in decide's order (correctnessFirst: the tests and
@@ -116,13 +124,14 @@ async function measureAndCheck(
   done: Done,
   options: DecideOptions,
 ): Promise<CandidateValidation> {
-  const measure: Check = (e) => measurementCheck(candidate, deps, e, expertImage, invocations);
-  const tests: Check = (e) => testsCheck(candidate, deps, e, expertImage);
-  const snapshot: Check = (e) => snapshotCheck(candidate, deps, e, expertImage);
+  const input: CheckInput = { candidate, deps, evidence, expertImage };
+  const measure: Check = () => measurementCheck(input, invocations);
+  const tests: Check = () => testsCheck(input);
+  const snapshot: Check = () => snapshotCheck(input);
   const checks = correctnessFirst(options) ? [tests, snapshot, measure] : [measure, tests, snapshot];
   let rest: Partial<CandidateValidation> = { expertImage };
   for (const check of checks) {
-    rest = { ...rest, ...(await check(evidence)) };
+    rest = { ...rest, ...(await check()) };
     const decision = decideSoFar(evidence, options);
     if (decision) return done(decision, rest);
   }
@@ -131,10 +140,7 @@ async function measureAndCheck(
 
 /** The measurement with the configured engine, within the time budget. */
 async function measurementCheck(
-  candidate: MeasuredCandidate,
-  deps: ValidateDeps,
-  evidence: MutableEvidence,
-  expertImage: string,
+  { candidate, deps, evidence, expertImage }: CheckInput,
   invocations: InvocationRecord[],
 ): Promise<Partial<CandidateValidation>> {
   const { config, log } = deps;
@@ -163,12 +169,7 @@ async function measurementCheck(
 }
 
 /** The tests: the expert must pass every test the base passes (the expert's run is skipped when the base collects none). */
-async function testsCheck(
-  candidate: MeasuredCandidate,
-  deps: ValidateDeps,
-  evidence: MutableEvidence,
-  expertImage: string,
-): Promise<Partial<CandidateValidation>> {
+async function testsCheck({ candidate, deps, evidence, expertImage }: CheckInput): Promise<Partial<CandidateValidation>> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const testOptions = { args: config.pytestArgs, timeLimitSeconds: config.testTimeoutSeconds };
@@ -198,12 +199,7 @@ async function testsCheck(
 }
 
 /** The snapshot: the benchmarks' return values on the expert match the base's. */
-async function snapshotCheck(
-  candidate: MeasuredCandidate,
-  deps: ValidateDeps,
-  evidence: MutableEvidence,
-  expertImage: string,
-): Promise<Partial<CandidateValidation>> {
+async function snapshotCheck({ candidate, deps, evidence, expertImage }: CheckInput): Promise<Partial<CandidateValidation>> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const request: SnapshotRequest = {
