@@ -11,6 +11,10 @@ export default defineConfig({
     // The CLI the tests spawn is the compiled one (dist/): compiled again first when a source changed.
     globalSetup: ['test/helpers/build.ts'],
     pool: 'forks',
+    // A worker process runs file after file, the modules they share loaded once: 18 small suites took
+    // 142 s instead of 204 s here (the import phase 40 s instead of 75 s). Suites restore what they
+    // change of the process (environment variables) and spy on objects of their own only.
+    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Docker-backed suites share one engine; they set their own longer timeouts.

@@ -250,7 +250,8 @@ describe('runner through the CLI in a child process', () => {
     expect(b.prepare('SELECT status FROM runs ORDER BY id').all()).toEqual([{ status: 'crashed' }, { status: 'succeeded' }]);
     a.close();
     b.close();
-  });
+    // three CLI processes through tsx: over 60 s on this 2-core machine with two other suites running
+  }, 180_000);
 
   it('exits 1 when items failed, records them, and 0 once they pass', async () => {
     const db = join(tempDir(), 'p.db');

@@ -83,7 +83,8 @@ describe('adaptive sampling (group-sequential looks)', () => {
       // alpha is 1% (5 of 500); allow the simulation's own sampling noise (p(X >= 11) < 0.01 under 1%)
       expect(flagged, `heavy tails: ${heavy}`).toBeLessThanOrEqual(10);
     }
-  });
+    // thousands of simulated candidates: 25 s in a CI run, 87 s here with two other suites running
+  }, 180_000);
 
   it('stops a workload whose effect is beyond the floor, as unchanged, at most looks x futility of the time', () => {
     let stoppedWrongly = 0;
