@@ -21,8 +21,8 @@ import type { TwoVerdictReport } from './two-verdicts.js';
  * schedule (each invocation in a fresh container, its results file kept), decide both verdicts
  * per workload, and for a candidate with an improved workload check the tests and the snapshot
  * (scoring an agent's patch checks the tests and the snapshot first, and measures only a patch
- * that passes them). Stops at the first check that drops it. All container work goes through the MeasurementRunner
- * seam; the decisions are decide.ts's.
+ * that passes them). Stops at the first check that drops it. All container work goes through the
+ * MeasurementRunner seam; the decisions are decide.ts's.
  */
 
 export interface TestsSummary {

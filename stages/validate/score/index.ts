@@ -16,8 +16,8 @@ import { scoreTask, type TaskScore } from './task-score.js';
  * perfmine score: each prediction's patch through validate's machinery (built on the task's
  * verified environment; the tests the base passes and the benchmarks' return values checked;
  * then, if it passed them, measured against the base with validate's engine and protocol,
- * whatever the measurement finds), the expert's patch the same way once per task, and FormulaCode's metrics
- * of the two against each other. Each finished side is stored and never measured again.
+ * whatever the measurement finds), the expert's patch the same way once per task, and
+ * FormulaCode's metrics of the two against each other. Each finished side is stored and never measured again.
  */
 
 export type { Prediction, RejectedRow } from './predictions.js';
