@@ -44,14 +44,15 @@ import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-i
  * last round, so the default's 20 rounds of six candidates took 44 minutes here on a slow day
  * (2,645 s, the suite alone), and 10 rounds 1,800 s in a CI run; #107's two workloads settled at
  * the look at 6 in a CI run of 10 rounds (p about 1e-6, faster in 6 of 6). No other suite
- * measures meanwhile (an exclusive measurement slot, test/helpers/measure-slot.ts). This is a shared 2-core machine: the
- * assertions are what the protocol guarantees (improved or not for effects far from the minimum
- * detectable speedup, no untouched workload flagged), with wide margins on the effects, never
- * exact numbers. #108's 1.3x is near this protocol's minimum detectable speedup on a slow day
- * (p-values below 1e-6 at 20 rounds run alone, an MDS of 1.18 to 1.36 at 10 rounds with another
- * suite measuring beside it): kept, its effects are checked as the others'; dropped, it must be
- * for want of evidence (no-improvement, every effect within its MDS), never for a contrary one.
- * test/validate/harness-docker/power.docker.test.ts (`npm run test:power`) holds the default protocol's power (1.2x).
+ * measures meanwhile (an exclusive measurement slot, test/helpers/measure-slot.ts). This is a
+ * shared 2-core machine: the assertions are what the protocol guarantees (improved or not for
+ * effects far from the minimum detectable speedup, no untouched workload flagged), with wide
+ * margins on the effects, never exact numbers. #108's 1.3x is near this protocol's minimum
+ * detectable speedup on a slow day (p-values below 1e-6 at 20 rounds run alone, an MDS of 1.18 to
+ * 1.36 at 10 rounds with another suite measuring beside it): kept, its effects are checked as the
+ * others'; dropped, it must be for want of evidence (no-improvement, every effect within its MDS),
+ * never for a contrary one. test/validate/harness-docker/power.docker.test.ts
+ * (`npm run test:power`) holds the default protocol's power (1.2x).
  * test/e2e/asv-engine.docker.test.ts covers the asv engine the same way.
  */
 const REPO = 'fixture/fastmath';
