@@ -30,8 +30,9 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  *    demo__fastmath-101 (fib, far faster) always, and -107 (about 2x) and -108 (about 1.3x) unless
  *    this short protocol (3 rounds, beside other suites measuring) lacks the evidence, when they are
  *    dropped as no-improvement; the slowdown and the placebo are dropped, the speedup that changes a
- *    return value as snapshot-mismatch. It prints each task's absolute folder.
- *    test/e2e/month.docker.test.ts measures the month alone with a longer protocol.
+ *    return value as snapshot-mismatch (naming the benchmark whose value it changes). It prints
+ *    each task's absolute folder. This is the one suite that runs all six candidates:
+ *    test/e2e/month.docker.test.ts measures three of them alone, with a longer protocol.
  * 2. The follow-up commands it prints name its own database and, run as printed from elsewhere,
  *    show its data.
  * 3. The `perfmine run` command it printed, run again, makes no LLM call and no build, and writes
@@ -172,13 +173,13 @@ function decisionRows(): Map<string, string> {
   }
 }
 
-/** An item's row in the ledger: its status and reason. */
-function ledgerRow(stage: string, key: string): { status: string; reason: string | null } | undefined {
+/** An item's row in the ledger: its status, reason and detail. */
+function ledgerRow(stage: string, key: string): { status: string; reason: string | null; detail: string | null } | undefined {
   const store = openStore(db, { readonly: true });
   try {
     return store
-      .prepare<[string, string], { status: string; reason: string | null }>(
-        'SELECT status, reason FROM stage_items WHERE stage = ? AND key = ?',
+      .prepare<[string, string], { status: string; reason: string | null; detail: string | null }>(
+        'SELECT status, reason, detail FROM stage_items WHERE stage = ? AND key = ?',
       )
       .get(stage, key);
   } finally {
@@ -311,6 +312,9 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
   it('emits the real speedups it kept: demo__fastmath-101, and -107 and -108 unless dropped for want of evidence', () => {
     expect(kept[0]).toBe(101);
     for (const n of [107, 108]) if (!kept.includes(n)) expect(ledgerRow('validate', `${REPO}#${n}`)?.reason).toBe('no-improvement');
+    // the speedup that changes a return value: dropped for the benchmark whose value it changes
+    expect(ledgerRow('validate', `${REPO}#104`)).toMatchObject({ status: 'dropped', reason: 'snapshot-mismatch' });
+    expect(ledgerRow('validate', `${REPO}#104`)?.detail).toContain('bench_core.time_sum_of_squares');
     const stage = (name: string) => first.stages.find((s) => s.stage === name)!;
     expect(first.stages.map((s) => s.stage)).toEqual(['discover', 'collect', 'filter', 'classify', 'synthesize', 'validate', 'emit']);
     expect(stage('classify')).toMatchObject({ planned: 6, done: 6 });
