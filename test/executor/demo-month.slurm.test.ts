@@ -12,21 +12,22 @@ import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
  * Issue 17's must-show on the real cluster scripts/setup-slurm.sh starts (and the real Docker
- * engine): the demo month through `perfmine run` twice, once with the local executor and once
- * with `--executor slurm`, where each synthesize commit and each validate candidate is a Slurm
- * job running `perfmine worker` on a compute node. Both reach the same decision for every item
- * of every stage (status and reason); the Slurm run submitted each item once (sacct); emitting
- * the month again from its store rewrites byte-identical files.
+ * engine): the demo month through `perfmine run --executor slurm`, where each synthesize commit
+ * and each validate candidate is a Slurm job running `perfmine worker` on a compute node. It
+ * reaches the decision the local executor reaches for every item of every stage (status and
+ * reason: every stage's item done, the candidate kept); the run submitted each item once
+ * (sacct); emitting the month again from its store rewrites byte-identical files.
  *
  * One of the month's candidates (`--pr 101`: the far faster fib, kept) with a short protocol (3
- * harness rounds): a decision no noise can turn, so that two runs that each measure anew must
- * agree; test/e2e/month.docker.test.ts measures the whole month, and the local executor's drops
- * are the e2e suites'. (The placebo #103 was measured here too until CI ran out of time on a slow
- * day: each candidate costs two builds and a measurement in each of the two runs.)
+ * harness rounds): a decision no noise can turn. The local executor's run of the same command
+ * reaches those decisions in test/faults/kill-docker-stages.docker.test.ts (its reference run)
+ * and test/cli/run-pr.test.ts; this suite ran it too, beside the Slurm run, until CI ran out of
+ * time on slow days (each run of a candidate costs two builds and a measurement), as it had with
+ * the placebo #103 measured here as well.
  *
  * One job at a time (`maxJobs: 1`): the cluster's two nodes are this one 2-core host, and two
  * candidates measured at once here would share cores that on a real cluster each job has alone
- * (`exclusive`); the local run measures one candidate at a time too (docker.concurrency 1).
+ * (`exclusive`).
  */
 measurementSlot('shared');
 const unavailable = slurmUnavailable();
@@ -66,10 +67,18 @@ function decisions(db: string): Decision[] {
   }
 }
 
-const runs: Record<'local' | 'slurm', { db: string; out: string; result: CliResult }> = {} as never;
+/** What a local run of `run --pr 101` decides (test/cli/run-pr.test.ts, the kill-docker suite's reference): every stage's item done. */
+const LOCAL_DECISIONS: Decision[] = ['classify', 'collect', 'discover', 'emit', 'filter', 'synthesize', 'validate'].map((stage) => ({
+  stage,
+  key: stage === 'discover' ? REPO : `${REPO}#101`,
+  status: 'done',
+  reason: null,
+}));
 
-async function perfmine(executor: 'local' | 'slurm', args: readonly string[]): Promise<CliResult> {
-  const root = join(dir, executor);
+let run: { db: string; out: string; result: CliResult };
+
+async function perfmine(args: readonly string[]): Promise<CliResult> {
+  const root = join(dir, 'slurm');
   return runCli(['--config', join(dir, 'perfmine.config.json'), '--db', join(root, 'perfmine.db'), '--out', join(root, 'out'), ...args], {
     cwd: dir,
   });
@@ -92,29 +101,25 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
         },
       }),
     );
-    for (const executor of ['local', 'slurm'] as const) {
-      const result = await perfmine(executor, [
-        'run',
-        '--month',
-        MONTH,
-        '--source',
-        `git:${sample.path}`,
-        '--repo',
-        REPO,
-        ...PRS,
-        '--executor',
-        executor,
-      ]);
-      if (result.code !== 0) console.log(`${executor} run, exit ${result.code}:\n${result.stdout}\n${result.stderr.slice(-8000)}`);
-      runs[executor] = { db: join(dir, executor, 'perfmine.db'), out: join(dir, executor, 'out'), result };
-    }
+    const result = await perfmine([
+      'run',
+      '--month',
+      MONTH,
+      '--source',
+      `git:${sample.path}`,
+      '--repo',
+      REPO,
+      ...PRS,
+      '--executor',
+      'slurm',
+    ]);
+    if (result.code !== 0) console.log(`slurm run, exit ${result.code}:\n${result.stdout}\n${result.stderr.slice(-8000)}`);
+    run = { db: join(dir, 'slurm', 'perfmine.db'), out: join(dir, 'slurm', 'out'), result };
   }, 2_400_000);
 
-  it('both runs end with exit 0; the Slurm one ran synthesize and validate as jobs, each item once', () => {
-    expect(runs.local.result.code).toBe(0);
-    expect(runs.slurm.result.code).toBe(0);
-    expect(runs.local.result.stderr).not.toMatch(/slurm executor/);
-    const store = openStore(runs.slurm.db, { readonly: true });
+  it('the run ends with exit 0, synthesize and validate run as jobs, each item once', () => {
+    expect(run.result.code).toBe(0);
+    const store = openStore(run.db, { readonly: true });
     const jobs = store
       .prepare<[], { stage: string; key: string; attempt: number; state: string; job_name: string; job_id: string }>(
         'SELECT stage, key, attempt, state, job_name, job_id FROM executor_jobs ORDER BY stage, key',
@@ -122,7 +127,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
       .all();
     store.close();
     const items = (stage: string) =>
-      decisions(runs.slurm.db)
+      decisions(run.db)
         .filter((d) => d.stage === stage)
         .map((d) => d.key);
     expect(jobs.filter((j) => j.stage === 'synthesize').map((j) => j.key)).toEqual(items('synthesize'));
@@ -136,7 +141,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
   });
 
   it('pushed every image synthesize verified to the registry (executor.registry)', async () => {
-    const store = openStore(runs.slurm.db, { readonly: true });
+    const store = openStore(run.db, { readonly: true });
     const images = store
       .prepare<[], { output: string }>("SELECT output FROM stage_items WHERE stage = 'synthesize' AND status = 'done'")
       .all()
@@ -152,40 +157,35 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
     }
   });
 
-  it('reaches the same decision for every item of every stage as the local run', () => {
-    const local = decisions(runs.local.db);
-    expect(local.filter((d) => d.stage === 'validate').map((d) => `${d.key} ${d.status} ${d.reason ?? ''}`.trim())).toEqual([
-      `${REPO}#101 done`,
-    ]);
-    expect(decisions(runs.slurm.db)).toEqual(local);
+  it('reaches the decision the local executor reaches for every item of every stage', () => {
+    expect(decisions(run.db)).toEqual(LOCAL_DECISIONS);
   });
 
-  it('emits the same tasks, and emitting the month again from the store rewrites byte-identical files', async () => {
-    expect(taskDirs(runs.slurm.out)).toEqual(['demo__fastmath-101']);
-    expect(taskDirs(runs.slurm.out)).toEqual(taskDirs(runs.local.out));
-    const before = snapshotTree(runs.slurm.out);
-    const again = await perfmine('slurm', ['stage', 'emit', '--month', MONTH, '--repo', REPO, '--force', '--executor', 'slurm']);
+  it('emits the kept task, and emitting the month again from the store rewrites byte-identical files', async () => {
+    expect(taskDirs(run.out)).toEqual(['demo__fastmath-101']);
+    const before = snapshotTree(run.out);
+    const again = await perfmine(['stage', 'emit', '--month', MONTH, '--repo', REPO, '--force', '--executor', 'slurm']);
     expect(again.code, again.stderr).toBe(0);
-    expect(treeChanges(before, snapshotTree(runs.slurm.out))).toEqual([]);
+    expect(treeChanges(before, snapshotTree(run.out))).toEqual([]);
   }, 300_000);
 
   it('scores a patch with --executor slurm: the expert and the agent side as Slurm jobs, stored, and not measured again', async () => {
-    const patch = join(runs.slurm.out, MONTH, 'demo__fastmath-101', 'expert.patch');
+    const patch = join(run.out, MONTH, 'demo__fastmath-101', 'expert.patch');
     const args = ['score', '--task', 'demo__fastmath-101', '--patch', patch, '--model', 'same-as-expert', '--executor', 'slurm', '--json'];
-    const first = await perfmine('slurm', args);
+    const first = await perfmine(args);
     expect(first.code, first.stderr.slice(-4000)).toBe(0);
     const row = (JSON.parse(first.stdout) as { rows: { status: string; measured: boolean; advantage: number; expert_speedup: number }[] })
       .rows[0]!;
     expect(row).toMatchObject({ status: 'scored', measured: true });
     // the expert's own patch scored as an agent: no advantage beyond the noise of two measurements
     expect(Math.abs(row.advantage)).toBeLessThan(0.3 * row.expert_speedup);
-    const store = openStore(runs.slurm.db, { readonly: true });
+    const store = openStore(run.db, { readonly: true });
     const jobs = () =>
       store.prepare<[], { key: string; state: string }>("SELECT key, state FROM executor_jobs WHERE stage = 'score' ORDER BY key").all();
     expect(jobs().map((j) => j.state)).toEqual(['ingested', 'ingested']);
     expect(jobs().map((j) => j.key.split('\0')[1])).toEqual(['agent', 'expert']);
 
-    const again = await perfmine('slurm', args);
+    const again = await perfmine(args);
     expect(again.code).toBe(0);
     expect((JSON.parse(again.stdout) as { rows: { measured: boolean }[] }).rows[0]!.measured).toBe(false);
     expect(jobs()).toHaveLength(2);
