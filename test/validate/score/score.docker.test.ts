@@ -21,9 +21,9 @@ import { measurementSlot } from '../../helpers/measure-slot.js';
 /**
  * Issue 16's must-show for `perfmine score`, on the real Docker engine with the perfmine harness:
  * the sample repository's #101 (fib made iterative, about 1000x on time_fib) through every stage
- * with a short protocol (4 rounds, workers not pinned), then scored as an agent's task: the expert's own patch, an
- * empty patch, a patch that breaks a test, one that changes a benchmark's return value (and passes
- * the tests), and one that does not apply. A second run of the same predictions measures nothing.
+ * with a short protocol (3 rounds, the minimum; workers not pinned), then scored as an agent's
+ * task: the expert's own patch, an empty patch, a patch that breaks a test, one that changes a
+ * benchmark's return value (and passes the tests), and one that does not apply. A second run of the same predictions measures nothing.
  * A shared 2-core machine: the assertions are on effects far from the noise (never exact numbers).
  */
 measurementSlot('shared');
@@ -86,7 +86,7 @@ beforeAll(async () => {
       llm: { mode: 'none' },
       docker: { baseImage: BASE_IMAGE, cpus: 1, memoryMb: 2048, pidsLimit: 512, concurrency: 1 },
       synthesize: { offline: true, buildNetwork: 'none' },
-      validate: { harness: { rounds: 4, cpus: 'none' } },
+      validate: { harness: { rounds: 3, cpus: 'none' } },
     }),
   );
   const config = loadConfig({ configPath, flags: {}, env: {} }).config;
@@ -145,7 +145,7 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(fib.expert_speedup!).toBeGreaterThan(50);
     expect(fib.agent_verdict).toBe('improved');
     expect(r.workloads).toHaveLength(6);
-    expect(storedSide('expert-copy')).toMatchObject({ pairs: 4, protocol: expect.objectContaining({ rounds: 4 }) });
+    expect(storedSide('expert-copy')).toMatchObject({ pairs: 3, protocol: expect.objectContaining({ rounds: 3 }) });
     // two measurements of the same patch: the geometric means agree within the machine's noise (wide margin)
     expect(Math.abs(r.agent_speedup! / r.expert_speedup! - 1)).toBeLessThan(0.3);
     expect(Math.abs(r.advantage!)).toBeLessThan(0.3 * r.expert_speedup!);
