@@ -3,11 +3,17 @@ import MeasuringSuitesApart from './test/helpers/sequencer.js';
 
 /** The power suite runs on its own (`npm run test:power`, vitest.power.config.ts), not in `npm test`. */
 export const POWER_SUITE = 'test/validate/harness-docker/power.docker.test.ts';
+/**
+ * The long suites run with `npm run test:long` (vitest.long.config.ts), not in `npm test`: each
+ * repeats, for one path, builds and measurements the suites of `npm test` already make (847 s
+ * and 1,000 to 1,300 s in CI runs), and with them `npm test` outgrew CI's 90 minutes.
+ */
+export const LONG_SUITES: readonly string[] = ['test/e2e/asv-engine.docker.test.ts', 'test/faults/kill-docker-stages.docker.test.ts'];
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, POWER_SUITE],
+    exclude: [...configDefaults.exclude, POWER_SUITE, ...LONG_SUITES],
     // The CLI the tests spawn is the compiled one (dist/): compiled again first when a source changed.
     globalSetup: ['test/helpers/build.ts'],
     pool: 'forks',

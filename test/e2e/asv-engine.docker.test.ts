@@ -28,7 +28,8 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * sample; two candidates with effects far beyond any threshold keep this one short and certain.)
  *
  * The protocol is small for test time but complete: 4 base/expert pairs, 3 base/base calibration
- * pairs, asv `-a rounds=2`.
+ * pairs, asv `-a rounds=2`. A long suite: `npm run test:long` runs it, `npm test` does not
+ * (vitest.long.config.ts says why).
  */
 measurementSlot('shared');
 const REPO = 'fixture/fastmath';

@@ -30,7 +30,8 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * containers (expert build, verification, tests, snapshot) are of synthesize's kind, and a kill
  * as the workers start is much as the kill in the middle of a measurement. Those two validate
  * kills and a second synthesize kill (its seed chose the same container as the first) were
- * dropped: they cost CI a quarter of an hour.
+ * dropped: they cost CI a quarter of an hour. A long suite: `npm run test:long` runs it,
+ * `npm test` does not (vitest.long.config.ts says why).
  */
 measurementSlot('shared');
 const LABELLED_CLI = fileURLToPath(new URL('./fixtures/labelled-cli.ts', import.meta.url));

@@ -10,7 +10,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *    first on a clean clone, or failed first and then longest with durations cached);
  * 3. then the shared ones, longest first (their times in stop 23's CI and a local run), two at a
  *    time, so that the last to start is a short one.
- * (The power suite, exclusive too, runs on its own: `npm run test:power`.)
+ * (The power suite, exclusive too, runs on its own: `npm run test:power`; the long suites,
+ * asv-engine and kill-docker, with `npm run test:long`, in this order too.)
  */
 export const FIRST: readonly string[] = ['test/e2e/month.docker.test.ts'];
 export const LAST: readonly string[] = [
