@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore } from '../../cache/store.js';
 import { createSampleRepo } from '../../pipeline/demo/sample-repo.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -67,13 +68,18 @@ function decisions(db: string): Decision[] {
   }
 }
 
-/** What a local run of `run --pr 101` decides (test/cli/run-pr.test.ts, the kill-docker suite's reference): every stage's item done. */
-const LOCAL_DECISIONS: Decision[] = ['classify', 'collect', 'discover', 'emit', 'filter', 'synthesize', 'validate'].map((stage) => ({
-  stage,
-  key: stage === 'discover' ? REPO : `${REPO}#101`,
-  status: 'done',
-  reason: null,
-}));
+/**
+ * What a local run of `run --pr 101` decides (test/cli/run-pr.test.ts, the kill-docker suite's
+ * reference): every stage's item done; synthesize's item is the base commit it builds.
+ */
+function localDecisions(baseSha: string): Decision[] {
+  return ['classify', 'collect', 'discover', 'emit', 'filter', 'synthesize', 'validate'].map((stage) => ({
+    stage,
+    key: stage === 'discover' ? REPO : stage === 'synthesize' ? `${REPO}@${baseSha}` : `${REPO}#101`,
+    status: 'done',
+    reason: null,
+  }));
+}
 
 let run: { db: string; out: string; result: CliResult };
 
@@ -158,7 +164,10 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
   });
 
   it('reaches the decision the local executor reaches for every item of every stage', () => {
-    expect(decisions(run.db)).toEqual(LOCAL_DECISIONS);
+    const store = openStore(run.db, { readonly: true });
+    const pr = loadPullRequest(store, REPO, 101);
+    store.close();
+    expect(decisions(run.db)).toEqual(localDecisions(pr!.baseSha));
   });
 
   it('emits the kept task, and emitting the month again from the store rewrites byte-identical files', async () => {
