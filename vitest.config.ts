@@ -5,8 +5,8 @@ import MeasuringSuitesApart from './test/helpers/sequencer.js';
 export const POWER_SUITE = 'test/validate/harness-docker/power.docker.test.ts';
 /**
  * The long suites run with `npm run test:long` (vitest.long.config.ts), not in `npm test`: each
- * repeats, for one path, builds and measurements the suites of `npm test` already make (847 s
- * and 1,000 to 1,300 s in CI runs), and with them `npm test` outgrew CI's 90 minutes.
+ * repeats, for one path, builds and measurements the suites of `npm test` already make (847 s in
+ * a CI run, and 1,000 to 1,300 s here), and with them `npm test` outgrew CI's 90 minutes.
  */
 export const LONG_SUITES: readonly string[] = ['test/e2e/asv-engine.docker.test.ts', 'test/faults/kill-docker-stages.docker.test.ts'];
 

@@ -3,15 +3,16 @@ import base, { LONG_SUITES } from './vitest.config.js';
 
 /**
  * `npm run test:long`: the suites too long for `npm test` within CI's 90 minutes, two at a time as
- * in `npm test` (847 s and 1,000 to 1,300 s in CI runs, side by side):
+ * in `npm test` (asv-engine 847 s in a CI run; kill-docker 1,000 to 1,300 s here beside another
+ * suite measuring):
  * - test/e2e/asv-engine.docker.test.ts: the asv engine (`validate.engine: asv`) through every
  *   stage with the stand-in asv image, every asv invocation a fresh container (14 per candidate
  *   with its protocol); `npm test` covers its parts (the asv runner in Docker, asv's result
  *   formats against the reference, the asv verdict);
  * - test/faults/kill-docker-stages.docker.test.ts: SIGKILL at seeded points of synthesize,
  *   validate (in the middle of a measurement) and emit, each stage run again to the reference's
- *   decisions; `npm test` kills synthesize in test/e2e/run-cli.docker.test.ts and the other stages
- *   in test/faults/kill-*.test.ts.
+ *   decisions; `npm test` kills synthesize in test/e2e/run-cli.docker.test.ts, and collect and
+ *   classify in test/faults/kill-*.test.ts (validate and emit are killed only here).
  * Run them before merging a change to validate's engines, to the Docker adapter or to the stage
  * runner's recovery.
  */

@@ -39,8 +39,8 @@ import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-i
  *
  * The month's other three candidates (the placebo #103, #104 whose speedup changes a return
  * value, #108's 1.3x) are measured by test/e2e/run-cli.docker.test.ts, which runs the demo's
- * whole month through the CLI with a short protocol: measuring all six here as well cost CI about
- * 800 s of a measurement slot no other suite could share.
+ * whole month through the CLI with a short protocol: measuring all six here as well took 1,692 s
+ * of a measurement slot no other suite could share in a CI run (three: 1,150 s in a run here).
  *
  * The harness's protocol is the default one (what `perfmine demo` runs) but for its length: base,
  * expert and a second base for calibration as warm workers in three containers per candidate, a
@@ -52,7 +52,8 @@ import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-i
  * protocol guarantees (improved or not for effects far from the minimum detectable speedup, no
  * untouched workload flagged), with wide margins on the effects, never exact numbers.
  * test/validate/harness-docker/power.docker.test.ts (`npm run test:power`) holds the default
- * protocol's power (1.2x). test/e2e/asv-engine.docker.test.ts covers the asv engine the same way.
+ * protocol's power (1.2x). test/e2e/asv-engine.docker.test.ts (`npm run test:long`) covers the asv
+ * engine the same way.
  */
 const REPO = 'fixture/fastmath';
 const BASE_IMAGE = 'perfmine/base:bookworm';

@@ -20,11 +20,12 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * (sacct); emitting the month again from its store rewrites byte-identical files.
  *
  * One of the month's candidates (`--pr 101`: the far faster fib, kept) with a short protocol (3
- * harness rounds): a decision no noise can turn. The local executor's run of the same command
- * reaches those decisions in test/faults/kill-docker-stages.docker.test.ts (its reference run)
- * and test/cli/run-pr.test.ts; this suite ran it too, beside the Slurm run, until CI ran out of
- * time on slow days (each run of a candidate costs two builds and a measurement), as it had with
- * the placebo #103 measured here as well.
+ * harness rounds): a decision no noise can turn. Locally, `run --pr 101` reaches those decisions
+ * in test/cli/run-pr.test.ts (collect, filter, classify) and in the reference run of
+ * test/faults/kill-docker-stages.docker.test.ts (`npm run test:long`: synthesize, validate, emit),
+ * and the demo keeps #101 in test/e2e/run-cli.docker.test.ts. This suite ran the local executor
+ * too, beside the Slurm run, until CI ran out of time on slow days (each run of a candidate costs
+ * two builds and a measurement), as it had with the placebo #103 measured here as well.
  *
  * One job at a time (`maxJobs: 1`): the cluster's two nodes are this one 2-core host, and two
  * candidates measured at once here would share cores that on a real cluster each job has alone
@@ -68,10 +69,7 @@ function decisions(db: string): Decision[] {
   }
 }
 
-/**
- * What a local run of `run --pr 101` decides (test/cli/run-pr.test.ts, the kill-docker suite's
- * reference): every stage's item done; synthesize's item is the base commit it builds.
- */
+/** What a local run of `run --pr 101` decides: every stage's item done; synthesize's item is the base commit it builds. */
 function localDecisions(baseSha: string): Decision[] {
   return ['classify', 'collect', 'discover', 'emit', 'filter', 'synthesize', 'validate'].map((stage) => ({
     stage,
@@ -81,13 +79,13 @@ function localDecisions(baseSha: string): Decision[] {
   }));
 }
 
-let run: { db: string; out: string; result: CliResult };
+/** The Slurm run's store and output directory. */
+const slurm = { db: join(dir, 'slurm', 'perfmine.db'), out: join(dir, 'slurm', 'out') };
+/** What its `perfmine run` printed and exited with. */
+let runResult: CliResult;
 
 async function perfmine(args: readonly string[]): Promise<CliResult> {
-  const root = join(dir, 'slurm');
-  return runCli(['--config', join(dir, 'perfmine.config.json'), '--db', join(root, 'perfmine.db'), '--out', join(root, 'out'), ...args], {
-    cwd: dir,
-  });
+  return runCli(['--config', join(dir, 'perfmine.config.json'), '--db', slurm.db, '--out', slurm.out, ...args], { cwd: dir });
 }
 
 describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', () => {
@@ -120,12 +118,12 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
       'slurm',
     ]);
     if (result.code !== 0) console.log(`slurm run, exit ${result.code}:\n${result.stdout}\n${result.stderr.slice(-8000)}`);
-    run = { db: join(dir, 'slurm', 'perfmine.db'), out: join(dir, 'slurm', 'out'), result };
+    runResult = result;
   }, 2_400_000);
 
   it('the run ends with exit 0, synthesize and validate run as jobs, each item once', () => {
-    expect(run.result.code).toBe(0);
-    const store = openStore(run.db, { readonly: true });
+    expect(runResult.code).toBe(0);
+    const store = openStore(slurm.db, { readonly: true });
     const jobs = store
       .prepare<[], { stage: string; key: string; attempt: number; state: string; job_name: string; job_id: string }>(
         'SELECT stage, key, attempt, state, job_name, job_id FROM executor_jobs ORDER BY stage, key',
@@ -133,7 +131,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
       .all();
     store.close();
     const items = (stage: string) =>
-      decisions(run.db)
+      decisions(slurm.db)
         .filter((d) => d.stage === stage)
         .map((d) => d.key);
     expect(jobs.filter((j) => j.stage === 'synthesize').map((j) => j.key)).toEqual(items('synthesize'));
@@ -147,7 +145,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
   });
 
   it('pushed every image synthesize verified to the registry (executor.registry)', async () => {
-    const store = openStore(run.db, { readonly: true });
+    const store = openStore(slurm.db, { readonly: true });
     const images = store
       .prepare<[], { output: string }>("SELECT output FROM stage_items WHERE stage = 'synthesize' AND status = 'done'")
       .all()
@@ -164,22 +162,22 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
   });
 
   it('reaches the decision the local executor reaches for every item of every stage', () => {
-    const store = openStore(run.db, { readonly: true });
-    const pr = loadPullRequest(store, REPO, 101);
+    const store = openStore(slurm.db, { readonly: true });
+    const baseSha = loadPullRequest(store, REPO, 101)!.baseSha;
     store.close();
-    expect(decisions(run.db)).toEqual(localDecisions(pr!.baseSha));
+    expect(decisions(slurm.db)).toEqual(localDecisions(baseSha));
   });
 
   it('emits the kept task, and emitting the month again from the store rewrites byte-identical files', async () => {
-    expect(taskDirs(run.out)).toEqual(['demo__fastmath-101']);
-    const before = snapshotTree(run.out);
+    expect(taskDirs(slurm.out)).toEqual(['demo__fastmath-101']);
+    const before = snapshotTree(slurm.out);
     const again = await perfmine(['stage', 'emit', '--month', MONTH, '--repo', REPO, '--force', '--executor', 'slurm']);
     expect(again.code, again.stderr).toBe(0);
-    expect(treeChanges(before, snapshotTree(run.out))).toEqual([]);
+    expect(treeChanges(before, snapshotTree(slurm.out))).toEqual([]);
   }, 300_000);
 
   it('scores a patch with --executor slurm: the expert and the agent side as Slurm jobs, stored, and not measured again', async () => {
-    const patch = join(run.out, MONTH, 'demo__fastmath-101', 'expert.patch');
+    const patch = join(slurm.out, MONTH, 'demo__fastmath-101', 'expert.patch');
     const args = ['score', '--task', 'demo__fastmath-101', '--patch', patch, '--model', 'same-as-expert', '--executor', 'slurm', '--json'];
     const first = await perfmine(args);
     expect(first.code, first.stderr.slice(-4000)).toBe(0);
@@ -188,7 +186,7 @@ describe.skipIf(unavailable !== null)('the demo month on a real Slurm cluster', 
     expect(row).toMatchObject({ status: 'scored', measured: true });
     // the expert's own patch scored as an agent: no advantage beyond the noise of two measurements
     expect(Math.abs(row.advantage)).toBeLessThan(0.3 * row.expert_speedup);
-    const store = openStore(run.db, { readonly: true });
+    const store = openStore(slurm.db, { readonly: true });
     const jobs = () =>
       store.prepare<[], { key: string; state: string }>("SELECT key, state FROM executor_jobs WHERE stage = 'score' ORDER BY key").all();
     expect(jobs().map((j) => j.state)).toEqual(['ingested', 'ingested']);
