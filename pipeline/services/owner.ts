@@ -32,7 +32,8 @@ function pidNamespace(): string {
   }
 }
 
-function startTimeOf(pid: number): string | null {
+/** A running process's start time (field 22 of /proc/PID/stat), or null when it is gone. */
+export function startTimeOf(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 22 (starttime); the command name (field 2) may hold spaces, so count after its ')'.

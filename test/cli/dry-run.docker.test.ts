@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
-import { parseOwner } from '../../pipeline/services/owner.js';
+import { currentOwner, parseOwner, startTimeOf, type Owner } from '../../pipeline/services/owner.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { BIN, collect, runCli, spawnNode, tempDir, type CliResult } from '../helpers/index.js';
 
@@ -24,18 +24,26 @@ function gitClone(): string {
   return dir;
 }
 
-/** Runs the CLI and returns its result with its PID (to find what it left in Docker). */
-async function runWithPid(args: readonly string[], cwd: string): Promise<CliResult & { pid: number }> {
+/** Runs the CLI and returns its result with its owner (PID and start time: what its labels name). */
+async function runWithPid(args: readonly string[], cwd: string): Promise<CliResult & { owner: Owner }> {
   const child = spawnNode(BIN, args, { cwd });
+  // Read while it runs: a PID is reused over a long test run, its start time tells the runs apart.
+  const startTime = startTimeOf(child.pid!);
+  if (startTime === null) throw new Error(`cannot read the start time of PID ${child.pid}`);
   const result = await collect(child, '');
-  return { ...result, pid: child.pid! };
+  return { ...result, owner: { ...currentOwner(), pid: child.pid!, startTime } };
 }
 
-/** Containers and images whose owner label names this PID. */
-async function leftBy(pid: number): Promise<string[]> {
-  const mine = (text: string | undefined) => parseOwner(text ?? '')?.pid === pid;
+/** Containers and images whose owner label names this process (PID and start time). */
+async function leftBy(owner: Owner): Promise<string[]> {
+  const mine = (text: string | undefined) => {
+    const o = parseOwner(text ?? '');
+    return o?.pid === owner.pid && o.startTime === owner.startTime;
+  };
   const containers = (await docker.containers()).filter((c) => mine(c.Labels?.[OWNER_LABEL])).map((c) => `container ${c.Id}`);
-  const images = (await docker.images()).filter((i) => mine(i.Labels?.[IMAGE_OWNER_LABEL])).map((i) => `image ${i.RepoTags?.join(',')}`);
+  const images = (await docker.images())
+    .filter((i) => mine(i.Labels?.[IMAGE_OWNER_LABEL]))
+    .map((i) => `image ${i.Id} ${i.RepoTags?.join(',')}`);
   return [...containers, ...images];
 }
 
@@ -62,7 +70,7 @@ describe('run --dry-run against the Docker engine', () => {
     ];
     const before = snapshotTree(dir);
     const dry = await runWithPid(['--base-image', BASE, '--db', join(dir, 'p.db'), ...scope, '--dry-run'], dir);
-    expect(await leftBy(dry.pid)).toEqual([]);
+    expect(await leftBy(dry.owner)).toEqual([]);
     expect(treeChanges(before, snapshotTree(dir))).toEqual([]);
 
     const real = await runCli(['--base-image', BASE, '--db', join(dir, 'p.db'), ...scope], { cwd: dir });
@@ -113,7 +121,7 @@ describe('run --dry-run against the Docker engine', () => {
       );
     expect(note, dry.stdout).not.toBeNull();
     expect(await docker.imageExists(note![1]!)).toBe(false);
-    expect(await leftBy(dry.pid)).toEqual([]);
+    expect(await leftBy(dry.owner)).toEqual([]);
     expect(treeChanges(before, snapshotTree(dir))).toEqual([]);
   });
 });
