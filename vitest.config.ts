@@ -6,9 +6,14 @@ export const POWER_SUITE = 'test/validate/harness-docker/power.docker.test.ts';
 /**
  * The long suites run with `npm run test:long` (vitest.long.config.ts), not in `npm test`: each
  * repeats, for one path, builds and measurements the suites of `npm test` already make (847 s in
- * a CI run, and 1,000 to 1,300 s here), and with them `npm test` outgrew CI's 90 minutes.
+ * a CI run, and 1,000 to 1,300 s here; the Slurm month 416 s), and with them `npm test` outgrew
+ * CI's 90 minutes.
  */
-export const LONG_SUITES: readonly string[] = ['test/e2e/asv-engine.docker.test.ts', 'test/faults/kill-docker-stages.docker.test.ts'];
+export const LONG_SUITES: readonly string[] = [
+  'test/e2e/asv-engine.docker.test.ts',
+  'test/faults/kill-docker-stages.docker.test.ts',
+  'test/executor/demo-month.slurm.test.ts',
+];
 
 export default defineConfig({
   test: {
