@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DockerService, IMAGE_OWNER_LABEL, OWNER_LABEL } from '../../pipeline/services/docker.js';
-import { currentOwner, parseOwner, startTimeOf, type Owner } from '../../pipeline/services/owner.js';
+import { parseOwner, startTimeOf, type Owner } from '../../pipeline/services/owner.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { BIN, collect, runCli, spawnNode, tempDir, type CliResult } from '../helpers/index.js';
 
@@ -24,18 +24,21 @@ function gitClone(): string {
   return dir;
 }
 
-/** Runs the CLI and returns its result with its owner (PID and start time: what its labels name). */
-async function runWithPid(args: readonly string[], cwd: string): Promise<CliResult & { owner: Owner }> {
+/** The part of an owner label that tells one CLI process from another on this host. */
+type Process = Pick<Owner, 'pid' | 'startTime'>;
+
+/** Runs the CLI and returns its result with its process (PID and start time: what its labels name). */
+async function runWithOwner(args: readonly string[], cwd: string): Promise<CliResult & { owner: Process }> {
   const child = spawnNode(BIN, args, { cwd });
   // Read while it runs: a PID is reused over a long test run, its start time tells the runs apart.
   const startTime = startTimeOf(child.pid!);
   if (startTime === null) throw new Error(`cannot read the start time of PID ${child.pid}`);
   const result = await collect(child, '');
-  return { ...result, owner: { ...currentOwner(), pid: child.pid!, startTime } };
+  return { ...result, owner: { pid: child.pid!, startTime } };
 }
 
 /** Containers and images whose owner label names this process (PID and start time). */
-async function leftBy(owner: Owner): Promise<string[]> {
+async function leftBy(owner: Process): Promise<string[]> {
   const mine = (text: string | undefined) => {
     const o = parseOwner(text ?? '');
     return o?.pid === owner.pid && o.startTime === owner.startTime;
@@ -69,7 +72,7 @@ describe('run --dry-run against the Docker engine', () => {
       'validate',
     ];
     const before = snapshotTree(dir);
-    const dry = await runWithPid(['--base-image', BASE, '--db', join(dir, 'p.db'), ...scope, '--dry-run'], dir);
+    const dry = await runWithOwner(['--base-image', BASE, '--db', join(dir, 'p.db'), ...scope, '--dry-run'], dir);
     expect(await leftBy(dry.owner)).toEqual([]);
     expect(treeChanges(before, snapshotTree(dir))).toEqual([]);
 
@@ -93,7 +96,7 @@ describe('run --dry-run against the Docker engine', () => {
     writeFileSync(join(wheelhouse, 'asv-0.6.4-py3-none-any.whl'), 'not really a wheel');
     writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ validate: { engine: 'asv' }, synthesize: { asv: { wheelhouse } } }));
     const before = snapshotTree(dir);
-    const dry = await runWithPid(
+    const dry = await runWithOwner(
       [
         '--base-image',
         BASE,
