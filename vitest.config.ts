@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import ImmediateFailures from './test/helpers/failures-reporter.js';
 import MeasuringSuitesApart from './test/helpers/sequencer.js';
 
 /** The power suite runs on its own (`npm run test:power`, vitest.power.config.ts), not in `npm test`. */
@@ -32,5 +33,8 @@ export default defineConfig({
     maxWorkers: 2,
     // The suites that measure take turns (test/helpers/measure-slot.ts) in this order (test/helpers/sequencer.ts).
     sequence: { sequencer: MeasuringSuitesApart },
+    // A failed file's errors are printed when it ends (test/helpers/failures-reporter.ts), so that a
+    // run stopped at CI's time limit, which never prints vitest's report at the end, still says why.
+    reporters: ['default', new ImmediateFailures()],
   },
 });
