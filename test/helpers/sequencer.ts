@@ -3,24 +3,30 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The order the suites start in. The suites that measure with the harness take a measurement slot
- * (test/helpers/measure-slot.ts): an exclusive one runs while no other measures, shared ones run
- * together. So that no worker waits long for a slot and the run does not end on one long suite:
- * 1. the two longest shared ones start first, one on each worker (run-cli about 1,060 s, score
- *    515 s in stop 24's CI, 831 s in a slower run); they measure together;
- * 2. then a long suite that measures nothing (eras, 400 to 500 s), which the score suite's worker
- *    takes next, so that the month rarely waits for run-cli's slot;
- * 3. then the month (exclusive, 926 to 994 s), beside the suites that measure nothing, which come
- *    after it in vitest's own order (larger files first on a clean clone, or failed first and
+ * (test/helpers/measure-slot.ts): the month's is exclusive (no other suite measures meanwhile),
+ * run-cli's and score's are shared (they measure together). A suite waiting for its slot holds its
+ * worker idle, so the order keeps any from waiting:
+ * 1. the month first: nothing holds a slot yet (926 to 1,150 s in CI runs, 128 s here when the
+ *    machine was quiet);
+ * 2. then long suites that measure nothing, for the other worker while the month runs (eras,
+ *    secrets, docker faults, build failures: 1,575 to 1,835 s together in CI runs, 176 s here), so
+ *    that a worker reaches run-cli and score after the month has ended;
+ * 3. run-cli and score (1,060 to 1,459 s and about 515 s in CI runs), together;
+ * 4. the rest in vitest's own order (larger files first on a clean clone, or failed first and
  *    then longest with durations cached), so that the run ends on short files.
- * Before stop 25 run-cli started last and the run ended on it alone, beside an idle worker.
+ * In stop 24's order (run-cli and score first, the month after eras) the month waited 500 s for
+ * run-cli's slot with its worker idle, and CI stopped the run at its time limit.
  * (The power suite, exclusive too, runs on its own: `npm run test:power`; the long suites,
  * asv-engine, kill-docker and the Slurm month, with `npm run test:long`, in the order of LAST.)
  */
 export const FIRST: readonly string[] = [
+  'test/e2e/month.docker.test.ts',
+  'test/synthesize/eras.docker.test.ts',
+  'test/faults/secrets.docker.test.ts',
+  'test/faults/docker-faults.docker.test.ts',
+  'test/synthesize/failures.docker.test.ts',
   'test/e2e/run-cli.docker.test.ts',
   'test/validate/score/score.docker.test.ts',
-  'test/synthesize/eras.docker.test.ts',
-  'test/e2e/month.docker.test.ts',
 ];
 export const LAST: readonly string[] = [
   'test/e2e/asv-engine.docker.test.ts',
