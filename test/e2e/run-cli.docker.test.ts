@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkloadVerdicts } from '../../cache/measurements.js';
 import { openStore } from '../../cache/store.js';
 import { loadPrompt } from '../../pipeline/prompts.js';
 import { DEMO_MARKER } from '../../pipeline/cli/demo-dir.js';
@@ -29,10 +30,11 @@ import { measurementSlot } from '../helpers/measure-slot.js';
  * 1. The demo exits with the code its run recorded and emits the real speedups it kept:
  *    demo__fastmath-101 (fib, far faster) always, and -107 (about 2x) and -108 (about 1.3x) unless
  *    this short protocol (3 rounds, beside other suites measuring) lacks the evidence, when they are
- *    dropped as no-improvement; the slowdown and the placebo are dropped, the speedup that changes a
- *    return value as snapshot-mismatch (naming the benchmark whose value it changes). It prints
- *    each task's absolute folder. This is the one suite that runs all six candidates:
- *    test/e2e/month.docker.test.ts measures three of them alone, with a longer protocol.
+ *    dropped as no-improvement; the slowdown (its regression recorded per workload) and the placebo
+ *    are dropped, the speedup that changes a return value as snapshot-mismatch (naming the
+ *    benchmark whose value it changes). It prints each task's absolute folder. This is the one
+ *    suite that runs all six candidates: test/e2e/month.docker.test.ts measures two of them alone,
+ *    with a longer protocol.
  * 2. The follow-up commands it prints name its own database and, run as printed from elsewhere,
  *    show its data.
  * 3. The `perfmine run` command it printed, run again, makes no LLM call and no build, and writes
@@ -379,6 +381,21 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
       store.close();
     }
     expect(first.metrics['emit.tasks']).toBe(kept.length);
+  });
+
+  it('drops the slowdown (#105) as no-improvement and records its regression per workload: count_primes far slower', () => {
+    expect(ledgerRow('validate', `${REPO}#105`)).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    const verdicts = readStore((store) => loadWorkloadVerdicts(store, `${REPO}#105`));
+    const changed = (change: string) => verdicts.filter((w) => w.paired.change === change).map((w) => w.workload);
+    // #105 rewrote count_primes (16x and 30x slower in a quiet run of 6 rounds), and nothing else
+    const countPrimes = ['bench_core.TimePrimes.time_count_primes(2000)', 'bench_core.TimePrimes.time_count_primes(6000)'];
+    expect(changed('worsened')).toEqual(countPrimes);
+    for (const name of countPrimes) {
+      const w = verdicts.find((v) => v.workload === name)!;
+      expect(w.paired.normalizedMedian!, name).toBeGreaterThan(5);
+      expect(w.asv.mark, name).toBe('+');
+    }
+    expect(changed('improved')).toEqual([]);
   });
 
   it("prints follow-up commands with its own --db, which show the demo's data", async () => {
