@@ -6,11 +6,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * (test/helpers/measure-slot.ts): the month's is exclusive (no other suite measures meanwhile),
  * run-cli's and score's are shared (they measure together). A suite waiting for its slot holds its
  * worker idle, so the order keeps any from waiting:
- * 1. the month first: nothing holds a slot yet (926 to 1,150 s in CI runs, 128 s here when the
- *    machine was quiet);
+ * 1. the month first: nothing holds a slot yet (926 to 1,150 s in CI runs when it measured three
+ *    candidates, 98 to 128 s here on a quiet machine; 62 to 66 s here with its two);
  * 2. then long suites that measure nothing, for the other worker while the month runs (eras,
- *    secrets, docker faults, build failures: 1,575 to 1,835 s together in CI runs, 176 s here), so
- *    that a worker reaches run-cli and score after the month has ended;
+ *    secrets, docker faults, build failures: 1,575 to 1,835 s together in CI runs, 161 to 176 s
+ *    here), so that a worker reaches run-cli and score after the month has ended;
  * 3. run-cli and score (1,060 to 1,459 s and about 515 s in CI runs), together;
  * 4. the rest in vitest's own order (larger files first on a clean clone, or failed first and
  *    then longest with durations cached), so that the run ends on short files.
