@@ -99,7 +99,18 @@ beforeAll(async () => {
     source: { kind: 'git', path: sample.path },
   });
   const emit = result.reports.find((r) => r.stage === 'emit');
-  if (emit?.done !== 1) console.log(lines.join(''));
+  if (emit?.done !== 1) {
+    // the whole log for whoever reads the failure, and its gist in the error (the line a CI log's tail keeps)
+    console.log(lines.join(''));
+    const undone = db
+      .prepare<[], { stage: string; key: string; status: string; reason: string | null; detail: string | null; last_error: string | null }>(
+        "SELECT stage, key, status, reason, detail, last_error FROM stage_items WHERE status <> 'done'",
+      )
+      .all()
+      .map((r) => `${r.stage} ${r.key} ${r.status} ${r.reason ?? ''}: ${(r.last_error ?? r.detail ?? '').slice(0, 300)}`);
+    db.close();
+    throw new Error(`the pipeline emitted no task for #101; items not done: ${undone.join(' | ') || 'none'}`);
+  }
   db.close();
 
   const folder = join(out, '2025-04', ID);
