@@ -14,6 +14,7 @@ import { newAttempt } from './harness.js';
 import {
   benchmarkDirOf,
   categorizeChanged,
+  readVerifyRun,
   tamperedPaths,
   TAMPER_MARKER,
   verifyCommands,
@@ -166,6 +167,38 @@ describe('verification commands and the tamper check', () => {
       'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff',
     );
     expect(cmds[0]!.cmd[2]).not.toContain('patch.diff');
+  });
+
+  it("reads each step's result from the one verification container's files, up to the step it did not finish", () => {
+    const steps = verifyCommands({
+      sha: 'abc',
+      importName: 'pkg',
+      asvConfigPath: 'asv.conf.json',
+      asvDiscover: 'harness',
+      patched: false,
+    }).map((command) => ({ command, limitMs: 2_000 }));
+    const files = (entries: Record<string, string>) => new Map(Object.entries(entries).map(([k, v]) => [`run/${k}`, Buffer.from(v)]));
+    // a step ended by timeout's signal at its limit timed out; the same exit code before the limit is the step's own
+    const runs = readVerifyRun(
+      files({
+        '0.status': '0 120 3 0',
+        '0.out': 'ok\n',
+        '0.err': '',
+        '1.status': '124 2004 0 4',
+        '1.err': 'boom',
+        '2.status': '124 15 0 0',
+      }),
+      steps,
+      100,
+    );
+    expect(runs[0]).toEqual({ exitCode: 0, timedOut: false, durationMs: 120, stdout: 'ok\n', stderr: '' });
+    expect(runs[1]).toMatchObject({ exitCode: null, timedOut: true, durationMs: 2004, stderr: 'boom' });
+    expect(runs[2]).toMatchObject({ exitCode: 124, timedOut: false });
+    // no status: the container ended before the step did
+    expect(runs[3]).toBeNull();
+    // the output kept is the tail; what was cut before it is counted, as the log tails of a container say
+    const [long] = readVerifyRun(files({ '0.status': '1 5 1000 0', '0.out': 'x'.repeat(40) }), steps, 10);
+    expect(long!.stdout).toBe(`[... 990 earlier characters cut]\n${'x'.repeat(10)}`);
   });
 
   it('reads the changed paths and says what each is', () => {

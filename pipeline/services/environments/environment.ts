@@ -22,8 +22,11 @@ import {
   PREPARE_SCRIPT,
   REPO_DIR,
   SCRIPT_PATH,
+  readVerifyRun,
   tamperedPaths,
   verifyCommands,
+  verifyContainerFiles,
+  VERIFY_RUN_DIR,
   type BenchmarkDiscovery,
 } from './verification.js';
 
@@ -423,49 +426,66 @@ export class Environments {
   }
 
   /**
-   * Verification of a commit image, each step in a fresh container without network and with its
-   * own time limit, stopping at the first failure: tamper check, import, asv discovery, pytest
-   * collection.
+   * Verification of a commit image in one fresh container without network: tamper check, import,
+   * asv discovery, pytest collection, in order, each with its own time limit, stopping at the
+   * first failure (verifyContainerFiles). Each step keeps its own exit code, time and output tails.
    */
   async verify(image: string, spec: Omit<CommitBuildSpec, 'script' | 'repoImage'>, signal?: AbortSignal): Promise<StepResult[]> {
-    const steps: StepResult[] = [];
     const limits: Record<string, number> = {
       tamper: this.settings.timeoutsMs.tamper,
       import: this.settings.timeoutsMs.import,
       asv: this.settings.timeoutsMs.asv,
       pytest: this.settings.timeoutsMs.pytest,
     };
-    const commands = verifyCommands({
+    const planned = verifyCommands({
       sha: spec.sha,
       importName: spec.importName,
       asvConfigPath: spec.asvConfigPath,
       asvDiscover: this.settings.asvDiscover,
       patched: Boolean(spec.patch),
-    });
-    for (const c of commands) {
-      const r = await this.docker.run(
-        {
-          image,
-          cmd: [...c.cmd],
-          env: { ...c.env, ...pythonEnv(spec.pythonVersion) },
-          workingDir: c.workingDir,
-          network: 'none',
-          timeoutMs: limits[c.step] ?? this.settings.timeoutsMs.import,
-          limits: this.settings.limits,
-          tailChars: this.settings.tailChars,
-          labels: { 'org.perfmine.role': `verify-${c.step}`, 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
-          ...(c.step === 'tamper' && spec.patch
-            ? { files: [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] }
-            : c.files
-              ? { files: c.files }
-              : {}),
-        },
-        signal,
-      );
-      const ok = !r.timedOut && r.exitCode !== null && c.okExitCodes.includes(r.exitCode);
+    }).map((command) => ({ command, limitMs: limits[command.step] ?? this.settings.timeoutsMs.import }));
+    const files = [
+      ...planned.flatMap((p) => p.command.files ?? []),
+      ...(spec.patch ? [{ name: 'perfmine-verify/patch.diff', content: spec.patch }] : []),
+      ...verifyContainerFiles(planned, this.settings.tailChars * 4),
+    ];
+    const r = await this.docker.run(
+      {
+        image,
+        cmd: ['bash', `${VERIFY_RUN_DIR}/driver.sh`],
+        env: pythonEnv(spec.pythonVersion),
+        workingDir: '/',
+        network: 'none',
+        // every step's limit and the grace after it, and a little for the container itself
+        timeoutMs: planned.reduce((sum, p) => sum + p.limitMs + 5_000, 30_000),
+        limits: this.settings.limits,
+        tailChars: this.settings.tailChars,
+        labels: { 'org.perfmine.role': 'verify', 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
+        files,
+        collect: [VERIFY_RUN_DIR],
+      },
+      signal,
+    );
+    const runs = readVerifyRun(r.files, planned, this.settings.tailChars);
+    const steps: StepResult[] = [];
+    let elapsed = 0;
+    for (const [i, { command: c }] of planned.entries()) {
+      const run = runs[i];
+      if (!run) {
+        // the container ended before this step did: killed at its time limit or for its disk, or the driver failed
+        steps.push({
+          ...stepOf(c.step, r, false),
+          exitCode: r.timedOut || r.diskExceeded ? null : r.exitCode,
+          durationMs: Math.max(0, r.durationMs - elapsed),
+        });
+        this.#log.debug({ step: c.step, ok: false, exitCode: r.exitCode, timedOut: r.timedOut }, 'verification step');
+        break;
+      }
+      elapsed += run.durationMs;
+      const ok = !run.timedOut && run.exitCode !== null && c.okExitCodes.includes(run.exitCode);
       let detail: string | undefined;
       if (!ok && c.step === 'tamper') {
-        const changed = categorizeChanged(tamperedPaths(r.stdout), {
+        const changed = categorizeChanged(tamperedPaths(run.stdout), {
           asvConfigPath: spec.asvConfigPath,
           benchmarkDir: spec.layout?.benchmarkDir ?? null,
           testDirs: spec.layout?.testDirs ?? [],
@@ -473,10 +493,13 @@ export class Environments {
         detail =
           changed.length > 0
             ? `the build script changed tracked files: ${changed.map((x) => `${x.path} (${x.kind})`).join(', ')}`
-            : `tamper check failed: ${(r.stderr.trim() || r.stdout.trim()).slice(0, 300)}`;
+            : `tamper check failed: ${(run.stderr.trim() || run.stdout.trim()).slice(0, 300)}`;
       }
-      steps.push(stepOf(c.step, r, ok, detail));
-      this.#log.debug({ step: c.step, ok, exitCode: r.exitCode, timedOut: r.timedOut, durationMs: r.durationMs }, 'verification step');
+      steps.push({ step: c.step, ok, ...run, ...(detail === undefined ? {} : { detail }) });
+      this.#log.debug(
+        { step: c.step, ok, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs },
+        'verification step',
+      );
       if (!ok) break;
     }
     return steps;
