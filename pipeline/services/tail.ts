@@ -20,6 +20,11 @@ export class TailBuffer extends Writable {
 
   /** The tail, with a marker when earlier output was cut. */
   text(): string {
-    return this.#total > this.limit ? `[... ${this.#total - this.limit} earlier characters cut]\n${this.#text}` : this.#text;
+    return markCut(this.#text, this.#total - this.limit);
   }
+}
+
+/** A kept tail of output, headed by how many earlier characters were cut when some were. */
+export function markCut(tail: string, cut: number): string {
+  return cut > 0 ? `[... ${cut} earlier characters cut]\n${tail}` : tail;
 }

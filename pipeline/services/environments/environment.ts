@@ -26,6 +26,7 @@ import {
   tamperedPaths,
   verifyCommands,
   verifyContainerFiles,
+  verifyContainerTimeoutMs,
   VERIFY_RUN_DIR,
   type BenchmarkDiscovery,
 } from './verification.js';
@@ -456,8 +457,7 @@ export class Environments {
         env: pythonEnv(spec.pythonVersion),
         workingDir: '/',
         network: 'none',
-        // every step's limit and the grace after it, and a little for the container itself
-        timeoutMs: planned.reduce((sum, p) => sum + p.limitMs + 5_000, 30_000),
+        timeoutMs: verifyContainerTimeoutMs(planned),
         limits: this.settings.limits,
         tailChars: this.settings.tailChars,
         labels: { 'org.perfmine.role': 'verify', 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
@@ -472,12 +472,9 @@ export class Environments {
     for (const [i, { command: c }] of planned.entries()) {
       const run = runs[i];
       if (!run) {
-        // the container ended before this step did: killed at its time limit or for its disk, or the driver failed
-        steps.push({
-          ...stepOf(c.step, r, false),
-          exitCode: r.timedOut || r.diskExceeded ? null : r.exitCode,
-          durationMs: Math.max(0, r.durationMs - elapsed),
-        });
+        // the container ended before this step did: killed at its time limit or for its disk (no
+        // exit code then), or the driver failed
+        steps.push({ ...stepOf(c.step, r, false), durationMs: Math.max(0, r.durationMs - elapsed) });
         this.#log.debug({ step: c.step, ok: false, exitCode: r.exitCode, timedOut: r.timedOut }, 'verification step');
         break;
       }

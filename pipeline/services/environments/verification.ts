@@ -1,3 +1,4 @@
+import { markCut } from '../tail.js';
 import type { TarEntry } from '../tar.js';
 import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
@@ -237,6 +238,11 @@ export function verifyContainerFiles(steps: readonly PlannedStep[], tailBytes: n
   return entries;
 }
 
+/** The verification container's own time limit: every step's limit and the grace after it, and 30 s for the container. */
+export function verifyContainerTimeoutMs(steps: readonly PlannedStep[]): number {
+  return steps.reduce((sum, p) => sum + p.limitMs + KILL_AFTER_S * 1000, 30_000);
+}
+
 /** What one step of the verification container did; null for a step it never finished. */
 export interface VerifyStepRun {
   readonly exitCode: number | null;
@@ -250,8 +256,7 @@ export interface VerifyStepRun {
 function outputTail(kept: Buffer | undefined, totalBytes: number, tailChars: number): string {
   const text = (kept ?? Buffer.alloc(0)).toString('utf8');
   const keptText = text.slice(-tailChars);
-  const cut = totalBytes - (kept?.length ?? 0) + (text.length - keptText.length);
-  return cut > 0 ? `[... ${cut} earlier characters cut]\n${keptText}` : keptText;
+  return markCut(keptText, totalBytes - (kept?.length ?? 0) + (text.length - keptText.length));
 }
 
 /**
