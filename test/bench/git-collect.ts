@@ -4,8 +4,10 @@
  * cannot do with less). Over a generated repository of 5,000 commits in two years:
  *
  * - the whole history: the stage in process (plan + every item, diffs and asv configs read,
- *   records stored in a file store), through the CLI, and the CLI's start-up alone
- *   (`perfmine --help`), so that what start-up costs can be told from what the stage costs;
+ *   records stored in a file store), through the CLI, the CLI's start-up alone (`perfmine
+ *   --help`), and the same command over a window with no commit on a fresh store (what a stage
+ *   run pays before its first item: loading the stage, config and logger, creating the store,
+ *   the clone's facts), so that what start-up costs can be told from what the stage costs;
  * - one month of it: the stage in process, and how much of the history it read.
  *
  * Each round runs git, the stage, the CLI and the start-up in turn, and a ratio is taken within a
@@ -31,11 +33,15 @@ export interface GitCollectResult {
   readonly cliMs: number;
   /** `perfmine --help` through the same executable: loading the program, no work. */
   readonly startupMs: number;
+  /** The same `stage collect` over a window without commits, on a fresh store: a stage run's fixed cost. */
+  readonly stageStartupMs: number;
   /** Medians of the per-round ratios to `gitLogMs`. */
   readonly ratio: number;
   readonly cliRatio: number;
-  /** The CLI less its start-up, to the reference: what the CLI costs once start-up is cheap. */
+  /** The CLI less its start-up (`--help`), to the reference: what the CLI costs once start-up is cheap. */
   readonly cliLessStartupRatio: number;
+  /** The CLI less the stage run's fixed cost (`stageStartupMs`), to the reference: what the 2,433 records cost. */
+  readonly cliLessStageStartupRatio: number;
   readonly month: {
     readonly window: string;
     readonly pullRequests: number;
@@ -79,23 +85,40 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
   const until = '2027-01-01';
   const whole = rangeWindow(parseInstant(since)!, parseInstant(until)!);
 
-  const r = { git: [] as number[], gitAll: [] as number[], stage: [] as number[], cli: [] as number[], startup: [] as number[], ratio: [] as number[], cliRatio: [] as number[], cliLess: [] as number[] };
+  const r = {
+    git: [] as number[],
+    gitAll: [] as number[],
+    stage: [] as number[],
+    cli: [] as number[],
+    startup: [] as number[],
+    stageStartup: [] as number[],
+    ratio: [] as number[],
+    cliRatio: [] as number[],
+    cliLess: [] as number[],
+    cliLessStage: [] as number[],
+  };
+  const collectArgs = (db: string, from: string, to: string) => ['--db', db, '--log-level', 'warn', 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'bench/big', '--since', from, '--until', to];
   let pullRequests = 0;
   for (let i = 0; i < rounds; i++) {
     const g = (await gitLog(repo.path, whole, true)).ms;
     const stage = await stageRun(dir, `stage-${i}`, repo.path, whole);
     pullRequests = stage.done;
-    const cli = await timedCli(['--db', join(dir, `cli-${i}.db`), '--log-level', 'warn', 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'bench/big', '--since', since, '--until', until]);
+    const cli = await timedCli(collectArgs(join(dir, `cli-${i}.db`), since, until));
     if (cli.code !== 0) throw new Error(`collect failed: ${cli.stderr.slice(-1000)}`);
     const startup = await timedCli(['--help']);
+    // a month after the history's last commit: nothing to read but the clone's facts and one commit
+    const empty = await timedCli(collectArgs(join(dir, `empty-${i}.db`), '2030-01-01', '2030-02-01'));
+    if (empty.code !== 0) throw new Error(`collect over an empty window failed: ${empty.stderr.slice(-1000)}`);
     r.git.push(g);
     r.gitAll.push((await gitLog(repo.path, whole, false)).ms);
     r.stage.push(stage.ms);
     r.cli.push(cli.ms);
     r.startup.push(startup.ms);
+    r.stageStartup.push(empty.ms);
     r.ratio.push(stage.ms / g);
     r.cliRatio.push(cli.ms / g);
     r.cliLess.push((cli.ms - startup.ms) / g);
+    r.cliLessStage.push((cli.ms - empty.ms) / g);
   }
 
   const window = monthWindow(month);
@@ -121,9 +144,11 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     stageMs: median(r.stage),
     cliMs: median(r.cli),
     startupMs: median(r.startup),
+    stageStartupMs: median(r.stageStartup),
     ratio: median(r.ratio),
     cliRatio: median(r.cliRatio),
     cliLessStartupRatio: median(r.cliLess),
+    cliLessStageStartupRatio: median(r.cliLessStage),
     month: { window: month, pullRequests: monthPulls, commitsRead, commitsTotal: repo.commitCount, gitLogMs: median(m.git), stageMs: median(m.stage), ratio: median(m.ratio) },
   };
 }
