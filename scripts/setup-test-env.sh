@@ -8,9 +8,21 @@ bash "$here/setup-docker.sh"
 # The base image (debootstrap into a directory of its own, then `docker import`: 62 s on a quiet
 # machine here, several minutes on a loaded one) is built while the other packages install, as it
 # takes no apt lock of this machine; its log is printed when it ends.
+# It runs in a process group of its own: when a later step fails, the exit trap stops the build
+# (debootstrap included; the build's own trap removes its root filesystem) and prints its log.
 base_log=$(mktemp)
-bash "$here/build-base-image.sh" >"$base_log" 2>&1 &
+setsid bash "$here/build-base-image.sh" >"$base_log" 2>&1 &
 base=$!
+stop_base() {
+  if kill -0 "$base" 2>/dev/null; then
+    echo "[setup-test-env] a step failed; stopping the base image's build" >&2
+    kill -TERM -- "-$base" 2>/dev/null || true
+    wait "$base" 2>/dev/null || true
+    cat "$base_log" >&2
+  fi
+  rm -f "$base_log"
+}
+trap stop_base EXIT
 bash "$here/setup-chromium.sh"
 bash "$here/setup-slurm.sh"
 bash "$here/setup-registry.sh"
@@ -21,6 +33,7 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 fi
 base_code=0
 wait "$base" || base_code=$?
+trap - EXIT
 cat "$base_log" >&2
 rm -f "$base_log"
 if [ "$base_code" != 0 ]; then

@@ -24,7 +24,10 @@ export class TailBuffer extends Writable {
   }
 }
 
-/** A kept tail of output, headed by how many earlier characters were cut when some were. */
-export function markCut(tail: string, cut: number): string {
-  return cut > 0 ? `[... ${cut} earlier characters cut]\n${tail}` : tail;
+/** A kept tail of output, headed by how many earlier characters (or bytes, where only bytes were counted) were cut when some were. */
+export function markCut(tail: string, cut: number, unit: 'characters' | 'bytes' = 'characters'): string {
+  return cut > 0 ? `[... ${cut} earlier ${unit} cut]\n${tail}` : tail;
 }
+
+/** The line `markCut` heads a tail with. */
+export const CUT_MARKER_LINE = /^\[\.\.\. \d+ earlier (?:characters|bytes) cut\]$/;

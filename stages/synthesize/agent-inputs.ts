@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeFailure, type Failure } from '../../pipeline/services/environments/failure.js';
+import { markCut } from '../../pipeline/services/tail.js';
 import { formatFacts, type RepoFacts } from './repo-facts.js';
 
 /** The agent's answer (validated at the boundary). */
@@ -33,7 +34,7 @@ export interface AgentSituation {
 /** Keeps the end of a log: the end is where builds say what went wrong. */
 export function tailOf(text: string, chars: number): string {
   if (text.length <= chars) return text;
-  return `[... ${text.length - chars} earlier characters cut]\n${text.slice(-chars)}`;
+  return markCut(text.slice(-chars), text.length - chars);
 }
 
 /** The prompt inputs of prompts/build-agent.md. Pure. */

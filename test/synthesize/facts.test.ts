@@ -77,6 +77,13 @@ describe('classifyFailure', () => {
       kind: 'pytest-collection',
     });
   });
+
+  it('never takes the marker of a cut log for the line that says what went wrong', () => {
+    for (const unit of ['characters', 'bytes']) {
+      const failure = classifyFailure([step({ step: 'build', stdout: 'making\n', stderr: `[... 4096 earlier ${unit} cut]\n` })]);
+      expect(failure).toMatchObject({ kind: 'unknown', headline: 'making' });
+    }
+  });
 });
 
 const PYPROJECT = `

@@ -198,7 +198,10 @@ describe('verification commands and the tamper check', () => {
     expect(runs[3]).toBeNull();
     // the output kept is the tail; what was cut before it is counted, as the log tails of a container say
     const [long] = readVerifyRun(files({ '0.status': '1 5 1000 0', '0.out': 'x'.repeat(40) }), steps, 10);
-    expect(long!.stdout).toBe(`[... 990 earlier characters cut]\n${'x'.repeat(10)}`);
+    expect(long!.stdout).toBe(`[... 990 earlier bytes cut]\n${'x'.repeat(10)}`);
+    // counted in bytes, as the container counts them: 10 two-byte characters shown of the 40 bytes kept
+    const [accented] = readVerifyRun(files({ '0.status': '1 5 1000 0', '0.out': 'é'.repeat(20) }), steps, 10);
+    expect(accented!.stdout).toBe(`[... 980 earlier bytes cut]\n${'é'.repeat(10)}`);
   });
 
   it('reads the changed paths and says what each is', () => {

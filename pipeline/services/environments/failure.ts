@@ -2,6 +2,8 @@
  * What went wrong in a build attempt, read from its steps' results: the first failing step and,
  * from its logs, the kind of failure and the line that says it. Pure.
  */
+import { CUT_MARKER_LINE } from '../tail.js';
+
 export const STEPS = ['script', 'checkout', 'build', 'tamper', 'import', 'asv', 'pytest'] as const;
 export type Step = (typeof STEPS)[number];
 
@@ -86,7 +88,7 @@ function meaningfulLines(text: string): string[] {
     .split('\n')
     .map((l) => l.trim())
     .filter(
-      (l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !/^\[\.\.\. \d+ earlier characters cut\]$/.test(l),
+      (l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !CUT_MARKER_LINE.test(l),
     );
 }
 

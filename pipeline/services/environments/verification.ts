@@ -252,11 +252,16 @@ export interface VerifyStepRun {
   readonly stderr: string;
 }
 
-/** The last `tailChars` characters of a step's output, with the marker TailBuffer writes when earlier output was cut. */
+/**
+ * The last `tailChars` characters of a step's output, headed by how many earlier bytes were cut
+ * when some were: the container counted the output in bytes (`wc -c`), so the count is of bytes
+ * (those the container cut, and those of the kept bytes not shown).
+ */
 function outputTail(kept: Buffer | undefined, totalBytes: number, tailChars: number): string {
-  const text = (kept ?? Buffer.alloc(0)).toString('utf8');
-  const keptText = text.slice(-tailChars);
-  return markCut(keptText, totalBytes - (kept?.length ?? 0) + (text.length - keptText.length));
+  const bytes = kept ?? Buffer.alloc(0);
+  const keptText = bytes.toString('utf8').slice(-tailChars);
+  const shownBytes = Math.min(bytes.length, Buffer.byteLength(keptText, 'utf8'));
+  return markCut(keptText, totalBytes - shownBytes, 'bytes');
 }
 
 /**
