@@ -8,19 +8,24 @@
  *   --help`), and the same command over a window with no commit on a fresh store (what a stage
  *   run pays before its first item: loading the stage, config and logger, creating the store,
  *   the clone's facts), so that what start-up costs can be told from what the stage costs;
+ * - the floor (`git-collect-floor.mjs`, run by bare `node`): the least a Node program can do to
+ *   store the same pull requests with their diffs in SQLite (one `git log -p`, a record parsed,
+ *   hashed and inserted per PR), without the ledger, the branches' dates, the asv configs or the
+ *   CLI: how much of the ratio any design that stores the diffs pays on this machine;
  * - one month of it: the stage in process, and how much of the history it read.
  *
  * Each round runs git, the stage, the CLI and the start-up in turn, and a ratio is taken within a
  * round, so that the machine's drift falls on both sides; medians over the rounds are quoted.
  */
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runStage } from '../../pipeline/runner.js';
 import { monthWindow, parseInstant, rangeWindow, type Window } from '../../pipeline/window.js';
 import { collectStage } from '../../stages/collect/index.js';
 import { buildLargeHistory } from '../fixtures/large-history.js';
 import { harness, tempDir } from '../helpers/harness.js';
-import { timed, timedCli } from './measure.js';
+import { timed, timedCli, timedNode } from './measure.js';
 
 export interface GitCollectResult {
   readonly commits: number;
@@ -42,6 +47,9 @@ export interface GitCollectResult {
   readonly cliLessStartupRatio: number;
   /** The CLI less the stage run's fixed cost (`stageStartupMs`), to the reference: what the 2,433 records cost. */
   readonly cliLessStageStartupRatio: number;
+  /** The floor program (`git-collect-floor.mjs`) over the same range, and the median of its per-round ratios to `gitLogMs`. */
+  readonly floorMs: number;
+  readonly floorRatio: number;
   readonly month: {
     readonly window: string;
     readonly pullRequests: number;
@@ -53,6 +61,8 @@ export interface GitCollectResult {
     readonly ratio: number;
   };
 }
+
+const FLOOR = join(dirname(fileURLToPath(import.meta.url)), 'git-collect-floor.mjs');
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -96,6 +106,8 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     cliRatio: [] as number[],
     cliLess: [] as number[],
     cliLessStage: [] as number[],
+    floor: [] as number[],
+    floorRatio: [] as number[],
   };
   const collectArgs = (db: string, from: string, to: string) => ['--db', db, '--log-level', 'warn', 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'bench/big', '--since', from, '--until', to];
   let pullRequests = 0;
@@ -109,6 +121,9 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     // a month after the history's last commit: nothing to read but the clone's facts and one commit
     const empty = await timedCli(collectArgs(join(dir, `empty-${i}.db`), '2030-01-01', '2030-02-01'));
     if (empty.code !== 0) throw new Error(`collect over an empty window failed: ${empty.stderr.slice(-1000)}`);
+    const floor = await timedNode(FLOOR, [join(dir, `floor-${i}.db`), repo.path, since, until, 'main']);
+    const floorRecords = floor.code === 0 ? (JSON.parse(floor.stdout) as { records: number }).records : null;
+    if (floorRecords !== pullRequests) throw new Error(`the floor stored ${floorRecords ?? 'nothing'} records, the stage ${pullRequests}: ${floor.stderr.slice(-1000)}`);
     r.git.push(g);
     r.gitAll.push((await gitLog(repo.path, whole, false)).ms);
     r.stage.push(stage.ms);
@@ -119,6 +134,8 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     r.cliRatio.push(cli.ms / g);
     r.cliLess.push((cli.ms - startup.ms) / g);
     r.cliLessStage.push((cli.ms - empty.ms) / g);
+    r.floor.push(floor.ms);
+    r.floorRatio.push(floor.ms / g);
   }
 
   const window = monthWindow(month);
@@ -149,6 +166,8 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     cliRatio: median(r.cliRatio),
     cliLessStartupRatio: median(r.cliLess),
     cliLessStageStartupRatio: median(r.cliLessStage),
+    floorMs: median(r.floor),
+    floorRatio: median(r.floorRatio),
     month: { window: month, pullRequests: monthPulls, commitsRead, commitsTotal: repo.commitCount, gitLogMs: median(m.git), stageMs: median(m.stage), ratio: median(m.ratio) },
   };
 }

@@ -14,8 +14,13 @@ export interface Timed {
 
 /** Runs `perfmine ...` in a child process under GNU time: wall time and peak memory. */
 export function timedCli(args: readonly string[], env: Record<string, string> = {}, cwd?: string): Promise<Timed> {
+  return timedNode(BIN, args, env, cwd);
+}
+
+/** Runs a JavaScript file with this Node in a child process under GNU time: wall time and peak memory. */
+export function timedNode(file: string, args: readonly string[], env: Record<string, string> = {}, cwd?: string): Promise<Timed> {
   const started = performance.now();
-  const child = spawn('/usr/bin/time', ['-f', 'PEAK_KB=%M', process.execPath, BIN, ...args], { env: cleanEnv(env), ...(cwd ? { cwd } : {}) });
+  const child = spawn('/usr/bin/time', ['-f', 'PEAK_KB=%M', process.execPath, file, ...args], { env: cleanEnv(env), ...(cwd ? { cwd } : {}) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -66,6 +66,7 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
       rows: [
         { figure: `4. git-source collect, ${r.commits.toLocaleString('en-US')} commits (${r.pullRequests.toLocaleString('en-US')} PRs)`, value: `${ms(r.stageMs)} in process, ${ms(r.cliMs)} through the CLI (start-up alone ${ms(r.startupMs)}, over an empty window ${ms(r.stageStartupMs)}); git log --first-parent --numstat ${ms(r.gitLogMs)} (--numstat ${ms(r.gitLogAllMs)})`, target: '', ok: null },
         { figure: '   ratio to git log --first-parent --numstat', value: `${r.ratio.toFixed(2)}x in process, ${r.cliRatio.toFixed(2)}x through the CLI, ${r.cliLessStartupRatio.toFixed(2)}x through the CLI less its start-up, ${r.cliLessStageStartupRatio.toFixed(2)}x less the empty window's run`, target: '<= 2x through the CLI', ok: r.cliRatio <= 2 },
+        { figure: '   floor: a bare Node program storing the same PRs and diffs in SQLite', value: `${ms(r.floorMs)}: ${r.floorRatio.toFixed(2)}x (test/bench/git-collect-floor.mjs: one git log -p, no ledger, branch dates, asv configs or CLI)`, target: '', ok: null },
         { figure: `   one month (${m.window}, ${m.pullRequests} PRs)`, value: `${ms(m.stageMs)} in process, git log ${ms(m.gitLogMs)}: ${m.ratio.toFixed(2)}x; read ${m.commitsRead ?? '?'} of ${m.commitsTotal.toLocaleString('en-US')} commits`, target: '', ok: null },
       ],
     };
