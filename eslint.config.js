@@ -75,7 +75,10 @@ export default tseslint.config(
   tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/build.mjs', 'test/bench/git-collect-floor.mjs'] }, tsconfigRootDir: ROOT },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/build.mjs', 'test/bench/git-collect-floor.mjs'] },
+        tsconfigRootDir: ROOT,
+      },
       globals: {
         process: 'readonly',
         console: 'readonly',

@@ -87,9 +87,7 @@ function meaningfulLines(text: string): string[] {
   return text
     .split('\n')
     .map((l) => l.trim())
-    .filter(
-      (l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !CUT_MARKER_LINE.test(l),
-    );
+    .filter((l) => l.length > 0 && !/^WARNING: Running pip as the 'root' user/.test(l) && !CUT_MARKER_LINE.test(l));
 }
 
 /**
