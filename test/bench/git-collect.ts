@@ -95,20 +95,8 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
   const until = '2027-01-01';
   const whole = rangeWindow(parseInstant(since)!, parseInstant(until)!);
 
-  const r = {
-    git: [] as number[],
-    gitAll: [] as number[],
-    stage: [] as number[],
-    cli: [] as number[],
-    startup: [] as number[],
-    stageStartup: [] as number[],
-    ratio: [] as number[],
-    cliRatio: [] as number[],
-    cliLess: [] as number[],
-    cliLessStage: [] as number[],
-    floor: [] as number[],
-    floorRatio: [] as number[],
-  };
+  // one record of wall times per round; every ratio is taken within its round
+  const r: { git: number; gitAll: number; stage: number; cli: number; startup: number; empty: number; floor: number }[] = [];
   const collectArgs = (db: string, from: string, to: string) => ['--db', db, '--log-level', 'warn', 'stage', 'collect', '--source', `git:${repo.path}`, '--repo', 'bench/big', '--since', from, '--until', to];
   let pullRequests = 0;
   for (let i = 0; i < rounds; i++) {
@@ -124,18 +112,8 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     const floor = await timedNode(FLOOR, [join(dir, `floor-${i}.db`), repo.path, since, until, 'main']);
     const floorRecords = floor.code === 0 ? (JSON.parse(floor.stdout) as { records: number }).records : null;
     if (floorRecords !== pullRequests) throw new Error(`the floor stored ${floorRecords ?? 'nothing'} records, the stage ${pullRequests}: ${floor.stderr.slice(-1000)}`);
-    r.git.push(g);
-    r.gitAll.push((await gitLog(repo.path, whole, false)).ms);
-    r.stage.push(stage.ms);
-    r.cli.push(cli.ms);
-    r.startup.push(startup.ms);
-    r.stageStartup.push(empty.ms);
-    r.ratio.push(stage.ms / g);
-    r.cliRatio.push(cli.ms / g);
-    r.cliLess.push((cli.ms - startup.ms) / g);
-    r.cliLessStage.push((cli.ms - empty.ms) / g);
-    r.floor.push(floor.ms);
-    r.floorRatio.push(floor.ms / g);
+    const gitAll = (await gitLog(repo.path, whole, false)).ms;
+    r.push({ git: g, gitAll, stage: stage.ms, cli: cli.ms, startup: startup.ms, empty: empty.ms, floor: floor.ms });
   }
 
   const window = monthWindow(month);
@@ -156,18 +134,18 @@ export async function gitCollectBenchmark(options: { commits?: number; rounds?: 
     commits: repo.commitCount,
     pullRequests,
     rounds,
-    gitLogMs: median(r.git),
-    gitLogAllMs: median(r.gitAll),
-    stageMs: median(r.stage),
-    cliMs: median(r.cli),
-    startupMs: median(r.startup),
-    stageStartupMs: median(r.stageStartup),
-    ratio: median(r.ratio),
-    cliRatio: median(r.cliRatio),
-    cliLessStartupRatio: median(r.cliLess),
-    cliLessStageStartupRatio: median(r.cliLessStage),
-    floorMs: median(r.floor),
-    floorRatio: median(r.floorRatio),
+    gitLogMs: median(r.map((x) => x.git)),
+    gitLogAllMs: median(r.map((x) => x.gitAll)),
+    stageMs: median(r.map((x) => x.stage)),
+    cliMs: median(r.map((x) => x.cli)),
+    startupMs: median(r.map((x) => x.startup)),
+    stageStartupMs: median(r.map((x) => x.empty)),
+    ratio: median(r.map((x) => x.stage / x.git)),
+    cliRatio: median(r.map((x) => x.cli / x.git)),
+    cliLessStartupRatio: median(r.map((x) => (x.cli - x.startup) / x.git)),
+    cliLessStageStartupRatio: median(r.map((x) => (x.cli - x.empty) / x.git)),
+    floorMs: median(r.map((x) => x.floor)),
+    floorRatio: median(r.map((x) => x.floor / x.git)),
     month: { window: month, pullRequests: monthPulls, commitsRead, commitsTotal: repo.commitCount, gitLogMs: median(m.git), stageMs: median(m.stage), ratio: median(m.ratio) },
   };
 }
