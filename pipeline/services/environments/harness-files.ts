@@ -31,3 +31,74 @@ export function harnessTarEntries(): TarEntry[] {
     mode: 0o755,
   }));
 }
+
+/**
+ * perfmine-bench, the measuring tool every task image carries (perfmine_bench.py; its docstring is
+ * its manual): `list`, `run` and `compare` of the repository's asv workloads with the harness,
+ * which it imports from its own directory, so the harness is installed beside it.
+ */
+export const BENCH_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_bench.py');
+
+/** The tool and its helpers on this host: the verdict, the interleaved driver, asv's formatting. */
+export const BENCH_SCRIPTS: readonly string[] = [
+  BENCH_SCRIPT,
+  ...['perfmine_bench_stats.py', 'perfmine_bench_interleave.py', 'perfmine_bench_format.py'].map((name) =>
+    packagePath('pipeline', 'services', 'environments', name),
+  ),
+];
+
+export const BENCH_CONTAINER_DIR = '/perfmine/bench';
+export const BENCH_CONTAINER_PATH = `${BENCH_CONTAINER_DIR}/perfmine_bench.py`;
+/** The command on the image's PATH. */
+export const BENCH_COMMAND_PATH = '/usr/local/bin/perfmine-bench';
+/** The command: the tool run by the image's interpreter (PERFMINE_PYTHON when the image names one). */
+export const BENCH_WRAPPER = `#!/bin/sh\nexec "\${PERFMINE_PYTHON:-python3}" ${BENCH_CONTAINER_PATH} "$@"\n`;
+
+/** What the tool reads from /perfmine/bench/task.json (every value can be overridden by a flag). */
+export interface BenchTask {
+  /** The base commit `compare` builds the base side from. */
+  readonly baseCommit: string;
+  /** The asv config, relative to /repo. */
+  readonly asvConfig: string;
+  /** The task's build script (default /perfmine/docker_build.sh). */
+  readonly buildScript?: string;
+  /** The working tree's interpreter (`python3.11`); null: PERFMINE_PYTHON, else python3. */
+  readonly python?: string | null;
+  /**
+   * Measurement protocol: validate.harness's keys (rounds, samples, roundsPerProcess, clock, cpus,
+   * warmupSeconds, batchTimeoutSeconds, hashSeed, seed, adaptive), timeBudgetSeconds, env, and
+   * paired (validate.paired's keys).
+   */
+  readonly protocol?: Readonly<Record<string, unknown>>;
+}
+
+/** task.json as the tool reads it. */
+export function benchTaskJson(task: BenchTask): string {
+  return `${JSON.stringify(
+    {
+      base_commit: task.baseCommit,
+      asv_config: task.asvConfig,
+      build_script: task.buildScript ?? '/perfmine/docker_build.sh',
+      python: task.python ?? null,
+      protocol: task.protocol ?? {},
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/**
+ * The tool as tar entries to extract at an image's root: its files and the harness under
+ * perfmine/bench/, the command at usr/local/bin/perfmine-bench, and task.json when given.
+ */
+export function benchTarEntries(task?: BenchTask): TarEntry[] {
+  const files = [...BENCH_SCRIPTS, HARNESS_SCRIPT].map((file) => ({
+    name: `${BENCH_CONTAINER_DIR.slice(1)}/${file.slice(file.lastIndexOf('/') + 1)}`,
+    content: readFileSync(file),
+    mode: 0o755,
+  }));
+  const command = { name: BENCH_COMMAND_PATH.slice(1), content: BENCH_WRAPPER, mode: 0o755 };
+  return task
+    ? [...files, command, { name: `${BENCH_CONTAINER_DIR.slice(1)}/task.json`, content: benchTaskJson(task) }]
+    : [...files, command];
+}

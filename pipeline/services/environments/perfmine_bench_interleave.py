@@ -1,0 +1,387 @@
+"""perfmine-bench's interleaved measurement: validate's driver (stages/validate/harness/interleave.ts)
+ported to Python, with the harness's `serve` workers as local processes instead of containers
+(stages/validate/harness/container-worker.ts's counterpart).
+
+Alternate mode, as validate's default: base, working tree ("expert" in validate's words and in the
+data) and a second base for calibration are warm worker processes, and the driver visits them
+batch by batch in a randomized order. Round-major: each round visits every workload still
+measured, in a random order, and for each runs one batch per side in a random order. Before the
+rounds, a warm-up pass per workload: the base calibrates asv's `number` and warms up, the other
+sides warm up with that number, and every later batch of every side uses it (the warm-up batches
+are not evidence). Every `roundsPerProcess` rounds all workers are replaced by fresh processes. A
+workload that fails on the base is measured no further; one that fails on the working side too; a
+calibration failure only ends its calibration. No round starts once the rounds so far plus one more
+would pass the time budget. Interim looks (adaptive sampling) stop workloads whose verdict is
+settled. The random orders come from the pipeline's mulberry32, so a seed gives validate's order.
+
+Python 3.8+, standard library only.
+"""
+
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import time
+
+from perfmine_bench_stats import mulberry32, shuffled
+
+SIDE_LETTER = {"base": "A", "expert": "B", "calibration": "C"}
+SIDES = ("base", "expert", "calibration")
+#: Added to a batch's own time limit before the driver gives up on the harness itself.
+ANSWER_MARGIN = 60.0
+#: asv's default benchmark timeout, when neither the command nor the benchmark gives one.
+DEFAULT_TIMEOUT = 60.0
+TIMEOUT, EOF = object(), object()
+
+
+def tail(text, n):
+    return "\n".join(text.rstrip().split("\n")[-n:])
+
+
+FAILURE_STATUSES = ("skipped", "failed", "timeout", "crashed", "not-a-number", "unknown")
+
+
+def is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def read_batch_answer(a):
+    """A batch answer as the driver keeps it (messages.ts's readBatchAnswer): {"ok": True,
+    "samples", "number"} (a single-value benchmark's value as its one sample, number None), or
+    {"ok": False, "status", "message"}; an answer of the wrong shape is an `unknown` failure."""
+    unexpected = {"ok": False, "status": "unknown", "message": "unexpected answer " + json.dumps(a)[:200]}
+    if a.get("ok") is False:
+        status = a.get("status")
+        if status not in FAILURE_STATUSES or not isinstance(a.get("message"), str):
+            return unexpected
+        return {"ok": False, "status": status, "message": a["message"]}
+    if a.get("ok") is not True:
+        return unexpected
+    if a.get("kind") == "time":
+        samples, number = a.get("samples"), a.get("number")
+        if (not isinstance(samples, list) or not samples or not all(is_number(x) and x > 0 for x in samples)
+                or not isinstance(number, int) or isinstance(number, bool) or number <= 0):
+            return unexpected
+        return {"ok": True, "samples": samples, "number": number}
+    if a.get("kind") in ("memory", "peakmemory", "track") and is_number(a.get("value")):
+        if not math.isfinite(a["value"]):
+            return {"ok": False, "status": "not-a-number", "message": "{} value {}".format(a["kind"], a["value"])}
+        return {"ok": True, "samples": [a["value"]], "number": None}
+    return unexpected
+
+
+class LocalWorker:
+    """The harness's `serve` mode in a process of this machine, spoken to over JSON lines."""
+
+    def __init__(self, argv, env, cwd, log_path, cpus=None, start_timeout=600.0):
+        self.log_path = log_path
+        self.start_timeout = start_timeout
+        self._log = open(log_path, "wb")
+        self._buf = b""
+        self._next = 1
+        self.dead = None
+        preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env, cwd=cwd,
+            start_new_session=True, preexec_fn=preexec,
+        )
+        try:
+            first = self._line(start_timeout)
+        except BaseException:  # interrupted while the suite loads: nothing is left running
+            self.kill()
+            self._log.close()
+            raise
+        if isinstance(first, str):
+            try:
+                start = json.loads(first)
+            except ValueError:
+                start = {"event": "fatal", "reason": "worker-exited", "message": "not a protocol line: " + first[:200]}
+        else:
+            why = (
+                "the harness did not load the suite within {:.0f} s".format(start_timeout) if first is TIMEOUT
+                else "the harness exited before loading the suite (exit {})".format(self.proc.wait())
+            )
+            start = {"event": "fatal", "reason": "start-timeout" if first is TIMEOUT else "worker-exited",
+                     "message": "{}: {}".format(why, tail(self.log(), 12))}
+        self.start = start
+        if start.get("event") != "ready":
+            self.dead = start.get("message", "the harness could not start")
+
+    def _line(self, timeout):
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl >= 0:
+                line, self._buf = self._buf[:nl], self._buf[nl + 1:]
+                return line.decode("utf-8", "replace")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return TIMEOUT
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return EOF
+                self._buf += chunk
+
+    def _send(self, command):
+        ident = self._next
+        self._next += 1
+        self.proc.stdin.write((json.dumps(dict(command, id=ident)) + "\n").encode("utf-8"))
+        self.proc.stdin.flush()
+        return ident
+
+    def _answer(self, ident, limit):
+        """The answer with this id (answers to other ids are skipped); None when the harness is gone."""
+        while True:
+            line = self._line(limit)
+            if line is TIMEOUT or line is EOF:
+                if line is TIMEOUT:
+                    self.dead = "the harness stopped answering (no answer within {:.0f} s); it was killed".format(limit)
+                    self.kill()
+                else:
+                    self.dead = "the harness exited (exit {})".format(self.proc.wait())
+                self.dead += ": " + tail(self.log(), 8)
+                return None
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if answer.get("id") is not None and answer.get("id") != ident:
+                continue
+            return answer
+
+    def _ask(self, command, limit):
+        if self.dead is not None:
+            return None
+        try:
+            ident = self._send(command)
+        except OSError:
+            self.dead = "the harness exited (exit {}): {}".format(self.proc.wait(), tail(self.log(), 8))
+            return None
+        return self._answer(ident, limit)
+
+    def batch(self, command):
+        info = (self.start.get("benchmarks") or {}).get(command["benchmark"]) or {}
+        limit = (command.get("timeout") or info.get("timeout") or DEFAULT_TIMEOUT) + ANSWER_MARGIN
+        answer = self._ask(dict(command, op="batch"), limit)
+        if answer is None:
+            return {"ok": False, "status": "crashed", "message": self.dead}
+        return read_batch_answer(answer)
+
+    def send_restart(self):
+        """First half of a restart (all workers are asked at once, then answered): the id or None."""
+        if self.dead is not None:
+            return None
+        try:
+            return self._send({"op": "restart"})
+        except OSError:
+            self.dead = "the harness exited (exit {})".format(self.proc.wait())
+            return None
+
+    def await_restart(self, ident):
+        if ident is None:
+            return {"ok": False, "message": self.dead}
+        answer = self._answer(ident, self.start_timeout + ANSWER_MARGIN)
+        if answer is None:
+            return {"ok": False, "message": self.dead}
+        if not answer.get("ok"):
+            self.dead = answer.get("message", "the worker could not start again")
+            return {"ok": False, "message": self.dead}
+        return {"ok": True}
+
+    def modules(self):
+        """The files of every module the suite's import loaded (None: no answer)."""
+        answer = self._ask({"op": "modules"}, ANSWER_MARGIN)
+        return answer.get("files") if answer and answer.get("ok") else None
+
+    def log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 16000))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except OSError:
+                return
+            try:
+                self.proc.wait(5)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def close(self):
+        if self.proc.poll() is None:
+            if self.dead is None:
+                try:
+                    self._send({"op": "exit"})
+                    self.proc.stdin.close()
+                    self.proc.wait(10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            if self.proc.poll() is None:
+                self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._log.close()
+
+
+def empty_side(rounds):
+    return {"number": None, "rounds": [None] * rounds, "failure": None}
+
+
+def active(w):
+    return w["base"]["failure"] is None and w["expert"]["failure"] is None and w["settled"] is None
+
+
+def sides_of(w):
+    cal = w["calibration"]
+    return ["base", "expert", "calibration"] if cal is not None and cal["failure"] is None else ["base", "expert"]
+
+
+def versions_of(start):
+    if not start or start.get("event") != "ready":
+        return {}
+    return {name: entry.get("version") for name, entry in start["benchmarks"].items()}
+
+
+def measure_interleaved(open_side, settings, on_round=None, after_open=None, settle=None):
+    """open_side(side) -> a started worker (LocalWorker's interface). settings: rounds,
+    roundsPerProcess, samples, calibration, seed, budgetSeconds, batchTimeoutSeconds, clock,
+    warmupSeconds, looks. after_open(workers) may raise to stop before any batch (the import
+    check); settle(measurement) -> {name: "changed" | "unchanged"} at the looks."""
+    started = time.monotonic()
+    random = mulberry32(settings["seed"])
+    opened = {}
+    state = {"batches": 0}
+    order = []
+
+    def result(starts, records, done, exhausted):
+        return {
+            "base": starts[0], "expert": starts[1], "calibration": starts[2], "workloads": records,
+            "rounds": done, "roundsPerProcess": settings["roundsPerProcess"], "order": order,
+            "batches": state["batches"], "durationSeconds": time.monotonic() - started, "budgetExhausted": exhausted,
+            "baseVersions": versions_of(starts[0]), "expertVersions": versions_of(starts[1]),
+            "logs": {side: w.log() for side, w in opened.items()},
+        }
+
+    try:
+        base = opened["base"] = open_side("base")
+        if base.start.get("event") != "ready":
+            return result((base.start, None, None), [], 0, False)
+        expert = opened["expert"] = open_side("expert")
+        if expert.start.get("event") != "ready":
+            return result((base.start, expert.start, None), [], 0, False)
+        calibration = opened["calibration"] = open_side("calibration") if settings["calibration"] else None
+        cal_ready = calibration is not None and calibration.start.get("event") == "ready"
+        worker = {"base": base, "expert": expert, "calibration": calibration if cal_ready else None}
+        starts = (base.start, expert.start, calibration.start if calibration else None)
+        if after_open:
+            after_open(worker)
+
+        expert_refs = {w["name"]: w for w in expert.start["workloads"]}
+        rounds_planned = settings["rounds"]
+        records = [
+            {
+                "ref": ref, "base": empty_side(rounds_planned), "expert": empty_side(rounds_planned),
+                "calibration": empty_side(rounds_planned) if worker["calibration"] else None,
+                "calibrationBase": None, "settled": None,
+            }
+            for ref in base.start["workloads"]
+        ]
+
+        def run(w, side, round_index):
+            rec = w[side]
+            ref = expert_refs[w["ref"]["name"]] if side == "expert" else w["ref"]
+            number = rec["number"] if rec["number"] is not None else w["base"]["number"]
+            answer = worker[side].batch({
+                "benchmark": ref["benchmark"], "param": ref["param"],
+                "samples": 1 if round_index is None else settings["samples"],
+                "number": number or 0,
+                "warmup": None if round_index is None else settings["warmupSeconds"],
+                "sample_time": None, "timeout": settings["batchTimeoutSeconds"], "clock": settings["clock"],
+            })
+            state["batches"] += 1
+            if not answer.get("ok"):
+                rec["failure"] = {"status": answer.get("status", "unknown"), "message": answer.get("message", ""),
+                                  "round": round_index}
+                return
+            if round_index is None:
+                rec["number"] = answer["number"]
+            else:
+                rec["rounds"][round_index] = answer["samples"]
+
+        # warm-up pass: the base calibrates `number`, the others warm up with it
+        for w in records:
+            run(w, "base", None)
+            if w["base"]["failure"]:
+                continue
+            if w["ref"]["name"] not in expert_refs:
+                w["expert"]["failure"] = {"status": "missing", "message": "the working side has no such workload", "round": None}
+                continue
+            run(w, "expert", None)
+            if w["calibration"] is not None and w["expert"]["failure"] is None:
+                run(w, "calibration", None)
+
+        done = 0
+        exhausted = False
+        for r in range(rounds_planned):
+            measuring = [w for w in records if active(w)]
+            if not measuring:
+                break
+            elapsed = time.monotonic() - started
+            per_round = 0 if done == 0 else elapsed / (done + 1)
+            if done > 0 and elapsed + per_round > settings["budgetSeconds"]:
+                exhausted = True
+                break
+            if r > 0 and r % settings["roundsPerProcess"] == 0:
+                # fresh worker processes for the next rounds, all asked at once; a side that
+                # cannot start again is done
+                alive = [side for side in SIDES if worker[side] is not None]
+                asked = [(side, worker[side].send_restart()) for side in alive]
+                for side, ident in asked:
+                    if worker[side].await_restart(ident)["ok"]:
+                        continue
+                    message = "the worker could not start again: {}".format(worker[side].dead)
+                    for rec in records:
+                        side_record = rec[side]
+                        if side_record is not None and side_record["failure"] is None:
+                            side_record["failure"] = {"status": "crashed", "message": message, "round": r}
+                    worker[side] = None
+                if not any(active(w) for w in records):
+                    break
+            steps = []
+            for w in shuffled([w for w in records if active(w)], random):
+                index = records.index(w)
+                sides = shuffled(sides_of(w), random)
+                steps.append("{}:{}".format(index, "".join(SIDE_LETTER[s] for s in sides)))
+                for side in sides:
+                    run(w, side, r)
+                    if not active(w):
+                        break
+            order.append(" ".join(steps))
+            done += 1
+            if on_round:
+                on_round(done, time.monotonic() - started, len(measuring))
+            if settle and done in settings.get("looks", []) and done < rounds_planned:
+                for name, outcome in settle(result(starts, records, done, exhausted)).items():
+                    for w in records:
+                        if w["ref"]["name"] == name and active(w):
+                            w["settled"] = {"round": done, "as": outcome}
+        return result(starts, records, done, exhausted)
+    finally:
+        for w in opened.values():
+            if w is not None:
+                w.close()
