@@ -1,3 +1,6 @@
+import type { MonthCosts } from '../concepts/task-costs.js';
+import { costCardHtml, taskCostsHtml } from './render-costs.js';
+
 /**
  * The monthly report as one static HTML page: no script, no network, charts as inline SVG.
  * Pure: data in, text out. Chart elements carry `data-*` attributes with their numbers so that a
@@ -74,6 +77,8 @@ export interface ReportData {
   readonly tasks: readonly ReportTask[];
   /** The month's latest run stopped before its end: why nothing passed the stages after it. */
   readonly stop?: ReportStop | null;
+  /** What the month's tasks cost: machine minutes and LLM dollars, per emitted task and in total. */
+  readonly taskCosts?: MonthCosts | null;
 }
 
 export function escapeHtml(text: string): string {
@@ -244,6 +249,7 @@ code { background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; }
 <div class="card" id="card-speedup"><b>${fmtRatio(med)}</b>median expert speedup</div>
 <div class="card" id="card-cost"><b>$${cost.toFixed(2)}</b>LLM cost</div>
 <div class="card" id="card-time"><b>${(time / 60_000).toFixed(1)} min</b>stage time</div>
+${costCardHtml(data.taskCosts)}
 </div>
 
 <h2>Funnel</h2>
@@ -278,6 +284,8 @@ ${histogramSvg('workload-chart', 'Workloads per task', workloadBins(data.tasks.m
 ${costRows}
 </tbody>
 </table>
+
+${taskCostsHtml(data.taskCosts)}
 
 <h2>Emitted tasks</h2>
 <table id="tasks">

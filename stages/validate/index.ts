@@ -133,6 +133,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
         );
       }
       const resultsDir = (asvConfig.config as Record<string, unknown>)['results_dir'];
+      const started = Date.now(); // the item's machine time, for what a task cost (pipeline/concepts/task-costs.ts)
       const validation = await validateCandidate(
         {
           key: item.key,
@@ -169,7 +170,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
         ctx.metrics.add('validate.calibrationCompared', calibration.falsePositives.compared);
         setFalsePositiveRate(ctx.metrics);
       }
-      const output = summarize(item.input, validation);
+      const output = summarize(item.input, validation, Date.now() - started);
       const d = validation.decision;
       const detail = withSelection(d.detail, validation.selection);
       const id = {
@@ -219,7 +220,7 @@ function withSelection(detail: string, s: Selection | null): string {
     : `${detail}; measured ${s.selected.length} of ${total} workloads and ${s.controls.length} controls, ${s.skipped.length} skipped: ${s.reason}`;
 }
 
-function summarize(input: ValidateInput, v: CandidateValidation): ValidateOutput {
+function summarize(input: ValidateInput, v: CandidateValidation, durationMs: number): ValidateOutput {
   const p = v.verdicts?.paired;
   const workloads = v.verdicts?.workloads ?? [];
   return {
@@ -240,6 +241,8 @@ function summarize(input: ValidateInput, v: CandidateValidation): ValidateOutput
     asvImproved: workloads.filter((w) => w.asv.mark === '-').length,
     asvWorsened: workloads.filter((w) => w.asv.mark === '+').length,
     pairedWorsened: workloads.filter((w) => w.paired.change === 'worsened').length,
+    durationMs,
+    expertBuildMs: v.expertBuildMs ?? null,
   };
 }
 

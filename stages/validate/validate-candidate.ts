@@ -47,6 +47,8 @@ export interface CandidateValidation {
   readonly harness: InterleavedMeasurement | null;
   /** Which workloads were measured, and why (null: all, without selection). */
   readonly selection: Selection | null;
+  /** How long the expert image took to build and verify (ms); null when it was not reached. */
+  readonly expertBuildMs?: number | null;
 }
 
 export type ValidateDeps = MeasureDeps;
@@ -61,8 +63,10 @@ export async function validateCandidate(
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
   const invocations: InvocationRecord[] = [];
+  let expertBuildMs: number | null = null;
   const done = (decision: Decision, rest: Partial<CandidateValidation> = {}): CandidateValidation => ({
     decision,
+    expertBuildMs,
     expertImage: null,
     invocations,
     verdicts: null,
@@ -79,6 +83,7 @@ export async function validateCandidate(
   // 1. the expert image: the base commit with the patch applied, the build script rerun, verified
   const built = await runner.buildExpert(env, candidate.patch, config.buildTimeoutSeconds * 1000, signal);
   log.info({ ok: built.reading.ok, durationMs: built.durationMs }, 'expert image');
+  expertBuildMs = built.durationMs;
   const evidence: MutableEvidence = { expertBuild: built.reading };
   const early = decideSoFar(evidence, options);
   if (early || built.image === null) return done(early ?? { kept: false, reason: 'expert-build-failed', detail: 'no expert image' });

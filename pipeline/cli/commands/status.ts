@@ -10,6 +10,8 @@ import { checkDatabasePath } from '../../../cache/database-path.js';
 import { lastStop, type RunStop } from '../../last-stop.js';
 import { describeDb } from '../db-label.js';
 import { funnel, type StageFunnel } from '../../report/funnel.js';
+import { loadMonthCosts } from '../../report/costs.js';
+import { costLines } from '../cost-lines.js';
 import { resolveMonthFlag, resolveStageFlag } from '../scope-options.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
@@ -144,6 +146,8 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
     const schema = schemaStatus(db);
     const runs = recentRuns(db, 5);
     const stop = lastStop(db, window?.label ?? null);
+    // what the month's tasks cost (issue 30): with --month, over the whole funnel
+    const costs = window && !stage ? loadMonthCosts(db, window.label) : null;
     // `perfmine score`'s jobs (stage "score") show with the whole funnel
     const jobs = new ExecutorJobs(db)
       .inFlight()
@@ -156,6 +160,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
         window: window?.label ?? null,
         stages: rows,
         lastStop: stop,
+        ...(costs ? { costs } : {}),
         runs: runs.map(runJson),
         slurmJobs: jobs,
       });
@@ -165,6 +170,7 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
       `database: ${path} (schema ${schema.applied.at(-1) ?? 0}${schema.pending.length ? `, ${schema.pending.length} migration(s) pending: run any stage to apply` : ''})`,
       `window: ${window?.label ?? 'all items'}`,
       formatFunnel(rows, stop),
+      ...(costs ? costLines(costs) : []),
     ];
     if (jobs.length > 0) {
       lines.push('Slurm jobs in flight (executor: slurm):');

@@ -29,5 +29,12 @@ export const validateOutputSchema = z.object({
   asvImproved: z.number().int().nonnegative(),
   asvWorsened: z.number().int().nonnegative(),
   pairedWorsened: z.number().int().nonnegative(),
+  /**
+   * Machine time of this validation (ms): the whole item (expert build, measurement, tests,
+   * snapshot) and the expert build alone (null when it was not reached). What a task cost
+   * (pipeline/concepts/task-costs.ts); absent from outputs recorded before issue 30.
+   */
+  durationMs: z.number().nonnegative().optional(),
+  expertBuildMs: z.number().nonnegative().nullable().optional(),
 });
 export type ValidateOutput = z.infer<typeof validateOutputSchema>;
