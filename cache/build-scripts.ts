@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { environmentLockSchema, type EnvironmentLock } from '../pipeline/concepts/records/environment-lock.js';
 import type { Db } from './store.js';
 import { nowIso } from './store.js';
 
@@ -27,6 +28,19 @@ export const storedStepSchema = z.object({
   detail: z.string().optional(),
 });
 export type StoredStep = z.infer<typeof storedStepSchema>;
+
+/** The outside scan of an attempt's image, as stored (migration 0012; pipeline/services/environments/image-scan.ts). */
+export const storedScanSchema = z.object({
+  verdict: z.enum(['accepted', 'tampered']),
+  /** The first findings (each names a file, or `ENV NAME`). */
+  findings: z.array(z.object({ rule: z.string(), path: z.string(), detail: z.string() })),
+  /** How many findings there were (more than are kept). */
+  findingCount: z.number().optional(),
+  durationMs: z.number(),
+  filesRead: z.number().optional(),
+  bytesRead: z.number().optional(),
+});
+export type StoredScan = z.infer<typeof storedScanSchema>;
 
 /** What is needed to rebuild a commit's environment, as stored with each attempt. */
 export interface RebuildSpec {
@@ -62,6 +76,10 @@ export interface NewAttempt extends RebuildSpec {
   readonly model: string | null;
   readonly imageTag: string | null;
   readonly runId: number | null;
+  /** The outside scan of the built image; null or absent when it was not scanned. */
+  readonly scan?: StoredScan | null;
+  /** What the verified image holds (migration 0015); null or absent when it did not verify. */
+  readonly lock?: EnvironmentLock | null;
 }
 
 export interface Attempt extends NewAttempt {
@@ -101,6 +119,8 @@ interface Row {
   image_tag: string | null;
   run_id: number | null;
   created_at: string;
+  scan: string | null;
+  lock: string | null;
 }
 
 function fromRow(r: Row): Attempt {
@@ -136,6 +156,8 @@ function fromRow(r: Row): Attempt {
     imageTag: r.image_tag,
     runId: r.run_id,
     createdAt: r.created_at,
+    scan: r.scan === null ? null : storedScanSchema.parse(JSON.parse(r.scan)),
+    lock: r.lock === null ? null : environmentLockSchema.parse(JSON.parse(r.lock)),
   };
 }
 
@@ -176,13 +198,20 @@ export class BuildScripts {
         `INSERT INTO build_attempts (repo, sha, commit_date, script, script_hash, source, source_detail, outcome,
            failing_step, failure_kind, failure, stdout_tail, stderr_tail, steps, duration_ms, llm_calls,
            prompt_tokens, completion_tokens, cost_usd, model, base_image, toolchain_image, repo_image,
-           clone_source, asv_config_path, import_name, python_version, image_tag, run_id, created_at)
+           clone_source, asv_config_path, import_name, python_version, image_tag, run_id, created_at, scan, lock)
          VALUES (@repo, @sha, @commitDate, @script, @scriptHash, @source, @sourceDetail, @outcome,
            @failingStep, @failureKind, @failure, @stdoutTail, @stderrTail, @steps, @durationMs, @llmCalls,
            @promptTokens, @completionTokens, @costUsd, @model, @baseImage, @toolchainImage, @repoImage,
-           @cloneSource, @asvConfigPath, @importName, @pythonVersion, @imageTag, @runId, @createdAt)`,
+           @cloneSource, @asvConfigPath, @importName, @pythonVersion, @imageTag, @runId, @createdAt, @scan, @lock)`,
       )
-      .run({ ...a, steps: JSON.stringify(a.steps), durationMs: Math.round(a.durationMs), createdAt: nowIso() });
+      .run({
+        ...a,
+        steps: JSON.stringify(a.steps),
+        durationMs: Math.round(a.durationMs),
+        createdAt: nowIso(),
+        scan: a.scan ? JSON.stringify(a.scan) : null,
+        lock: a.lock ? JSON.stringify(a.lock) : null,
+      });
     return Number(info.lastInsertRowid);
   }
 

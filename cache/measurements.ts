@@ -223,6 +223,8 @@ export interface StoredValidation {
   /** `perfmine` (the interleaved harness) or `asv`. */
   readonly engine: string;
   readonly protocol: Record<string, unknown> | null;
+  /** The paired verdict's options the decision was made with (validate.paired). */
+  readonly pairedOptions: Record<string, unknown> | null;
   /** Median over the workloads of the minimum detectable speedup. */
   readonly mdsMedian: number | null;
   /** Which workloads were measured and why ({mode, reason, selected, controls, skipped, touched}; null: all, without selection). */
@@ -239,7 +241,7 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
   const r = db
     .prepare<[string], Record<string, unknown>>(
       `SELECT key, decision, detail, pairs, calibration_pairs, machine_factors, calibration_factors, calibrated, threshold,
-              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, mds_median, selection FROM validations WHERE key = ?`,
+              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, paired_options, mds_median, selection FROM validations WHERE key = ?`,
     )
     .get(key);
   if (!r) return undefined;
@@ -261,6 +263,7 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
     asvCalibrationFlags: r['asv_calibration_flags'] as number | null,
     engine: r['engine'] as string,
     protocol: r['protocol'] === null ? null : (JSON.parse(r['protocol'] as string) as Record<string, unknown>),
+    pairedOptions: (JSON.parse((r['paired_options'] as string | null) ?? 'null') as Record<string, unknown> | null) ?? null,
     mdsMedian: r['mds_median'] as number | null,
     selection: r['selection'] === null ? null : (JSON.parse(r['selection'] as string) as StoredValidation['selection']),
   };

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 export const DEMO_MARKER = '.perfmine-demo';
 
 /** What the demo puts in its directory; `--fresh` removes these and nothing else. */
-export const DEMO_ENTRIES = ['fastmath', 'perfmine.db', 'perfmine.db-wal', 'perfmine.db-shm', 'out', DEMO_MARKER] as const;
+export const DEMO_ENTRIES = ['fastmath', 'index', 'perfmine.db', 'perfmine.db-wal', 'perfmine.db-shm', 'out', DEMO_MARKER] as const;
 
 export type DemoDirState =
   | { readonly kind: 'absent' }

@@ -12,6 +12,12 @@ export const asvConfigSchema = z
     repo: z.string().optional(),
     benchmark_dir: z.string().optional(),
     environment_type: z.string().optional(),
+    /** The Python versions asv builds environments for (`X.Y` strings; a bare number is read as its text). */
+    pythons: z
+      .array(z.union([z.string(), z.number()]))
+      .transform((list) => list.map(String))
+      .optional()
+      .catch(undefined),
   })
   .loose();
 export type AsvConfig = z.infer<typeof asvConfigSchema>;

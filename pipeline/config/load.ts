@@ -16,6 +16,7 @@ export const ENV_MAP: ReadonlyArray<{ readonly name: string; readonly path: read
   { name: 'PERFMINE_LOG_FORMAT', path: ['logFormat'] },
   { name: 'PERFMINE_SOURCE', path: ['source'] },
   { name: 'PERFMINE_BASE_IMAGE', path: ['docker', 'baseImage'] },
+  { name: 'PERFMINE_INDEX_UPSTREAM', path: ['synthesize', 'index', 'upstream'] },
   { name: 'PERFMINE_DOCKER_CONCURRENCY', path: ['docker', 'concurrency'], number: true },
   { name: 'PERFMINE_LLM', path: ['llm', 'mode'] },
   { name: 'OPENAI_BASE_URL', path: ['llm', 'baseUrl'] },

@@ -140,7 +140,7 @@ const ASV_CONF = `// asv configuration of the fastmath sample (asv reads JSON wi
 }
 `;
 
-const PYPROJECT = (version: string) => `[build-system]
+const PYPROJECT = (version: string, dependency: string | null) => `[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
@@ -150,7 +150,7 @@ version = "${version}"
 description = "A small sample library for the perfmine demo"
 requires-python = ">=3.8"
 classifiers = ["Programming Language :: Python :: 3"]
-
+${dependency ? `dependencies = ["${dependency}"]\n` : ''}
 [tool.setuptools]
 packages = ["fastmath"]
 `;
@@ -168,7 +168,11 @@ interface Step {
   readonly files: Files;
 }
 
-function steps(month: string): Step[] {
+/** The package's first lines when it depends on the demo's generated package (sample-index.ts): its 1.x API. */
+const INIT_WITH_DEPENDENCY = (dependency: string) =>
+  INIT.replace('__version__ = "0.1.0"\n', `__version__ = "0.1.0"\n\n# ${dependency} 1.x names it isqrt_floor (2.0 renamed it)\nfrom ${dependency} import isqrt_floor as _isqrt_floor  # noqa: F401\n`);
+
+function steps(month: string, dependency: string | null): Step[] {
   const w = monthWindow(month);
   const start = new Date(w.start);
   const at = (dayOffset: number, hour = 10) => new Date(start.getTime() + dayOffset * 86_400_000 + hour * 3_600_000).toISOString();
@@ -184,13 +188,13 @@ function steps(month: string): Step[] {
       message: 'Initial fastmath package with benchmarks and tests',
       day: at(-10),
       files: {
-        'fastmath/__init__.py': INIT,
+        'fastmath/__init__.py': dependency ? INIT_WITH_DEPENDENCY(dependency) : INIT,
         'fastmath/core.py': CORE_V1,
         'benchmarks/__init__.py': '',
         'benchmarks/bench_core.py': BENCHMARKS,
         'tests/test_core.py': TESTS,
         'asv.conf.json': ASV_CONF,
-        'pyproject.toml': PYPROJECT('0.1.0'),
+        'pyproject.toml': PYPROJECT('0.1.0', dependency),
         'README.md': README,
         '.gitignore': '.asv/\n*.egg-info/\n__pycache__/\n',
       },
@@ -292,7 +296,10 @@ function steps(month: string): Step[] {
         expect: 'filtered-message',
       },
       day: at(24),
-      files: { 'fastmath/__init__.py': INIT.replace('0.1.0', '0.2.0'), 'pyproject.toml': PYPROJECT('0.2.0') },
+      files: {
+        'fastmath/__init__.py': (dependency ? INIT_WITH_DEPENDENCY(dependency) : INIT).replace('0.1.0', '0.2.0'),
+        'pyproject.toml': PYPROJECT('0.2.0', dependency),
+      },
     },
     {
       // About 2x on time_is_prime: half the candidate divisors (measured 1.96x at 100003 in the
@@ -366,13 +373,15 @@ function writeFiles(root: string, files: Files): void {
 
 /**
  * Creates the sample repository at `dir` (which must not exist or be empty). The pull requests
- * are merged in `month` (default 2025-04); the initial commit lies ten days before it.
+ * are merged in `month` (default 2025-04); the initial commit lies ten days before it. With
+ * `dependency` (the demo's: sample-index.ts), the package depends on that generated package and
+ * imports its 1.x API.
  */
-export function createSampleRepo(dir: string, month = '2025-04'): SampleRepo {
+export function createSampleRepo(dir: string, month = '2025-04', options: { readonly dependency?: string | null } = {}): SampleRepo {
   mkdirSync(dir, { recursive: true });
   git(dir, ['init', '-q', '-b', 'main']);
   const prs: SamplePullRequest[] = [];
-  for (const step of steps(month)) {
+  for (const step of steps(month, options.dependency ?? null)) {
     if (!step.pr) {
       writeFiles(dir, step.files);
       git(dir, ['add', '-A']);

@@ -5,6 +5,7 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from './funnel.js';
 import { emittedTasks } from './tasks.js';
+import { loadMonthCosts } from './costs.js';
 import { lastStop } from '../last-stop.js';
 import type { Window } from '../window.js';
 import { FUNNEL_COLUMNS, type FunnelColumn, type ReportData, type RepoFunnel, type StageCost } from './render.js';
@@ -80,7 +81,7 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
 /** Everything the month's report shows, read from the store and the emitted tasks. */
 export function loadReportData(db: Db, window: Window, options: { out: string; reportPath: string; now?: Date }): ReportData {
   const ledger = new Ledger(db);
-  const tasks = emittedTasks(ledger, window, options.out).map((t) => {
+  const tasks = emittedTasks(db, window, options.out).map((t) => {
     const pr = loadPullRequest(db, t.repo, t.pull_number);
     const folder = relative(dirname(options.reportPath), t.folder) || '.';
     return {
@@ -112,6 +113,7 @@ export function loadReportData(db: Db, window: Window, options: { out: string; r
     funnel: repoFunnel(ledger, window),
     stages,
     costs: stageCosts(db, ledger, window),
+    taskCosts: loadMonthCosts(db, window.label),
     tasks,
     stop: stop && { runId: stop.runId, stage: stop.stage, reason: stop.reason, issues: stop.issues, fix: stop.fix },
   };

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Ledger } from '../../cache/ledger.js';
+import { Ledger } from '../../cache/ledger.js';
+import type { Db } from '../../cache/store.js';
 import { createLogger } from '../logging.js';
 import { monthTasks } from '../../stages/emit/index.js';
 import type { MonthTask } from '../../stages/emit/month-files.js';
@@ -51,13 +52,14 @@ function listing(task: MonthTask, out: string): TaskListing {
 }
 
 /** The emitted tasks of a month, or of every month with emitted tasks, sorted by month and instance id. */
-export function emittedTasks(ledger: Ledger, window: Window | null, out: string): TaskListing[] {
+export function emittedTasks(db: Db, window: Window | null, out: string): TaskListing[] {
+  const ledger = new Ledger(db);
   const log = createLogger({ level: 'silent', format: 'json' });
   const months = window
     ? monthsOf(window)
     : [...new Set(ledger.list('emit', { statuses: ['done'] }).flatMap((r) => (r.at ? [monthOf(r.at)] : [])))].sort();
   return months.flatMap((m) =>
-    monthTasks({ ledger, log }, m)
+    monthTasks({ ledger, log, db }, m)
       .map((t) => listing(t, out))
       .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
   );

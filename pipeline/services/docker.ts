@@ -73,6 +73,15 @@ export function containerLimits(docker: {
   };
 }
 
+/** A host directory or file bind-mounted into a container (`HostConfig.Binds`). */
+export interface BindMount {
+  /** Absolute path on the Docker engine's host. */
+  readonly source: string;
+  /** Absolute path in the container. */
+  readonly target: string;
+  readonly readOnly?: boolean;
+}
+
 export interface RunSpec {
   readonly image: string;
   readonly cmd: readonly string[];
@@ -87,15 +96,22 @@ export interface RunSpec {
   readonly labels?: Readonly<Record<string, string>>;
   /** Files written into the container before it starts (paths relative to `/`). */
   readonly files?: readonly TarEntry[];
+  /**
+   * Host paths bind-mounted into the container (e.g. the package index's socket directory). Not
+   * part of an image committed from it (`docker commit` leaves mounts out).
+   */
+  readonly mounts?: readonly BindMount[];
   /** Paths (files or directories) read out of the container after it stops, before it is removed. */
   readonly collect?: readonly string[];
+  /** Bytes of collected files kept in all (default 64 MiB); files past it are left out. */
+  readonly collectMaxBytes?: number;
   /** Commit the stopped container to this image when it exited 0 within its time. */
   readonly commit?: { readonly repo: string; readonly tag: string; readonly changes?: readonly string[] };
   /** Live output, for logs at debug level. */
   readonly onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
-export interface SessionSpec extends Omit<RunSpec, 'timeoutMs' | 'collect' | 'commit' | 'onOutput'> {
+export interface SessionSpec extends Omit<RunSpec, 'timeoutMs' | 'collect' | 'collectMaxBytes' | 'commit' | 'onOutput'> {
   /** CPUs the container may run on (`HostConfig.CpusetCpus`), e.g. `1`; null or absent: any. */
   readonly cpuset?: string | null;
   /** The session is killed after this long, whatever it is doing. */
@@ -216,6 +232,56 @@ export class DockerService {
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 404) return null;
       throw wrap(error, 'docker-inspect-failed');
+    }
+  }
+
+  /** An image's id and configured environment (`Config.Env`, `NAME=value`), or null when there is none. */
+  async imageConfig(image: string): Promise<{ id: string; env: string[] } | null> {
+    try {
+      const info = await this.docker.getImage(image).inspect();
+      return { id: info.Id, env: info.Config?.Env ?? [] };
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
+      throw wrap(error, 'docker-inspect-failed');
+    }
+  }
+
+  /**
+   * Hands an image's filesystem, as a tar stream, to `consume`, running nothing from the image: a
+   * container is created from it and never started, its export read, and the container removed
+   * whatever happens (it carries the labels of every container, so a crashed run's is removed at
+   * the next start). The stream is destroyed when `consume` ends early or `signal` aborts.
+   */
+  async exportImage<T>(image: string, consume: (archive: NodeJS.ReadableStream) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({
+        Image: image,
+        // Never started: an entrypoint that does not exist, so that a start by mistake runs nothing.
+        Entrypoint: ['/perfmine-export-never-started'],
+        Cmd: [],
+        Labels: this.labels({ 'org.perfmine.role': 'export' }),
+        NetworkDisabled: true,
+        HostConfig: { NetworkMode: 'none', Privileged: false, AutoRemove: false, Binds: [] },
+      });
+    } catch (error) {
+      throw wrap(error, 'docker-create-failed');
+    }
+    let archive: NodeJS.ReadableStream | undefined;
+    const destroy = () => (archive as { destroy?: (error?: Error) => void } | undefined)?.destroy?.(new Error('export aborted'));
+    signal?.addEventListener('abort', destroy, { once: true });
+    try {
+      try {
+        archive = await container.export();
+      } catch (error) {
+        throw wrap(error, 'docker-export-failed');
+      }
+      if (signal?.aborted) destroy();
+      return await consume(archive);
+    } finally {
+      signal?.removeEventListener('abort', destroy);
+      (archive as { destroy?: () => void } | undefined)?.destroy?.();
+      await container.remove({ force: true }).catch(() => undefined);
     }
   }
 
@@ -432,7 +498,7 @@ export class DockerService {
       for (const path of spec.collect ?? []) {
         try {
           const archive = await container.getArchive({ path });
-          for (const [name, data] of await unpackToMap(archive)) files.set(name, data);
+          for (const [name, data] of await unpackToMap(archive, spec.collectMaxBytes)) files.set(name, data);
         } catch (error) {
           if ((error as { statusCode?: number }).statusCode !== 404) throw error;
         }
@@ -466,8 +532,8 @@ export class DockerService {
   }
 
   /**
-   * The create options of every container: limits, labels, no privileges, no mounts, no network
-   * unless asked, never a credential in the environment.
+   * The create options of every container: limits, labels, no privileges, no mounts but the ones
+   * asked for, no network unless asked, never a credential in the environment.
    */
   #containerOptions(
     spec: Omit<RunSpec, 'timeoutMs'> & { readonly cpuset?: string | null },
@@ -501,7 +567,7 @@ export class DockerService {
         CapDrop: ['NET_RAW', 'SYS_CHROOT', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP'],
         SecurityOpt: ['no-new-privileges'],
         AutoRemove: false,
-        Binds: [],
+        Binds: (spec.mounts ?? []).map((m) => `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`),
       },
     };
   }

@@ -4,6 +4,7 @@ import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
 import { Anonymizer } from '../../pipeline/concepts/anonymize.js';
 import { issueRef } from './sources.js';
+import { MEASURING_TOOL_SLOT } from '../../pipeline/concepts/records/classify-output.js';
 
 /**
  * The agent-facing problem statement, rendered from prompts/problem-statement.md. Pure.
@@ -32,6 +33,7 @@ export function renderProblemStatement(template: Prompt, input: StatementInput):
     repository_description: input.repositoryDescription,
     observations: observations || '(none)',
     linked_issues: issues,
+    measuring_tool: MEASURING_TOOL_SLOT,
   });
   return `${system}\n\n${user}\n`;
 }

@@ -21,6 +21,13 @@ import { emitResultSettings } from './result-settings.js';
 import { assembleRow, imageNameOf } from './row.js';
 import { emittedStatement } from './statement.js';
 import { taskFiles } from './task-files.js';
+import { compareMinutesOf, measuringToolText } from './measuring-tool.js';
+import { sealedSourcesOf, type SealedSourcesFactory } from './sealed-sources.js';
+import { blobRef, saveBlob, type BlobRef } from '../../cache/blobs.js';
+import { BuildScripts } from '../../cache/build-scripts.js';
+import { sha256 } from '../../pipeline/hash.js';
+import { sourceTierFiles } from '../../pipeline/services/environments/source-tier.js';
+import type { TarEntry } from '../../pipeline/services/tar.js';
 
 export interface EmitInput {
   readonly validate: ValidateOutput;
@@ -35,6 +42,10 @@ export interface EmitInput {
   readonly statementTemplate: string;
   /** The settings a task depends on (result-settings.ts). */
   readonly config: EmitConfig;
+  /** The verified build's own step time (ms), for how long an in-image compare takes; null when unknown. */
+  readonly buildMs: number | null;
+  /** sha256 of perfmine's files every environment carries (the sealing script, perfmine-bench). */
+  readonly perfmineFiles: string;
 }
 
 /** Every reason emit drops a candidate for (`perfmine status --stage emit --items`). */
@@ -43,7 +54,7 @@ export const EMIT_REASONS = ['statement-leaks-solution'] as const;
 const PRODUCER = `perfmine ${perfmineVersion()}`;
 
 /** The kept tasks of one month as emit recorded them: done emit items whose candidate validate still keeps. */
-export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: string): MonthTask[] {
+export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log' | 'db'>, month: string): MonthTask[] {
   const rows = ctx.ledger.list('emit', { window: monthWindow(month), includeTimeless: false, statuses: ['done'] });
   const tasks: MonthTask[] = [];
   for (const row of rows) {
@@ -56,14 +67,28 @@ export function monthTasks(ctx: Pick<PipelineContext, 'ledger' | 'log'>, month: 
       );
       continue;
     }
-    tasks.push(parsed.data);
+    const blobs: Record<string, BlobRef> = {};
+    let missing: string | null = null;
+    for (const [path, digest] of Object.entries(parsed.data.blobs)) {
+      const ref = blobRef(ctx.db, digest);
+      if (ref) blobs[path] = ref;
+      else missing = path;
+    }
+    if (missing !== null) {
+      ctx.log.warn(
+        { stage: 'emit', item: row.key, file: missing },
+        'a file of the task is gone from the store; task left out of the month',
+      );
+      continue;
+    }
+    tasks.push({ row: parsed.data.row, files: parsed.data.files, blobs });
   }
   return tasks;
 }
 
 /** Writes the whole month from every kept task of it (whatever this run's --repo or --pr filter). */
 export function emitMonth(
-  ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config'>,
+  ctx: Pick<PipelineContext, 'ledger' | 'log' | 'config' | 'db'>,
   month: string,
   producedAt: string = nowIso(),
 ): MonthManifest {
@@ -76,108 +101,152 @@ export function emitMonth(
  * emit: one dataset row and task folder per kept candidate; finish writes each month of the
  * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
  * A rules-only statement gets the measured workloads here; a statement that names the solution
- * (pipeline/concepts/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`.
+ * (pipeline/concepts/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`. Each
+ * folder carries the sealed history of its base commit (sealed-sources.ts), stored as blobs.
  */
-export const emitStage = defineStage<EmitInput, EmitOutput>({
-  name: 'emit',
-  // 2: the task Dockerfile has synthesize's layout (/repo, PERFMINE_PYTHON) and base image
-  // 3: rules-only statements from the measured workloads; every statement leak-checked (issue 18)
-  // 4: the task folder gains instruction.md and score.sh
-  version: 4,
-  description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
-  system: 'local',
+export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSourcesOf) {
+  return defineStage<EmitInput, EmitOutput>({
+    name: 'emit',
+    // 2: the task Dockerfile has synthesize's layout (/repo, PERFMINE_PYTHON) and base image
+    // 3: rules-only statements from the measured workloads; every statement leak-checked (issue 18)
+    // 4: the task folder gains instruction.md and score.sh
+    // 5: sealed tasks: the folder carries its history (source/repo.bundle) and perfmine-bench, and
+    //    says how to measure with it (issue 28)
+    version: 5,
+    description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
+    system: 'local',
 
-  async plan(ctx, scope) {
-    const items: WorkItem<EmitInput>[] = [];
-    for (const { row, output: validate } of previousOutputs(ctx, 'emit', 'validate', validateOutputSchema, scope)) {
-      const classify = classifyOutputSchema.safeParse(ctx.ledger.get('classify', row.key)?.output);
-      if (!classify.success) {
-        ctx.log.warn({ stage: 'emit', item: row.key }, 'classify output unreadable; item skipped');
-        continue;
-      }
-      const synthesize = synthesizeOutputSchema.safeParse(ctx.ledger.get('synthesize', commitKey(validate.repo, validate.baseSha))?.output);
-      const validation = loadValidation(ctx.db, row.key);
-      const prContentHash = pullRequestContentHash(ctx.db, validate.repo, validate.number);
-      if (!synthesize.success || !validation || prContentHash === undefined) {
-        ctx.log.warn({ stage: 'emit', item: row.key }, 'synthesize output, measurements or pull request missing; item skipped');
-        continue;
-      }
-      items.push({
-        key: row.key,
-        repo: validate.repo,
-        at: validate.mergedAt,
-        input: {
-          validate,
-          classify: classify.data,
-          synthesize: synthesize.data,
-          prContentHash,
-          workloads: loadWorkloadVerdicts(ctx.db, row.key),
-          validation,
-          improved: improvedWorkloads(ctx.db, row.key),
-          statementTemplate: loadPrompt('problem-statement').hash,
-          config: emitResultSettings(ctx.config),
-        },
-      });
-    }
-    return items;
-  },
-
-  async run(ctx, item) {
-    const { validate, classify, synthesize, config } = item.input;
-    const pr = loadPullRequest(ctx.db, validate.repo, validate.number);
-    if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`);
-    const statement = emittedStatement({
-      classify,
-      improved: item.input.improved,
-      diff: pr.diff,
-      files: pr.files,
-      templateText: statementTemplateText(loadPrompt('problem-statement')),
-    });
-    if (!statement.ok) {
-      if (statement.reason === 'no-measured-workloads') {
-        throw new ItemError('no-measured-workloads', `${item.key}: validate kept it but ${statement.detail}`, {
-          fix: `run \`perfmine stage validate --force --pr ${validate.number}\` for it`,
+    async plan(ctx, scope) {
+      const items: WorkItem<EmitInput>[] = [];
+      const builds = new BuildScripts(ctx.db);
+      const perfmineFiles = sha256(JSON.stringify(sourceTierFiles().map((f) => [f.name, f.mode ?? 0o644, sha256(textOf(f))])));
+      for (const { row, output: validate } of previousOutputs(ctx, 'emit', 'validate', validateOutputSchema, scope)) {
+        const classify = classifyOutputSchema.safeParse(ctx.ledger.get('classify', row.key)?.output);
+        if (!classify.success) {
+          ctx.log.warn({ stage: 'emit', item: row.key }, 'classify output unreadable; item skipped');
+          continue;
+        }
+        const synthesize = synthesizeOutputSchema.safeParse(
+          ctx.ledger.get('synthesize', commitKey(validate.repo, validate.baseSha))?.output,
+        );
+        const validation = loadValidation(ctx.db, row.key);
+        const prContentHash = pullRequestContentHash(ctx.db, validate.repo, validate.number);
+        const attempt = synthesize.success ? builds.get(synthesize.data.attemptId) : undefined;
+        if (!synthesize.success || !validation || prContentHash === undefined) {
+          ctx.log.warn({ stage: 'emit', item: row.key }, 'synthesize output, measurements or pull request missing; item skipped');
+          continue;
+        }
+        items.push({
+          key: row.key,
+          repo: validate.repo,
+          at: validate.mergedAt,
+          input: {
+            validate,
+            classify: classify.data,
+            synthesize: synthesize.data,
+            prContentHash,
+            workloads: loadWorkloadVerdicts(ctx.db, row.key),
+            validation,
+            improved: improvedWorkloads(ctx.db, row.key),
+            statementTemplate: loadPrompt('problem-statement').hash,
+            config: emitResultSettings(ctx.config),
+            buildMs: attempt?.steps.find((st) => st.step === 'build')?.durationMs ?? null,
+            perfmineFiles,
+          },
         });
       }
-      ctx.log.info({ leaks: statement.leaks.slice(0, 10) }, 'problem statement names the solution: not emitted');
-      return { status: 'dropped', reason: 'statement-leaks-solution', detail: statement.detail };
-    }
-    const row = assembleRow({
-      repo: validate.repo,
-      number: validate.number,
-      baseSha: validate.baseSha,
-      mergeSha: validate.mergeSha,
-      createdAt: pr.createdAt,
-      mergedAt: validate.mergedAt,
-      problemStatement: statement.statement,
-      patch: pr.diff,
-      imageName: imageNameOf(config.imageName, validate.repo, validate.number),
-      buildScript: synthesize.script,
-      workloads: item.input.workloads,
-      category: classify.category,
-      difficulty: classify.difficulty,
-      classifier: classify.classifier,
-    });
-    const files = taskFiles({
-      row,
-      workloads: item.input.workloads,
-      validation: item.input.validation,
-      baseImage: synthesize.baseImage,
-      verifiedImage: synthesize.imageTag,
-      scriptSource: synthesize.scriptSource,
-      pythonVersion: synthesize.pythonVersion,
-      repoUrl: config.repoUrl,
-      provenance: {
-        categorySource: classify.categoryModel ?? null,
-        categoryReason: classify.categoryReason ?? null,
-        statementSource: classify.problemSource ?? null,
-        leakCheckBasis: statement.vocabulary.basis,
-      },
-    });
-    return { status: 'done', output: { row, files } };
-  },
+      return items;
+    },
 
-  async finish(ctx: PipelineContext, scope: Scope) {
-    for (const month of monthsOf(scope.window)) ctx.metrics.add('emit.tasks', emitMonth(ctx, month).tasks);
-  },
-});
+    async run(ctx, item) {
+      const { validate, classify, synthesize, config } = item.input;
+      const protocol = parseProtocol(item.input.validation.protocol);
+      const measuringTool = measuringToolText({
+        engine: item.input.validation.engine === 'asv' ? 'asv' : 'perfmine',
+        workloads: item.input.workloads.length,
+        compareMinutes: compareMinutesOf(protocol.measuredMs, item.input.buildMs),
+      });
+      const pr = loadPullRequest(ctx.db, validate.repo, validate.number);
+      if (!pr) throw new ItemError('pull-request-missing', `${item.key}: its record is not in the store`);
+      const statement = emittedStatement({
+        classify,
+        improved: item.input.improved,
+        diff: pr.diff,
+        files: pr.files,
+        templateText: statementTemplateText(loadPrompt('problem-statement')),
+        measuringTool,
+      });
+      if (!statement.ok) {
+        if (statement.reason === 'no-measured-workloads') {
+          throw new ItemError('no-measured-workloads', `${item.key}: validate kept it but ${statement.detail}`, {
+            fix: `run \`perfmine stage validate --force --pr ${validate.number}\` for it`,
+          });
+        }
+        ctx.log.info({ leaks: statement.leaks.slice(0, 10) }, 'problem statement names the solution: not emitted');
+        return { status: 'dropped', reason: 'statement-leaks-solution', detail: statement.detail };
+      }
+      const row = assembleRow({
+        repo: validate.repo,
+        number: validate.number,
+        baseSha: validate.baseSha,
+        mergeSha: validate.mergeSha,
+        createdAt: pr.createdAt,
+        mergedAt: validate.mergedAt,
+        problemStatement: statement.statement,
+        patch: pr.diff,
+        imageName: imageNameOf(config.imageName, validate.repo, validate.number),
+        buildScript: synthesize.script,
+        workloads: item.input.workloads,
+        category: classify.category,
+        difficulty: classify.difficulty,
+        classifier: classify.classifier,
+      });
+      const history = await sealedSources(ctx).history(synthesize, ctx.signal);
+      const blobs: Record<string, string> = {};
+      for (const [path, data] of history) blobs[path] = saveBlob(ctx.db, data);
+      const perfmineFiles = sourceTierFiles({
+        baseCommit: validate.baseSha,
+        asvConfig: synthesize.asvConfigPath,
+        python: synthesize.pythonVersion ? `python${synthesize.pythonVersion}` : null,
+        protocol: { ...(item.input.validation.protocol ?? {}), paired: item.input.validation.pairedOptions },
+      });
+      const files = taskFiles({
+        row,
+        workloads: item.input.workloads,
+        validation: item.input.validation,
+        baseImage: synthesize.baseImage,
+        verifiedImage: synthesize.imageTag,
+        scriptSource: synthesize.scriptSource,
+        pythonVersion: synthesize.pythonVersion,
+        repoUrl: config.repoUrl.replaceAll('{repo}', validate.repo),
+        perfmineFiles,
+        sealedHistory: blobs,
+        measuringTool,
+        lock: synthesize.lock ?? null,
+        provenance: {
+          categorySource: classify.categoryModel ?? null,
+          categoryReason: classify.categoryReason ?? null,
+          statementSource: classify.problemSource ?? null,
+          leakCheckBasis: statement.vocabulary.basis,
+        },
+      });
+      return { status: 'done', output: { row, files, blobs } };
+    },
+
+    async finish(ctx: PipelineContext, scope: Scope) {
+      for (const month of monthsOf(scope.window)) ctx.metrics.add('emit.tasks', emitMonth(ctx, month).tasks);
+    },
+  });
+}
+
+export const emitStage = createEmitStage();
+
+/** What the task's instructions need of validate's recorded protocol. */
+function parseProtocol(protocol: Readonly<Record<string, unknown>> | null): { measuredMs: number | null } {
+  const measured = protocol?.['measuredMs'];
+  return { measuredMs: typeof measured === 'number' ? measured : null };
+}
+
+function textOf(entry: TarEntry): string {
+  return typeof entry.content === 'string' || Buffer.isBuffer(entry.content) ? entry.content.toString() : entry.content.file;
+}

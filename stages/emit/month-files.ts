@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { tasksParquet } from './parquet.js';
 import { sortRows, toJsonl, type TaskRow } from './row.js';
+import type { BlobRef } from '../../cache/blobs.js';
 
 /**
  * A month's dataset on disk: `out/YYYY-MM/tasks.jsonl`, `tasks.parquet`, one folder per task, and
@@ -16,6 +17,8 @@ import { sortRows, toJsonl, type TaskRow } from './row.js';
 export interface MonthTask {
   readonly row: TaskRow;
   readonly files: Readonly<Record<string, string>>;
+  /** Binary files of the folder (the sealed history's bundles), read from the store when written. */
+  readonly blobs: Readonly<Record<string, BlobRef>>;
 }
 
 export interface MonthManifest {
@@ -32,14 +35,32 @@ function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Every file of the month but the manifest, by relative path (pure). */
-export function monthFiles(tasks: readonly MonthTask[]): Map<string, string | Uint8Array> {
+/** A file's content: text, bytes, or a stored blob read when it is written. */
+export type FileContent = string | Uint8Array | BlobRef;
+
+function isBlob(content: FileContent): content is BlobRef {
+  return typeof content === 'object' && 'read' in content;
+}
+
+/** The bytes of a file's content (a blob is read from the store). */
+export function contentBytes(content: FileContent): string | Uint8Array {
+  return isBlob(content) ? content.read() : content;
+}
+
+/** A file's SHA-256 (a blob's is known without reading it). */
+export function contentDigest(content: FileContent): string {
+  return isBlob(content) ? content.sha256 : sha256(content);
+}
+
+/** Every file of the month but the manifest, by relative path (pure; blobs are not read). */
+export function monthFiles(tasks: readonly MonthTask[]): Map<string, FileContent> {
   const rows = sortRows(tasks.map((t) => t.row));
-  const out = new Map<string, string | Uint8Array>();
+  const out = new Map<string, FileContent>();
   out.set('tasks.jsonl', toJsonl(rows));
   out.set('tasks.parquet', tasksParquet(rows));
   for (const task of [...tasks].sort((a, b) => (a.row.instance_id < b.row.instance_id ? -1 : 1))) {
-    for (const name of Object.keys(task.files).sort()) out.set(`${task.row.instance_id}/${name}`, task.files[name]!);
+    const names = [...Object.keys(task.files), ...Object.keys(task.blobs)].sort();
+    for (const name of names) out.set(`${task.row.instance_id}/${name}`, task.files[name] ?? task.blobs[name]!);
   }
   return out;
 }
@@ -76,8 +97,8 @@ export function writeMonth(
   const digests: Record<string, string> = {};
   for (const [path, content] of files) {
     mkdirSync(join(staging, path, '..'), { recursive: true });
-    writeFileSync(join(staging, path), content);
-    digests[path] = sha256(content);
+    writeFileSync(join(staging, path), contentBytes(content));
+    digests[path] = contentDigest(content);
   }
   const manifest: MonthManifest = {
     month,

@@ -1,6 +1,11 @@
 import type { ImprovedWorkload } from '../../cache/improved-workloads.js';
 import { describeLeaks, exemptWords, findLeaks, leakCheckOf, patchVocabulary, type Leak } from '../../pipeline/concepts/leak-check.js';
-import { MEASURED_WORKLOADS_SLOT, type ClassifyOutput, type PatchVocabulary } from '../../pipeline/concepts/records/classify-output.js';
+import {
+  MEASURED_WORKLOADS_SLOT,
+  MEASURING_TOOL_SLOT,
+  type ClassifyOutput,
+  type PatchVocabulary,
+} from '../../pipeline/concepts/records/classify-output.js';
 import type { FileChange } from '../../pipeline/concepts/records/pull-request.js';
 import { DEFAULT_NON_FUNCTIONAL_PATHS } from '../../pipeline/concepts/path-matcher.js';
 import { pathMatcher } from '../../pipeline/concepts/path-matcher.js';
@@ -19,6 +24,8 @@ export interface StatementInput {
   readonly files: readonly FileChange[];
   /** The statement template's own text (statementTemplateText). */
   readonly templateText: string;
+  /** How to measure in the task's environment (measuring-tool.ts): fills MEASURING_TOOL_SLOT. */
+  readonly measuringTool: string;
 }
 
 export type StatementResult =
@@ -63,9 +70,12 @@ export function emittedStatement(input: StatementInput): StatementResult {
     }
     statement = `${statement.slice(0, at)}${measuredWorkloadsSection(input.improved)}${statement.slice(at + MEASURED_WORKLOADS_SLOT.length)}`;
   }
+  // a statement classified before the slot existed keeps its own words
+  statement = statement.replaceAll(MEASURING_TOOL_SLOT, input.measuringTool);
   const vocabulary = vocabularyOf(input);
   const exempt = exemptWords(
     input.templateText,
+    input.measuringTool,
     classify.repositoryDescription ?? '',
     classify.repo,
     ...input.improved.map((w) => `${w.name} ${w.params ?? ''}`),

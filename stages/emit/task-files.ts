@@ -1,14 +1,21 @@
 import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
 import type { TaskRow } from './row.js';
 import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/verification.js';
+import { SEAL_PATH, taskSourceDockerfileLines, TASK_SOURCE_DIR } from '../../pipeline/services/environments/source-tier.js';
+import type { TarEntry } from '../../pipeline/services/tar.js';
+import { LOCK_READER_PATH } from '../../pipeline/services/environments/source-tier.js';
+import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../pipeline/services/environments/lock.js';
 
 /**
  * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,
  * expert.patch, docker_build.sh, a Dockerfile that rebuilds the environment from the base image
- * (the layout validate measured in: the checkout at /repo),
- * workloads.json and metadata.json; for an agent harness, instruction.md (the task as given to an
- * agent: the environment, what to change, the problem statement) and score.sh (`perfmine score`). Pure; no production time anywhere, so the same task gives the
- * same bytes.
+ * alone (the layout validate measured in: the sealed checkout at /repo, made from the folder's
+ * `source/repo.bundle`, which holds the base commit and its ancestors only; perfmine's files under
+ * `perfmine/` and `usr/`: the sealing script and the in-image `perfmine-bench`), workloads.json and
+ * metadata.json; for an agent harness, instruction.md (the task as given to an agent: the
+ * environment, how to measure, what to change, the problem statement) and score.sh (`perfmine
+ * score`). The bundles are binary and are written beside these (emit's blobs). Pure; no
+ * production time anywhere, so the same task gives the same bytes.
  */
 
 export interface TaskFileInput {
@@ -20,9 +27,18 @@ export interface TaskFileInput {
   readonly verifiedImage: string;
   readonly scriptSource: string;
   readonly pythonVersion: string | null;
+  /** The repository's public URL (emit.repoUrl filled in), for the metadata. */
   readonly repoUrl: string;
   /** How the statement, category and difficulty were made. */
   readonly provenance: TaskProvenance;
+  /** perfmine's files every environment carries (source-tier.ts sourceTierFiles). */
+  readonly perfmineFiles: readonly TarEntry[];
+  /** The sealed history's files (`source/...`) and their SHA-256. */
+  readonly sealedHistory: Readonly<Record<string, string>>;
+  /** How to measure in the environment (measuring-tool.ts), as instruction.md says it. */
+  readonly measuringTool: string;
+  /** What the verified environment holds (synthesize's lock); null for an environment built before locks. */
+  readonly lock: EnvironmentLock | null;
 }
 
 export interface TaskProvenance {
@@ -36,6 +52,7 @@ export interface TaskProvenance {
   readonly leakCheckBasis: string;
 }
 
+/** The text files every task folder has, besides perfmine's files and the sealed history. */
 export const TASK_FILES = [
   'Dockerfile',
   'docker_build.sh',
@@ -55,26 +72,78 @@ function withNewline(text: string): string {
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
+function textOf(entry: TarEntry): string {
+  const { content } = entry;
+  if (typeof content === 'string') return content;
+  if (Buffer.isBuffer(content)) return content.toString('utf8');
+  throw new Error(`${entry.name}: a task file must be given by its content`);
+}
+
 /**
- * The environment as synthesize verified it and validate measured it: the base image, the
- * repository at /repo checked out at the base commit, the interpreter synthesize chose in
- * PERFMINE_PYTHON, the build script at /perfmine/docker_build.sh run from the checkout.
+ * The environment as synthesize verified it and validate measured it, from the folder alone: a
+ * first stage seals `source/repo.bundle` into /repo (so the bundle is no layer of the image),
+ * then the base image with the sealed /repo, perfmine's files, the interpreter synthesize chose in
+ * PERFMINE_PYTHON, and the build script run from the checkout (then any module repository it
+ * fetched sealed, as perfmine's own builds do).
  */
-export function taskDockerfile(input: { row: TaskRow; baseImage: string; repoUrl: string; pythonVersion: string | null }): string {
-  const { row } = input;
+export function taskDockerfile(input: {
+  row: TaskRow;
+  baseImage: string;
+  pythonVersion: string | null;
+  perfmineFiles: readonly TarEntry[];
+  lock: EnvironmentLock | null;
+}): string {
+  const { row, lock } = input;
+  const executables = input.perfmineFiles.filter((f) => ((f.mode ?? 0o644) & 0o111) !== 0).map((f) => `/${f.name}`);
+  const py = '"${PERFMINE_PYTHON:-python3}"';
+  const lockFiles = lock ? lockFileNames(lock) : [];
+  const hashed = lockFiles.includes('requirements.lock');
+  const constrained = lockFiles.includes('constraints.txt');
+  const build = [
+    ...(constrained ? [`PIP_CONSTRAINT=/perfmine/constraints.txt bash ${SCRIPT_PATH}`] : [`bash ${SCRIPT_PATH}`]),
+    `bash ${SEAL_PATH} modules`,
+    ...(lock ? [`${py} ${LOCK_READER_PATH} check /perfmine/lock.json`] : []),
+  ];
   return [
-    `# ${row.instance_id}: the environment perfmine verified and measured, rebuilt from the base image:`,
-    `# the repository at the base commit, then the verified build script.`,
-    `#   docker build -t ${row.image_name} .`,
-    `FROM ${input.baseImage}`,
-    `ARG REPO_URL=${input.repoUrl.replaceAll('{repo}', row.repo)}`,
-    `RUN git clone -q --no-checkout "$REPO_URL" ${REPO_DIR} && git -C ${REPO_DIR} checkout -q --detach ${row.base_commit}`,
+    `# ${row.instance_id}: the environment perfmine verified and measured, rebuilt from this folder alone: the`,
+    `# repository at the base commit with its history up to it (source/repo.bundle), perfmine-bench,`,
+    lock
+      ? `# the locked dependencies (requirements.lock, hash-checked), the verified build script, then a check that the installed set is the lock.`
+      : '# then the verified build script.',
+    `#   docker build -t ${row.image_name} .${hashed ? '   (--build-arg PIP_INDEX_URL=... for another index than the one locked)' : ''}`,
+    ...taskSourceDockerfileLines({ baseImage: input.baseImage, sha: row.base_commit }),
+    ...(executables.length > 0 ? [`RUN chmod 0755 ${executables.join(' ')}`] : []),
     ...(input.pythonVersion ? [`ENV PERFMINE_PYTHON=python${input.pythonVersion}`] : []),
+    ...(lockFiles.length > 0 ? [`COPY ${lockFiles.join(' ')} /perfmine/`] : []),
+    ...(hashed
+      ? [
+          `ARG PIP_INDEX_URL=${indexUrlOf(lock!)}`,
+          `RUN ${py} -m pip install --no-cache-dir --require-hashes --no-deps -r /perfmine/requirements.lock`,
+        ]
+      : []),
     `COPY docker_build.sh ${SCRIPT_PATH}`,
     `WORKDIR ${REPO_DIR}`,
-    `RUN bash ${SCRIPT_PATH}`,
+    `RUN ${build.join(' && ')}`,
     '',
   ].join('\n');
+}
+
+/** The lock's files in a task folder: requirements.lock (hash-checked pins), constraints.txt (build requirements), lock.json. */
+export function lockFileNames(lock: EnvironmentLock): string[] {
+  return [
+    ...(lock.distributions.some((d) => d.source === 'index') ? ['requirements.lock'] : []),
+    ...(buildConstraints(lock).trim() ? ['constraints.txt'] : []),
+    'lock.json',
+  ];
+}
+
+/**
+ * The index a rebuild installs the lock from by default: the one it was served from when that is
+ * a public (https) index, else PyPI (a loopback or a directory index, such as the demo's, is given
+ * with `--build-arg PIP_INDEX_URL=`). The hashes pin the files whichever index serves them.
+ */
+function indexUrlOf(lock: EnvironmentLock): string {
+  return lock.upstream && /^https:\/\//.test(lock.upstream) ? lock.upstream : 'https://pypi.org/simple/';
 }
 
 export function workloadsJson(workloads: readonly StoredWorkloadVerdict[]): string {
@@ -128,11 +197,22 @@ export function metadataJson(input: TaskFileInput): string {
     category_reason: input.provenance.categoryReason,
     problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },
     image_name: row.image_name,
+    repository_url: input.repoUrl,
     environment: {
       base_image: input.baseImage,
       verified_image: input.verifiedImage,
       build_script_source: input.scriptSource,
       python_version: input.pythonVersion,
+      sealed_history: input.sealedHistory,
+      lock: input.lock
+        ? {
+            python: input.lock.python,
+            index_cutoff: input.lock.cutoff,
+            index: input.lock.upstream,
+            distributions: input.lock.distributions.length,
+            from_index: input.lock.distributions.filter((d) => d.source === 'index').length,
+          }
+        : null,
     },
     expert_speedup: row.expert_speedup,
     workloads: {
@@ -173,12 +253,12 @@ export function metadataJson(input: TaskFileInput): string {
   });
 }
 
-/** The task as an agent harness gives it: where the code is, what to change, how it is judged, the statement. */
-export function instructionMarkdown(row: TaskRow): string {
+/** The task as an agent harness gives it: where the code is, how to measure, what to change, how it is judged, the statement. */
+export function instructionMarkdown(row: TaskRow, measuringTool: string): string {
   return [
     `# ${row.instance_id}`,
     '',
-    `The repository ${row.repo} is checked out at ${REPO_DIR} (commit ${row.base_commit}) in the environment this folder's Dockerfile builds`,
+    `The repository ${row.repo} is checked out at ${REPO_DIR} (commit ${row.base_commit}, with its history up to that commit only) in the environment this folder's Dockerfile builds`,
     `(\`docker build -t ${row.image_name} .\`; the package installed from source by docker_build.sh).`,
     '',
     "Make the code described below faster. Your change is judged by the speedup of the repository's asv benchmarks against the",
@@ -186,6 +266,9 @@ export function instructionMarkdown(row: TaskRow): string {
     'function returns a different value. Do not edit the benchmarks or the tests. Hand in your change as a unified diff',
     `against ${row.base_commit}; \`bash score.sh your.patch\` scores it.`,
     '',
+    '## Measuring',
+    '',
+    withNewline(measuringTool),
     '## Problem statement',
     '',
     withNewline(row.problem_statement),
@@ -209,15 +292,31 @@ export function scoreScript(row: TaskRow): string {
   ].join('\n');
 }
 
-export function taskFiles(input: TaskFileInput): Record<(typeof TASK_FILES)[number], string> {
-  return {
+/** Every text file of the folder by its path (the sealed history's bundles are the blobs beside it). */
+export function taskFiles(input: TaskFileInput): Record<string, string> {
+  const named: Record<(typeof TASK_FILES)[number], string> = {
     Dockerfile: taskDockerfile(input),
     'docker_build.sh': withNewline(input.row.build_script),
     'expert.patch': input.row.patch,
-    'instruction.md': instructionMarkdown(input.row),
+    'instruction.md': instructionMarkdown(input.row, input.measuringTool),
     'metadata.json': metadataJson(input),
     'problem_statement.md': withNewline(input.row.problem_statement),
     'score.sh': scoreScript(input.row),
     'workloads.json': workloadsJson(input.workloads),
   };
+  const files: Record<string, string> = { ...named };
+  for (const f of input.perfmineFiles) files[f.name] = textOf(f);
+  if (input.lock) {
+    const names = lockFileNames(input.lock);
+    if (names.includes('requirements.lock'))
+      files['requirements.lock'] = requirementsLock(input.lock, `${input.row.instance_id}: the environment perfmine measured`);
+    if (names.includes('constraints.txt')) files['constraints.txt'] = buildConstraints(input.lock);
+    files['lock.json'] = json(input.lock);
+  }
+  return files;
+}
+
+/** The sealed history's paths in the folder (`source/repo.bundle`, `source/modules/NAME.bundle`). */
+export function isSealedHistoryPath(path: string): boolean {
+  return path.startsWith(`${TASK_SOURCE_DIR}/`) && path.endsWith('.bundle');
 }

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { describeFailure, type Failure } from '../../pipeline/services/environments/failure.js';
 import { markCut } from '../../pipeline/services/tail.js';
 import { formatFacts, type RepoFacts } from './repo-facts.js';
+import type { EnvironmentLock } from '../../pipeline/concepts/records/environment-lock.js';
+import { describeLock } from '../../pipeline/services/environments/lock.js';
 
 /** The agent's answer (validated at the boundary). */
 export const buildAgentAnswerSchema = z.object({
@@ -22,7 +24,11 @@ export interface AgentSituation {
   readonly sha: string;
   readonly pythonVersion: string;
   readonly offline: boolean;
-  readonly buildNetwork: 'bridge' | 'none';
+  readonly buildNetwork: 'index' | 'bridge' | 'none';
+  /** With buildNetwork `index`: the time machine's cutoff (ISO 8601; null: none) and upstream. */
+  readonly index?: { readonly cutoff: string | null; readonly upstream: string } | null;
+  /** The nearest commit with a verified build, and its lock: a hint of the dependencies that worked then. */
+  readonly neighbourLock?: { readonly sha: string; readonly commitDate: string; readonly lock: EnvironmentLock } | null;
   readonly facts: RepoFacts;
   readonly lastScript: string | null;
   readonly lastFailure: Failure | null;
@@ -35,6 +41,17 @@ export interface AgentSituation {
 export function tailOf(text: string, chars: number): string {
   if (text.length <= chars) return text;
   return markCut(text.slice(-chars), text.length - chars);
+}
+
+function networkText(s: AgentSituation): string {
+  if (s.buildNetwork === 'none') return 'none (no package index: use only what the image has)';
+  if (s.buildNetwork === 'index') {
+    const upstream = s.index?.upstream ?? 'the configured package index';
+    return s.index?.cutoff
+      ? `only the package index, as it was on ${s.index.cutoff} (a time machine of ${upstream}): pip and uv install releases uploaded before that date, nothing newer, and nothing else is reachable`
+      : `only the package index (${upstream}, no date cutoff); nothing else is reachable`;
+  }
+  return s.offline ? 'available, but PyPI is not (install with --no-build-isolation --no-deps)' : 'available (PyPI reachable)';
 }
 
 /** The prompt inputs of prompts/build-agent.md. Pure. */
@@ -51,12 +68,13 @@ export function agentInputs(s: AgentSituation, tailChars = 8000): Record<string,
     repository: s.repo,
     commit: s.sha,
     python_version: s.pythonVersion,
-    network:
-      s.buildNetwork === 'none'
-        ? 'none (no PyPI: use only what the image has)'
-        : s.offline
-          ? 'available, but PyPI is not (install with --no-build-isolation --no-deps)'
-          : 'available (PyPI reachable)',
+    network: networkText(s),
+    dependency_hint: s.neighbourLock
+      ? [
+          `The nearest commit with a verified build, ${s.neighbourLock.sha.slice(0, 12)} (committed ${s.neighbourLock.commitDate}), ended up with:`,
+          ...describeLock(s.neighbourLock.lock).map((l) => `  ${l}`),
+        ].join('\n')
+      : '(no verified build of a nearby commit yet)',
     repo_facts: formatFacts(s.facts),
     failure_stage: s.lastFailure ? `${s.lastFailure.step}` : 'none',
     failure_summary: s.lastFailure ? describeFailure(s.lastFailure) : 'no script has been tried yet',

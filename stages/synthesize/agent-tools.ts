@@ -9,8 +9,8 @@ export interface ToolContext {
   readonly tree: GitTree;
   readonly sha: string;
   readonly docker: DockerService;
-  /** The repository tier: sandboxes check the commit out in a throwaway container of it. */
-  readonly repoImage: string;
+  /** The commit's source tier (the commit sealed at /repo): sandboxes are throwaway containers of it. */
+  readonly sourceImage: string;
   /** The image of the last attempt that built (verified or not), if any. */
   readonly lastImage: () => string | null;
   readonly pythonVersion: string | null;
@@ -117,7 +117,7 @@ export function buildAgentTools(ctx: ToolContext): AgentTool[] {
       async run(args) {
         const a = parse(z.object({ command: z.string().min(1).max(2000) }).strict(), args);
         if (typeof a === 'string') return a;
-        return sandboxOutput(await sandbox(ctx.repoImage, a.command, true), max);
+        return sandboxOutput(await sandbox(ctx.sourceImage, a.command, true), max);
       },
     },
     {
@@ -132,7 +132,7 @@ export function buildAgentTools(ctx: ToolContext): AgentTool[] {
         const last = ctx.lastImage();
         const r = last
           ? await sandbox(last, `cd / && ${code}`, false)
-          : await sandbox(ctx.repoImage, `cd / && ${code}`, true, { PYTHONPATH: '/repo:/repo/src' });
+          : await sandbox(ctx.sourceImage, `cd / && ${code}`, true, { PYTHONPATH: '/repo:/repo/src' });
         return `${last ? `in the last built image` : 'from the sources (no image built yet)'}: ${sandboxOutput(r, max)}`;
       },
     },

@@ -19,7 +19,10 @@ export interface CommitTarget {
   readonly clone: CloneSource;
   readonly baseImage: string;
   readonly toolchainImage: string;
+  /** perfmine's clone (later history included): read by the GitHub source's tree, never built on. */
   readonly repoImage: string;
+  /** The commit sealed at /repo (source-tier.ts): every build of the commit starts from it. */
+  readonly sourceImage: string;
   readonly facts: RepoFacts;
   readonly asvConfigPath: string;
   readonly benchmarkDir: string | null;
@@ -27,11 +30,17 @@ export interface CommitTarget {
   readonly tree: GitTree;
 }
 
+/** What is known of a commit before any script is tried, or why no script can be tried. */
+export type PreparedTarget =
+  | { readonly kind: 'ready'; readonly target: CommitTarget }
+  | { readonly kind: 'no-asv-config' }
+  | { readonly kind: 'python-unavailable'; readonly reason: string };
+
 export interface BuildPort {
   /** Before a stage's items: the engine answers, the base image has what verification needs, a crashed run's leftovers are removed. */
   preflight(signal: AbortSignal): Promise<void>;
-  /** The commit's images, facts, asv configuration and Python; null when the commit has no asv configuration. */
-  prepareTarget(request: TargetRequest, signal: AbortSignal): Promise<CommitTarget | null>;
+  /** The commit's images, facts, asv configuration and Python; or why none can be built (no asv configuration, no Python it allows). */
+  prepareTarget(request: TargetRequest, signal: AbortSignal): Promise<PreparedTarget>;
   /**
    * Checks the script, builds the commit's image with it and verifies the image. The image
    * (`run.image`, when it built) is transient until `keep` or `release`.

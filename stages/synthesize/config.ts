@@ -2,6 +2,12 @@ import { z } from 'zod';
 
 const positiveInt = z.number().int().positive();
 
+/** `YYYY-MM-DD` names a day of the calendar (not 2023-02-30). */
+function isCalendarDay(day: string): boolean {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === day;
+}
+
 /** Configuration of the synthesize stage (the `synthesize` key of perfmine.config.json). */
 export const synthesizeConfig = z
   .object({
@@ -18,8 +24,13 @@ export const synthesizeConfig = z
      * dependencies from PyPI.
      */
     offline: z.boolean().default(false),
-    /** Network of the build step (`bridge` lets pip reach PyPI); verification always runs with none. */
-    buildNetwork: z.enum(['bridge', 'none']).default('bridge'),
+    /**
+     * Network of the build step: `index` (the default) reaches nothing but the package index time
+     * machine (`index`: the upstream as of the commit's date; its lock records what it served);
+     * `bridge` is Docker's network (pip reaches whatever the index serves today; nothing locked
+     * to a date); `none` reaches nothing. Verification and measurement always run with none.
+     */
+    buildNetwork: z.enum(['index', 'bridge', 'none']).default('index'),
     /** `X.Y` versions the base image offers as `pythonX.Y` (Debian bookworm: 3.11 only). */
     pythonVersions: z
       .array(z.string().regex(/^\d+\.\d+$/, 'expected X.Y'))
@@ -66,6 +77,50 @@ export const synthesizeConfig = z
       .prefault({}),
     /** Characters of stdout and stderr kept per step. */
     tailChars: positiveInt.default(8000),
+    /**
+     * The package index of builds: perfmine's index time machine, a loopback proxy in front of
+     * `upstream` that lists only the files uploaded before the cutoff and is the only address a
+     * build container can reach (pipeline/services/package-index/).
+     */
+    index: z
+      .object({
+        /**
+         * What the time machine reads: any PEP 503/691 simple index or mirror (`http(s)://.../simple/`),
+         * or `dir:PATH`, a directory of wheels and sdists (upload times from its `index.json`, else the
+         * files' modification times).
+         */
+        upstream: z
+          .string()
+          .refine((s) => /^https?:\/\/[^\s]+$/.test(s) || /^dir:.+/.test(s), 'expected an http(s):// index URL or dir:PATH')
+          .default('https://pypi.org/simple/'),
+        /**
+         * Files uploaded at or after this instant are not served: `commit-date` (the base commit's
+         * committer date), `none` (no cutoff), or a day `YYYY-MM-DD` (its start, UTC).
+         */
+        cutoff: z
+          .string()
+          .refine(
+            (s) => s === 'commit-date' || s === 'none' || (/^\d{4}-\d{2}-\d{2}$/.test(s) && isCalendarDay(s)),
+            'expected commit-date, none or YYYY-MM-DD',
+          )
+          .default('commit-date'),
+        /**
+         * Days added to the cutoff. 0: what the commit's author could have installed that day; a
+         * few days let in fixes released just after it (and whatever broke just after it, too).
+         */
+        slackDays: z.number().int().min(0).max(3650).default(0),
+        /**
+         * Files the upstream gives no upload time (HTML-only indexes give none): `exclude` (they
+         * cannot be shown to predate the cutoff) or `include`. Without a cutoff every file is served.
+         */
+        missingUploadTime: z.enum(['exclude', 'include']).default('exclude'),
+        /** Per upstream request (a page whole; a file's headers, then each gap between its chunks). */
+        timeoutSeconds: positiveInt.max(3600).default(30),
+        /** Further attempts after a failure that may pass (unreachable, timeout, 429, 5xx). */
+        retries: z.number().int().min(0).max(10).default(2),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

@@ -1,10 +1,11 @@
 import type { Config } from '../../pipeline/config/schema.js';
+import type { Db } from '../../cache/store.js';
 import { ConfigError, OutsideServiceError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
 import type { AgentTool } from '../../pipeline/services/llm-port.js';
 import { buildAgentTools } from './agent-tools.js';
-import type { BuildPort, CommitTarget } from './build-port.js';
+import type { BuildPort, CommitTarget, PreparedTarget } from './build-port.js';
 import { buildSettings, Environments, wheelhouseOf, type AttemptRun } from '../../pipeline/services/environments/environment.js';
 import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
 import { prepareTarget, type TargetRequest } from './target.js';
@@ -17,11 +18,11 @@ export class DockerBuildPort implements BuildPort {
   readonly #envs: Environments;
   #sequence = 0;
 
-  constructor(docker: DockerService, config: Config, log: Logger) {
+  constructor(docker: DockerService, config: Config, log: Logger, store: Db | null = null) {
     this.#docker = docker;
     this.#config = config;
     this.#log = log;
-    this.#envs = new Environments(docker, buildSettings(config), log);
+    this.#envs = new Environments(docker, buildSettings(config, store), log);
   }
 
   async preflight(signal: AbortSignal): Promise<void> {
@@ -73,7 +74,7 @@ export class DockerBuildPort implements BuildPort {
     }
   }
 
-  prepareTarget(request: TargetRequest, signal: AbortSignal): Promise<CommitTarget | null> {
+  prepareTarget(request: TargetRequest, signal: AbortSignal): Promise<PreparedTarget> {
     return prepareTarget(this.#envs, this.#docker, request, this.#log, signal);
   }
 
@@ -85,8 +86,10 @@ export class DockerBuildPort implements BuildPort {
         {
           repo: target.repo,
           sha: target.sha,
+          commitDate: target.commitDate,
+          baseImage: target.baseImage,
           script,
-          repoImage: target.repoImage,
+          sourceImage: target.sourceImage,
           importName: target.facts.importName,
           asvConfigPath: target.asvConfigPath,
           pythonVersion: target.python.version,
@@ -116,7 +119,7 @@ export class DockerBuildPort implements BuildPort {
       tree: target.tree,
       sha: target.sha,
       docker: this.#docker,
-      repoImage: target.repoImage,
+      sourceImage: target.sourceImage,
       lastImage,
       pythonVersion: target.python.version,
       limits: this.#envs.settings.limits,

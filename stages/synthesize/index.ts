@@ -34,7 +34,10 @@ export const synthesizeInputSchema = z.object({
   /** How verification discovers the benchmarks (the harness, or asv). */
   discovery: z.enum(['harness', 'check', 'just-discover']),
   offline: z.boolean(),
-  buildNetwork: z.enum(['bridge', 'none']),
+  buildNetwork: z.enum(['index', 'bridge', 'none']),
+  index: z
+    .object({ upstream: z.string(), cutoff: z.string(), slackDays: z.number(), missingUploadTime: z.enum(['exclude', 'include']) })
+    .nullable(),
   pythonVersions: z.array(z.string()),
   /** `primary[,fallback]` model names, or null when no agent runs. */
   agent: z.string().nullable(),
@@ -60,7 +63,7 @@ function llmOf(ctx: ItemContext): LlmService | null {
 /** The build port of a stage run (items get their own, with their logger). */
 export type BuildPortFactory = (ctx: PipelineContext) => BuildPort;
 
-const dockerBuildPort: BuildPortFactory = (ctx) => new DockerBuildPort(ctx.services.docker, ctx.config, ctx.log);
+const dockerBuildPort: BuildPortFactory = (ctx) => new DockerBuildPort(ctx.services.docker, ctx.config, ctx.log, ctx.db);
 
 /** The synthesize stage, building through `portFactory` (the Docker engine by default; tests pass a fake). */
 export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuildPort) {
@@ -97,8 +100,11 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
     async run(ctx: ItemContext, item: WorkItem<SynthesizeInput>) {
       const input = synthesizeInputSchema.parse(item.input);
       const port = portFactory(ctx);
-      const target = await port.prepareTarget(input, ctx.signal);
-      if (!target) return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
+      const prepared = await port.prepareTarget(input, ctx.signal);
+      if (prepared.kind === 'no-asv-config')
+        return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
+      if (prepared.kind === 'python-unavailable') return { status: 'dropped', reason: 'python-unavailable', detail: prepared.reason };
+      const { target } = prepared;
       const { python } = target;
 
       const result = await synthesizeCommit(target, {
@@ -139,6 +145,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         asvConfigPath: target.asvConfigPath,
         importName: target.facts.importName,
         cloneSource: input.cloneSource,
+        lock: a.lock ?? null,
       };
       return {
         status: 'done',

@@ -1,4 +1,5 @@
 import type { BuildScripts, RebuildSpec } from '../../cache/build-scripts.js';
+import type { EnvironmentLock } from '../../pipeline/concepts/records/environment-lock.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { DockerService } from '../../pipeline/services/docker.js';
@@ -37,6 +38,8 @@ export async function rebuildEnvironment(
     readonly log: Logger;
     readonly store?: BuildScripts;
     readonly commitDate: string;
+    /** The lock of the attempt rebuilt: installed first, so that the rebuild has the same distributions. */
+    readonly lock?: EnvironmentLock | null;
     readonly runId?: number | null;
     readonly signal?: AbortSignal;
   },
@@ -51,7 +54,10 @@ export async function rebuildEnvironment(
       repo: spec.repo,
       sha: spec.sha,
       script: spec.script,
-      repoImage,
+      sourceImage: tiers.sourceImage,
+      commitDate: options.commitDate,
+      baseImage: spec.baseImage,
+      lock: options.lock ?? null,
       importName: spec.importName,
       asvConfigPath: spec.asvConfigPath,
       pythonVersion: spec.pythonVersion,

@@ -1,5 +1,10 @@
 import type { Config } from '../../pipeline/config/schema.js';
-import { discoveryOf, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import {
+  discoveryOf,
+  indexResultSettings,
+  wheelhouseOf,
+  type IndexResultSettings,
+} from '../../pipeline/services/environments/environment.js';
 import type { BenchmarkDiscovery } from '../../pipeline/services/environments/verification.js';
 
 /** What of the configuration a commit's environment depends on (spread into its input, index.ts). */
@@ -8,7 +13,9 @@ export interface SynthesizeSettings {
   readonly wheelhouse: string | null;
   readonly discovery: BenchmarkDiscovery;
   readonly offline: boolean;
-  readonly buildNetwork: 'bridge' | 'none';
+  readonly buildNetwork: 'index' | 'bridge' | 'none';
+  /** What the index time machine serves (with buildNetwork `index`): upstream, cutoff, slack, files without an upload time. */
+  readonly index: IndexResultSettings | null;
   readonly pythonVersions: string[];
   readonly agent: string | null;
   readonly reuse: boolean;
@@ -18,7 +25,8 @@ export interface SynthesizeSettings {
  * The settings that change the environment synthesize builds and verifies for a commit: the
  * image it starts from, the asv wheelhouse (engine asv only), how verification discovers the
  * benchmarks (the harness for engine perfmine, else `synthesize.asv.discover`), the templates'
- * offline mode, the build network, the Pythons offered, the agent's models (`llm.mode`,
+ * offline mode, the build network and what the index time machine serves through it (upstream,
+ * cutoff, slack, files without an upload time; not its time limits and retries), the Pythons offered, the agent's models (`llm.mode`,
  * `llm.model`, and `llm.fallbackModel` when `synthesize.agent.fallback`) and whether cached and
  * neighbouring scripts are tried.
  *
@@ -39,6 +47,7 @@ export function synthesizeResultSettings(config: Config): SynthesizeSettings {
     discovery: discoveryOf(config),
     offline: s.offline,
     buildNetwork: s.buildNetwork,
+    index: indexResultSettings(config),
     pythonVersions: s.pythonVersions,
     agent: agentSpec(config),
     reuse: s.reuse,

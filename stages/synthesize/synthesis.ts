@@ -12,6 +12,8 @@ import { orderNeighbours } from './neighbours.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
 import { agentView, alreadyTried, nextStep, type AttemptMade, type StrategyInputs, type StrategyState } from './strategy.js';
 import { chooseTemplate } from './templates.js';
+import { resolveCutoff } from '../../pipeline/services/package-index/cutoff.js';
+import type { EnvironmentLock } from '../../pipeline/concepts/records/environment-lock.js';
 
 export type { CommitTarget } from './build-port.js';
 
@@ -45,7 +47,7 @@ function repeatedRun(): AttemptRun {
   const steps: StepResult[] = [
     { step: 'script', ok: false, exitCode: null, timedOut: false, stdout: '', stderr: detail, durationMs: 0, detail },
   ];
-  return { steps, failure: classifyFailure(steps), image: null, durationMs: 0 };
+  return { steps, failure: classifyFailure(steps), image: null, durationMs: 0, lock: null, scan: null };
 }
 
 const NO_USAGE: LlmUsage = { promptTokens: 0, completionTokens: 0, costUsd: 0, requests: 0, cacheHits: 0 };
@@ -71,6 +73,22 @@ export function strategyInputs(
   };
 }
 
+/** The time machine as the agent is told of it (buildNetwork `index`). */
+function indexView(config: SynthesizeConfig, commitDate: string): { cutoff: string | null; upstream: string } | null {
+  if (config.buildNetwork !== 'index') return null;
+  const cutoff = resolveCutoff(config.index.cutoff, config.index.slackDays, commitDate);
+  return { cutoff: cutoff?.toISOString() ?? null, upstream: config.index.upstream };
+}
+
+/** The lock of the nearest neighbour whose verified attempt recorded one. */
+function nearestLock(inputs: StrategyInputs, store: BuildScripts): { sha: string; commitDate: string; lock: EnvironmentLock } | null {
+  for (const n of inputs.neighbours) {
+    const lock = store.get(n.attemptId)?.lock;
+    if (lock) return { sha: n.sha, commitDate: n.commitDate, lock };
+  }
+  return null;
+}
+
 /**
  * Finds a verified build script for one commit: the strategy (strategy.ts) says which script to
  * try next; each is built and verified through the build port, or asked of the LLM agent (shown
@@ -79,6 +97,7 @@ export function strategyInputs(
 export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps): Promise<SynthesisResult> {
   const { store, port, log } = deps;
   const inputs = strategyInputs(target, deps);
+  const neighbourLock = nearestLock(inputs, store);
   const attempts: AttemptMade[] = [];
   const budget: TokenBudget = { limit: deps.config.agent.tokenBudget, used: 0 };
   let agentStopped: string | null = null;
@@ -171,6 +190,8 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
         pythonVersion: target.python.version,
         offline: deps.config.offline,
         buildNetwork: deps.config.buildNetwork,
+        index: indexView(deps.config, target.commitDate),
+        neighbourLock,
         facts: target.facts,
         ...agentView(state()),
       },
@@ -180,6 +201,8 @@ export async function synthesizeCommit(target: CommitTarget, deps: SynthesisDeps
     try {
       answer = await llm.agent({
         prompt: 'build-agent',
+        // the commit's key goes with every request into llm_calls: what its builds cost (pipeline/concepts/task-costs.ts)
+        item: `${target.repo}@${target.sha}`,
         inputs,
         schema: buildAgentAnswerSchema,
         schemaName: 'build_script',

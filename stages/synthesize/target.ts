@@ -5,7 +5,8 @@ import { parseCloneSource } from '../../pipeline/services/environments/environme
 import { ImageGitTree, LocalGitTree, type GitTree } from './git-tree.js';
 import { choosePython } from './python-version.js';
 import { extractFacts, FACT_FILES } from './repo-facts.js';
-import type { CommitTarget } from './build-port.js';
+import type { CommitTarget, PreparedTarget } from './build-port.js';
+import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import { benchmarkDirOf } from '../../pipeline/services/environments/verification.js';
 
 export interface TargetRequest {
@@ -19,9 +20,9 @@ export interface TargetRequest {
 }
 
 /**
- * Everything known about a commit before a script is tried: the toolchain and repository
- * images, the commit date, the repository facts, the asv configuration and the Python choice.
- * Null when the commit has no asv configuration.
+ * Everything known about a commit before a script is tried: the toolchain, repository and
+ * source images, the commit date, the repository facts, the asv configuration and the Python choice.
+ * Or why no script can be tried: the commit has no asv configuration, or no Python it allows.
  */
 export async function prepareTarget(
   envs: Environments,
@@ -29,10 +30,18 @@ export async function prepareTarget(
   request: TargetRequest,
   log: Logger,
   signal?: AbortSignal,
-): Promise<CommitTarget | null> {
+): Promise<PreparedTarget> {
   const clone = parseCloneSource(request.cloneSource);
   const toolchain = await envs.ensureToolchain(request.baseImage, request.wheelhouse, signal);
   const repoImage = await envs.ensureRepoImage(request.repo, clone, toolchain.image, signal);
+  const sourceImage = await envs.ensureSourceImage(
+    request.repo,
+    request.sha,
+    toolchain.image,
+    () => Promise.resolve(repoImage),
+    clone,
+    signal,
+  );
   const tree: GitTree =
     clone.kind === 'git'
       ? new LocalGitTree(clone.path)
@@ -48,14 +57,17 @@ export async function prepareTarget(
   }
   const facts = extractFacts(paths, texts);
   const asvConfigPath = request.asvConfigPath && paths.includes(request.asvConfigPath) ? request.asvConfigPath : facts.asvConfigPath;
-  if (!asvConfigPath) return null;
-  const benchmarkDir = benchmarkDirOf(asvConfigPath, await tree.readFile(request.sha, asvConfigPath));
-  const python = choosePython(facts.python, request.pythonVersions);
+  if (!asvConfigPath) return { kind: 'no-asv-config' };
+  const asvConfigText = await tree.readFile(request.sha, asvConfigPath);
+  const benchmarkDir = benchmarkDirOf(asvConfigPath, asvConfigText);
+  const asvConfig = asvConfigText === null ? null : parseAsvConfig(asvConfigText);
+  const python = choosePython(facts.python, request.pythonVersions, asvConfig?.ok ? (asvConfig.config.pythons ?? null) : null);
+  if (python.version === null) return { kind: 'python-unavailable', reason: python.reason };
   log.info(
     { commitDate, importName: facts.importName, backend: facts.buildBackend, python: python.version, pythonReason: python.reason },
     'synthesizing',
   );
-  return {
+  const target: CommitTarget = {
     repo: request.repo,
     sha: request.sha,
     commitDate,
@@ -63,10 +75,12 @@ export async function prepareTarget(
     baseImage: request.baseImage,
     toolchainImage: toolchain.image,
     repoImage,
+    sourceImage,
     facts,
     asvConfigPath,
     benchmarkDir,
     python,
     tree,
   };
+  return { kind: 'ready', target };
 }

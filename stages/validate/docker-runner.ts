@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { fetchImage } from '../../pipeline/services/environments/image-registry.js';
 import type { Logger } from '../../pipeline/logging.js';
 import type { Metrics } from '../../pipeline/metrics.js';
@@ -8,6 +10,7 @@ import { ItemError } from '../../pipeline/errors.js';
 import {
   buildSettings,
   Environments,
+  parseCloneSource,
   wheelhouseOf,
   type AttemptRun,
   type BuildSettings,
@@ -61,6 +64,7 @@ export interface DockerRunnerOptions {
 }
 
 let expertSequence = 0;
+const execFileP = promisify(execFile);
 
 /** The runner of a configuration (validate, `perfmine score`, and their Slurm jobs): its limits, build settings and registry. */
 export function dockerRunnerOf(config: Config, docker: DockerService, log: Logger, metrics?: Metrics): DockerMeasurementRunner {
@@ -135,7 +139,10 @@ export class DockerMeasurementRunner implements MeasurementRunner {
       repo: s.repo,
       sha: s.sha,
       script: s.script,
-      repoImage: tiers.repoImage,
+      sourceImage: tiers.sourceImage,
+      commitDate: s.commitDate,
+      baseImage: s.baseImage,
+      lock: s.lock ?? null,
       importName: s.importName,
       asvConfigPath: s.asvConfigPath,
       pythonVersion: s.pythonVersion,
@@ -220,19 +227,30 @@ export class DockerMeasurementRunner implements MeasurementRunner {
     return this.#hostCpus;
   }
 
+  /**
+   * The files changed between another commit and the base: from perfmine's clone (the local
+   * clone of the git source, or the repository tier of a URL clone), never from a task image,
+   * whose history holds no later commit. Null when they cannot be told.
+   */
   async changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null> {
     if (!/^[0-9a-f]{7,40}$/.test(fromSha)) return null;
-    const result = await this.#bash(
-      env,
-      env.baseImage,
-      `git -C ${env.repoDir} diff --name-only ${fromSha} HEAD`,
-      120_000,
-      'changed-files',
-      signal,
-    );
-    if (result.exitCode !== 0) return null;
+    const s = env.synthesized;
+    const clone = parseCloneSource(s.cloneSource);
+    const diff = ['diff', '--name-only', fromSha, s.sha];
+    let out: string | null;
+    if (clone.kind === 'git') {
+      out = await execFileP('git', ['-C', clone.path, ...diff], { maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', signal }).then(
+        (r) => r.stdout,
+        () => null,
+      );
+    } else {
+      if (!(await this.#docker.imageExists(s.repoImageTag))) return null;
+      const result = await this.#bash(env, s.repoImageTag, `git -C /repo ${diff.join(' ')}`, 120_000, 'changed-files', signal);
+      out = result.exitCode === 0 ? result.stdout : null;
+    }
+    if (out === null) return null;
     return new Set(
-      result.stdout
+      out
         .split('\n')
         .map((l) => l.trim())
         .filter(Boolean),

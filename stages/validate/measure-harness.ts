@@ -260,6 +260,8 @@ export async function measureWithHarness(
   );
   log.info({ rounds: m.rounds, batches: m.batches, durationMs: m.durationMs, budgetExhausted: m.budgetExhausted }, 'harness: measured');
   deps.metrics?.add('docker.measureMs', m.durationMs);
+  // what the measurement took, for the task's instructions (how long an in-image compare takes)
+  const recorded = { ...protocol, measuredMs: m.durationMs, roundsMeasured: m.rounds };
   deps.metrics?.add('validate.batches', m.batches);
 
   const problems = failureLines(m.workloads);
@@ -284,7 +286,7 @@ export async function measureWithHarness(
         evidence: evidenceOf({ problems: [message] }),
         benchmarksJson: null,
         budgetExhausted: false,
-        protocol,
+        protocol: recorded,
         harness: m,
         selection: null,
       };
@@ -293,7 +295,7 @@ export async function measureWithHarness(
       evidence: evidenceOf({ suiteNotImportable: message }),
       benchmarksJson: null,
       budgetExhausted: false,
-      protocol,
+      protocol: recorded,
       harness: m,
       selection: null,
     };
@@ -339,7 +341,7 @@ export async function measureWithHarness(
     }),
     benchmarksJson,
     budgetExhausted: m.budgetExhausted,
-    protocol,
+    protocol: recorded,
     harness: m,
     selection: chosen.selection,
   };

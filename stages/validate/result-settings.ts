@@ -1,5 +1,10 @@
 import type { Config } from '../../pipeline/config/schema.js';
-import { discoveryOf, wheelhouseOf } from '../../pipeline/services/environments/environment.js';
+import {
+  discoveryOf,
+  indexResultSettings,
+  wheelhouseOf,
+  type IndexResultSettings,
+} from '../../pipeline/services/environments/environment.js';
 import type { BenchmarkDiscovery } from '../../pipeline/services/environments/verification.js';
 import type { HarnessConfig, ValidateConfig } from './config.js';
 
@@ -24,7 +29,8 @@ interface CommonSettings {
   readonly container: { readonly cpus: number; readonly memoryMb: number; readonly pidsLimit: number; readonly diskMb: number };
   /** Synthesize's machinery, which builds and verifies the expert image. */
   readonly expertBuild: {
-    readonly buildNetwork: 'bridge' | 'none';
+    readonly buildNetwork: 'index' | 'bridge' | 'none';
+    readonly index: IndexResultSettings | null;
     readonly discovery: BenchmarkDiscovery;
     readonly wheelhouse: string | null;
     readonly timeouts: {
@@ -100,6 +106,7 @@ export function validateResultSettings(config: Config, repo: string): ValidateSe
     container: { cpus: d.cpus, memoryMb: d.memoryMb, pidsLimit: d.pidsLimit, diskMb: d.diskMb },
     expertBuild: {
       buildNetwork: config.synthesize.buildNetwork,
+      index: indexResultSettings(config),
       discovery: discoveryOf(config),
       wheelhouse: wheelhouseOf(config),
       timeouts: { repoImage: t.repoImage, import: t.import, asv: t.asv, pytest: t.pytest, tamper: t.tamper },

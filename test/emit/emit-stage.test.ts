@@ -6,13 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
-import { emitStage } from '../../stages/emit/index.js';
+import { createEmitStage } from '../../stages/emit/index.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
 import { createValidateStage } from '../../stages/validate/index.js';
 import { runCli } from '../helpers/cli.js';
 import { monthScope, testConfig, testContext } from '../helpers/context.js';
 import { storeCandidate } from '../validate/stage/candidate.js';
 import { FakeRunner } from '../validate/stage/fake-runner.js';
+import { fakeSealedSources } from './fake-sealed-sources.js';
+
+const emitStage = createEmitStage(fakeSealedSources);
 
 /**
  * emit after validate, on a file database: validate runs with the container seam serving the real
@@ -84,11 +87,21 @@ describe('emit: the month on disk', () => {
         'expert.patch',
         'instruction.md',
         'metadata.json',
+        'perfmine',
         'problem_statement.md',
         'score.sh',
+        'source',
+        'usr',
         'workloads.json',
       ]);
       expect(readFileSync(join(month, r.instance_id, 'expert.patch'), 'utf8')).toBe(r.patch);
+      // the sealed history (a blob of the store), and perfmine's files the Dockerfile copies
+      expect(readFileSync(join(month, r.instance_id, 'source', 'repo.bundle'), 'utf8')).toBe(
+        `sealed history of ${r.repo}@${r.base_commit}\n`,
+      );
+      expect(readdirSync(join(month, r.instance_id, 'perfmine')).sort()).toEqual(['bench', 'perfmine_lock.py', 'seal.sh']);
+      expect(readdirSync(join(month, r.instance_id, 'perfmine', 'bench'))).toContain('task.json');
+      expect(readdirSync(join(month, r.instance_id, 'usr', 'local', 'bin'))).toEqual(['perfmine-bench']);
     }
     const meta = JSON.parse(readFileSync(join(month, 'acme__fastlib-101', 'metadata.json'), 'utf8')) as {
       measurement: { false_positive_rate: number; pairs: number; minimum_detectable_speedup: { median: number } };

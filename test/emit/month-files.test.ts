@@ -27,7 +27,7 @@ const taskRow: TaskRow = {
 
 /** The manifest's production time is when the month's files were first produced: a re-emit of the same files keeps it. */
 describe('the month manifest', () => {
-  const task = (id: string): MonthTask => ({ row: { ...taskRow, instance_id: id }, files: { 'instruction.md': `# ${id}\n` } });
+  const task = (id: string): MonthTask => ({ row: { ...taskRow, instance_id: id }, files: { 'instruction.md': `# ${id}\n` }, blobs: {} });
   const manifest = (out: string) => JSON.parse(readFileSync(join(out, '2025-04', 'manifest.json'), 'utf8')) as { producedAt: string };
 
   it('keeps the production time while the content is the same, and takes the new one when it changes', () => {

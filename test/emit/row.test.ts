@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { StoredWorkloadVerdict } from '../../cache/measurements.js';
 import { assembleRow, imageNameOf, instanceId, toJsonl, type RowInput } from '../../stages/emit/row.js';
 import { taskDockerfile, workloadsJson } from '../../stages/emit/task-files.js';
+import { sourceTierFiles } from '../../pipeline/services/environments/source-tier.js';
+import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../pipeline/services/environments/lock.js';
 
 function workload(name: string, speedup: number | null, change: StoredWorkloadVerdict['paired']['change']): StoredWorkloadVerdict {
   return {
@@ -119,23 +121,65 @@ describe('dataset rows', () => {
     expect(imageNameOf('perfmine/{owner}__{name}:{number}', 'PyData/Xarray', 7)).toBe('perfmine/pydata__xarray:7');
   });
 
-  it('rebuilds the environment with a Dockerfile from the base image: clone, checkout, build script', () => {
+  it("rebuilds the environment from the folder alone: its sealed history in a stage of its own, perfmine's files, the lock, the build script", () => {
     const row = assembleRow(input);
-    expect(
-      taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', repoUrl: 'https://github.com/{repo}.git', pythonVersion: '3.11' })
-        .split('\n')
-        .slice(3),
-    ).toEqual([
+    const perfmineFiles = sourceTierFiles();
+    const chmod = `RUN chmod 0755 ${perfmineFiles
+      .filter((f) => ((f.mode ?? 0) & 0o111) !== 0)
+      .map((f) => `/${f.name}`)
+      .join(' ')}`;
+    const sealed = [
+      'FROM perfmine/base:bookworm AS source',
+      'COPY source/ /perfmine-source/',
+      'COPY perfmine/seal.sh /perfmine-source/seal.sh',
+      `RUN bash /perfmine-source/seal.sh from-bundle /perfmine-source/repo.bundle ${'a'.repeat(40)}`,
       'FROM perfmine/base:bookworm',
-      'ARG REPO_URL=https://github.com/acme/fastlib.git',
-      `RUN git clone -q --no-checkout "$REPO_URL" /repo && git -C /repo checkout -q --detach ${'a'.repeat(40)}`,
+      'COPY --from=source /repo /repo',
+      'COPY perfmine/ /perfmine/',
+      'COPY usr/ /usr/',
+      chmod,
       'ENV PERFMINE_PYTHON=python3.11',
+    ];
+    const dockerfile = (lock: EnvironmentLock | null) =>
+      taskDockerfile({ row, baseImage: 'perfmine/base:bookworm', pythonVersion: '3.11', perfmineFiles, lock })
+        .split('\n')
+        .filter((l) => !l.startsWith('#'));
+    expect(dockerfile(null)).toEqual([
+      ...sealed,
       'COPY docker_build.sh /perfmine/docker_build.sh',
       'WORKDIR /repo',
-      'RUN bash /perfmine/docker_build.sh',
+      'RUN bash /perfmine/docker_build.sh && bash /perfmine/seal.sh modules',
       '',
     ]);
-    expect(taskDockerfile({ row, baseImage: 'b', repoUrl: 'u', pythonVersion: null })).not.toContain('PERFMINE_PYTHON');
+    // with a lock: the index's files installed hash-checked first, the build's requirements constrained, the result checked
+    const lock: EnvironmentLock = {
+      python: '3.11.2',
+      cutoff: '2025-04-01T00:00:00.000Z',
+      upstream: 'http://127.0.0.1:8080/simple/',
+      distributions: [
+        { name: 'numtheory', version: '1.0', source: 'index', filename: 'numtheory-1.0-py3-none-any.whl', sha256: 'b'.repeat(64) },
+        { name: 'fastlib', version: '0.1', source: 'editable', filename: null, sha256: null },
+        { name: 'pytest', version: '7.2.1', source: 'image', filename: null, sha256: null },
+      ],
+      build: [{ name: 'cython', version: '3.0.0', filename: 'cython-3.0.0.tar.gz', sha256: 'c'.repeat(64) }],
+    };
+    expect(dockerfile(lock)).toEqual([
+      ...sealed,
+      'COPY requirements.lock constraints.txt lock.json /perfmine/',
+      'ARG PIP_INDEX_URL=https://pypi.org/simple/',
+      'RUN "${PERFMINE_PYTHON:-python3}" -m pip install --no-cache-dir --require-hashes --no-deps -r /perfmine/requirements.lock',
+      'COPY docker_build.sh /perfmine/docker_build.sh',
+      'WORKDIR /repo',
+      'RUN PIP_CONSTRAINT=/perfmine/constraints.txt bash /perfmine/docker_build.sh && bash /perfmine/seal.sh modules && "${PERFMINE_PYTHON:-python3}" /perfmine/perfmine_lock.py check /perfmine/lock.json',
+      '',
+    ]);
+    expect(
+      requirementsLock(lock, 't')
+        .split('\n')
+        .filter((l) => !l.startsWith('#')),
+    ).toEqual(['numtheory==1.0 \\', `    --hash=sha256:${'b'.repeat(64)}`, '']);
+    expect(buildConstraints(lock)).toBe('cython==3.0.0\nnumtheory==1.0\n');
+    expect(taskDockerfile({ row, baseImage: 'b', pythonVersion: null, perfmineFiles, lock: null })).not.toContain('PERFMINE_PYTHON=');
   });
 
   it('lists every workload with its place in the suite, medians, speedup, p-value and both verdicts', () => {

@@ -7,6 +7,7 @@ import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { describeRepository } from '../../stages/classify/problem-statement.js';
 import type { LinkedIssue } from '../../pipeline/concepts/records/pull-request.js';
 import { emittedStatement } from '../../stages/emit/statement.js';
+import { measuringToolText } from '../../stages/emit/measuring-tool.js';
 import { benchmarkName, formatMeasure } from '../../stages/emit/measured-workloads.js';
 import { filterConfig } from '../../stages/filter/config.js';
 import { decideFilter } from '../../stages/filter/decide.js';
@@ -22,6 +23,7 @@ import { makeCase, SOLUTION_CASES, type SolutionCase } from '../classify/solutio
  */
 const template = loadPrompt('problem-statement');
 const templateText = statementTemplateText(template);
+const MEASURING_TOOL = measuringToolText({ engine: 'perfmine', workloads: 6, compareMinutes: 2 });
 const repos: GitRepo[] = [];
 afterAll(() => {
   for (const r of repos) r.remove();
@@ -38,7 +40,14 @@ function rulesOnly(c: SolutionCase, options: Parameters<typeof makeCase>[1] = {}
     { statementTemplate: template, vocabulary },
   );
   if (classified.status !== 'done') throw new Error(`classify dropped it: ${classified.reason}`);
-  const emitted = emittedStatement({ classify: classified.output, improved: c.improved, diff: pr.diff, files: pr.files, templateText });
+  const emitted = emittedStatement({
+    classify: classified.output,
+    improved: c.improved,
+    diff: pr.diff,
+    files: pr.files,
+    templateText,
+    measuringTool: MEASURING_TOOL,
+  });
   return { pr, output: classified.output, emitted };
 }
 
@@ -126,6 +135,7 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
       diff: pr.diff,
       files: pr.files,
       templateText,
+      measuringTool: MEASURING_TOOL,
     });
     expect(leaky).toMatchObject({
       ok: false,
@@ -138,6 +148,7 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
       diff: pr.diff,
       files: pr.files,
       templateText,
+      measuringTool: MEASURING_TOOL,
     });
     expect(quoted.ok).toBe(false);
     // `issuperset` is a plain word: a leak in code, not in prose; the quote is caught whatever
@@ -149,6 +160,7 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
       diff: pr.diff,
       files: pr.files,
       templateText,
+      measuringTool: MEASURING_TOOL,
     });
     expect(clean).toMatchObject({
       ok: true,
@@ -165,7 +177,14 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
         'Hint: look at `frozenset(SINGLE_CELL_CHARS)` and _SINGLE_CELLS.\n\n# Related issues',
       ),
     };
-    const r = emittedStatement({ classify: planted, improved: c.improved, diff: pr.diff, files: pr.files, templateText });
+    const r = emittedStatement({
+      classify: planted,
+      improved: c.improved,
+      diff: pr.diff,
+      files: pr.files,
+      templateText,
+      measuringTool: MEASURING_TOOL,
+    });
     expect(r).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
     const bucketCase = SOLUTION_CASES.find((x) => x.name === 'bisect')!;
     const bisect = rulesOnly(bucketCase);
@@ -179,6 +198,7 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
       diff: bisect.pr.diff,
       files: bisect.pr.files,
       templateText,
+      measuringTool: MEASURING_TOOL,
     });
     expect(f.ok).toBe(false);
     if (!f.ok) expect(f.leaks).toContainEqual({ kind: 'file-name', text: 'textlib/_buckets.py' });
@@ -193,9 +213,12 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
         diff: pr.diff,
         files: pr.files,
         templateText,
+        measuringTool: MEASURING_TOOL,
       }),
     ).toMatchObject({ ok: false, reason: 'statement-leaks-solution' });
-    expect(emittedStatement({ classify: output, improved: [], diff: pr.diff, files: pr.files, templateText })).toMatchObject({
+    expect(
+      emittedStatement({ classify: output, improved: [], diff: pr.diff, files: pr.files, templateText, measuringTool: MEASURING_TOOL }),
+    ).toMatchObject({
       ok: false,
       reason: 'no-measured-workloads',
     });
@@ -205,7 +228,16 @@ describe('the emit-time leak check, on planted leaks in both modes', () => {
     const { pr, output } = rulesOnly(c);
     const { leakCheck: _dropped, ...old } = output;
     const extracted = { ...old, problemSource: 'extracted' as const, problemStatement: 'We should use `_SINGLE_CELLS`.' };
-    expect(emittedStatement({ classify: extracted, improved: c.improved, diff: pr.diff, files: pr.files, templateText })).toMatchObject({
+    expect(
+      emittedStatement({
+        classify: extracted,
+        improved: c.improved,
+        diff: pr.diff,
+        files: pr.files,
+        templateText,
+        measuringTool: MEASURING_TOOL,
+      }),
+    ).toMatchObject({
       ok: false,
       reason: 'statement-leaks-solution',
     });

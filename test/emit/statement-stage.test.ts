@@ -9,13 +9,16 @@ import { runStage } from '../../pipeline/runner.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
 import { MEASURED_WORKLOADS_SLOT } from '../../pipeline/concepts/records/classify-output.js';
 import { renderProblemStatement } from '../../stages/classify/problem-statement.js';
-import { emitStage } from '../../stages/emit/index.js';
+import { createEmitStage } from '../../stages/emit/index.js';
 import { taskRowSchema } from '../../stages/emit/row.js';
 import { createValidateStage } from '../../stages/validate/index.js';
 import { runCli } from '../helpers/cli.js';
 import { monthScope, testConfig, testContext } from '../helpers/context.js';
 import { storeCandidate } from '../validate/stage/candidate.js';
 import { FakeRunner } from '../validate/stage/fake-runner.js';
+import { fakeSealedSources } from './fake-sealed-sources.js';
+
+const emitStage = createEmitStage(fakeSealedSources);
 
 /**
  * The emit stage and problem statements, after validate (the container seam serving the real rich

@@ -29,14 +29,20 @@ describe('the stand-in asv writes what real asv writes (shape)', () => {
     await ensureAsvFakeImage();
     fixture = buildPythonRepo({ dir: join(dir, 'repo'), eras: [{ era: 'setup-py', commits: 1 }] });
     const envs = testEnvironments(docker, limits);
-    const repoImage = await envs.ensureRepoImage('fixture/asvfake', { kind: 'git', path: fixture.path }, ASV_FAKE_IMAGE);
+    const sourceImage = await envs.sourceFor(
+      'fixture/asvfake',
+      fixture.commits[0]!.sha,
+      { kind: 'git', path: fixture.path },
+      ASV_FAKE_IMAGE,
+    );
     image = 'perfmine/env-fixture-asvfake:standin';
     const built = await envs.buildAndVerify(
       {
         repo: 'fixture/asvfake',
         sha: fixture.commits[0]!.sha,
         script: correctScript('setup-py'),
-        repoImage,
+        sourceImage,
+        baseImage: ASV_FAKE_IMAGE,
         importName: 'fixpkg',
         asvConfigPath: 'asv.conf.json',
         pythonVersion: '3.11',

@@ -113,14 +113,32 @@ describe('choosePython', () => {
     });
   });
 
-  it('with one offer (bookworm: 3.11) records when the metadata is not satisfied', () => {
+  it('is unavailable when requires-python or the asv config excludes every offered version, naming both', () => {
     const c = choosePython({ requiresPython: '>=3.12', classifierVersions: [] }, ['3.11']);
-    expect(c).toMatchObject({ version: '3.11', satisfiesMetadata: false });
-    expect(c.reason).toMatch(/no offered version \(3\.11\) satisfies/);
+    expect(c).toEqual({ version: null, reason: 'requires-python ">=3.12" excludes every Python the image offers (3.11)' });
     expect(choosePython({ requiresPython: '>=3.7', classifierVersions: [] }, ['3.11'])).toMatchObject({
       version: '3.11',
       satisfiesMetadata: true,
     });
+    expect(choosePython({ requiresPython: '>=3.7', classifierVersions: [] }, ['3.11'], ['3.9'])).toEqual({
+      version: null,
+      reason: "the asv config's pythons [3.9] excludes every Python the image offers (3.11)",
+    });
+    expect(choosePython({ requiresPython: '>=3.10', classifierVersions: [] }, ['3.9', '3.11'], ['3.9'])).toEqual({
+      version: null,
+      reason: 'requires-python ">=3.10" and the asv config\'s pythons [3.9] exclude every Python the image offers (3.9, 3.11)',
+    });
+  });
+
+  it('takes the newest version the commit allows when the image offers several (asv pythons, requires-python)', () => {
+    const offered = ['3.9', '3.10', '3.11', '3.12'];
+    expect(choosePython({ requiresPython: '>=3.8', classifierVersions: [] }, offered, ['3.10', '3.11'])).toMatchObject({
+      version: '3.11',
+      satisfiesMetadata: true,
+    });
+    expect(choosePython({ requiresPython: null, classifierVersions: [] }, offered, ['3'])).toMatchObject({ version: '3.12' });
+    // entries that name no series (an interpreter path, pypy) do not bound anything
+    expect(choosePython({ requiresPython: null, classifierVersions: [] }, offered, ['pypy3'])).toMatchObject({ version: '3.12' });
   });
 });
 

@@ -93,7 +93,7 @@ describe('synthesize rejects hanging and tampering scripts (real Docker engine)'
       failure: 'tamper/tampered: the build script changed tracked files: benchmarks/bench_core.py (benchmark)',
       imageTag: null,
     });
-    expect(tamper!.steps.map((s) => `${s.step}:${s.ok}`)).toEqual(['script:true', 'build:true', 'tamper:false']);
+    expect(tamper!.steps.map((s) => `${s.step}:${s.ok}`)).toEqual(['script:true', 'build:true', 'history:true', 'tamper:false']);
 
     expect(template).toMatchObject({
       sourceDetail: 'editable-offline',

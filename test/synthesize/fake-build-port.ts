@@ -1,5 +1,5 @@
 import type { AgentTool } from '../../pipeline/services/llm-port.js';
-import type { BuildPort, CommitTarget } from '../../stages/synthesize/build-port.js';
+import type { BuildPort, CommitTarget, PreparedTarget } from '../../stages/synthesize/build-port.js';
 import { parseCloneSource, type AttemptRun } from '../../pipeline/services/environments/environment.js';
 import { classifyFailure, type Step, type StepResult } from '../../pipeline/services/environments/failure.js';
 import { LocalGitTree } from '../../stages/synthesize/git-tree.js';
@@ -43,7 +43,7 @@ export class FakeBuildPort implements BuildPort {
     this.preflights += 1;
   }
 
-  async prepareTarget(request: TargetRequest): Promise<CommitTarget | null> {
+  async prepareTarget(request: TargetRequest): Promise<PreparedTarget> {
     const clone = parseCloneSource(request.cloneSource);
     if (clone.kind !== 'git') throw new Error('the fake build port reads git:PATH clones only');
     const tree = new LocalGitTree(clone.path);
@@ -55,8 +55,10 @@ export class FakeBuildPort implements BuildPort {
     }
     const facts = extractFacts(paths, texts);
     const asvConfigPath = request.asvConfigPath && paths.includes(request.asvConfigPath) ? request.asvConfigPath : facts.asvConfigPath;
-    if (!asvConfigPath) return null;
-    return {
+    if (!asvConfigPath) return { kind: 'no-asv-config' };
+    const python = choosePython(facts.python, request.pythonVersions);
+    if (python.version === null) return { kind: 'python-unavailable', reason: python.reason };
+    const target: CommitTarget = {
       repo: request.repo,
       sha: request.sha,
       commitDate: await tree.commitDate(request.sha),
@@ -64,12 +66,14 @@ export class FakeBuildPort implements BuildPort {
       baseImage: request.baseImage,
       toolchainImage: `fake/toolchain:${request.baseImage}`,
       repoImage: `fake/repo-${request.repo}`,
+      sourceImage: `fake/src-${request.repo}:${request.sha.slice(0, 12)}`,
       facts,
       asvConfigPath,
       benchmarkDir: benchmarkDirOf(asvConfigPath, await tree.readFile(request.sha, asvConfigPath)),
-      python: choosePython(facts.python, request.pythonVersions),
+      python,
       tree,
     };
+    return { kind: 'ready', target };
   }
 
   async buildAndVerify(target: CommitTarget, script: string): Promise<AttemptRun> {
@@ -100,7 +104,7 @@ export class FakeBuildPort implements BuildPort {
         if (fails(s)) break;
       }
     }
-    return { steps, failure: classifyFailure(steps), image, durationMs: steps.length };
+    return { steps, failure: classifyFailure(steps), image, durationMs: steps.length, lock: null, scan: null };
   }
 
   async keep(target: CommitTarget, image: string): Promise<string> {

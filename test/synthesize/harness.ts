@@ -49,6 +49,8 @@ export function testConfig(db: string, overrides: Record<string, unknown> = {}):
     synthesize: {
       offline: true,
       buildNetwork: 'none',
+      index: null,
+      store: null,
       timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
       agent: { roundsPerModel: 2, tokenBudget: 100_000 },
     },
@@ -209,6 +211,8 @@ export function testEnvironments(docker: DockerService, limits: BuildSettings['l
       timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 120_000, pytest: 120_000, tamper: 60_000, tool: 60_000 },
       tailChars: 8000,
       buildNetwork: 'none',
+      index: null,
+      store: null,
       asvDiscover: 'check',
     },
     memoryLogger().log,

@@ -48,12 +48,18 @@ describe('a commit built with a patch (real Docker engine)', () => {
     patch = git(work, 'diff', '--cached', 'HEAD');
     expect(patch).toContain('new file mode');
     expect(patch).toContain('deleted file mode');
-    const repoImage = await envs.ensureRepoImage('fixture/patched', { kind: 'git', path: fixture.path }, ASV_FAKE_IMAGE);
+    const sourceImage = await envs.sourceFor(
+      'fixture/patched',
+      fixture.commits[0]!.sha,
+      { kind: 'git', path: fixture.path },
+      ASV_FAKE_IMAGE,
+    );
     spec = {
       repo: 'fixture/patched',
       sha: fixture.commits[0]!.sha,
       script: correctScript('setup-py'),
-      repoImage,
+      sourceImage,
+      baseImage: ASV_FAKE_IMAGE,
       importName: 'fixpkg',
       asvConfigPath: 'asv.conf.json',
       pythonVersion: '3.11',
@@ -73,23 +79,27 @@ describe('a commit built with a patch (real Docker engine)', () => {
     expect(run.steps.map((s) => `${s.step}:${s.ok}`)).toEqual([
       'script:true',
       'build:true',
+      'history:true',
       'tamper:true',
       'import:true',
       'asv:true',
       'pytest:true',
+      'scan:true',
     ]);
     const look = await docker.run({
       image: tag,
       cmd: [
         'bash',
         '-c',
-        'git rev-parse HEAD; python3 -c "import fixpkg.core, fixpkg.added; print(fixpkg.core.REVISION, fixpkg.added.helper())"; ls tests',
+        'git rev-parse HEAD; python3 -c "import fixpkg.core, fixpkg.added; print(fixpkg.core.REVISION, fixpkg.added.helper())"; ls tests; git hash-object fixpkg/added.py | git cat-file --batch-check',
       ],
       workingDir: '/repo',
       timeoutMs: 60_000,
       limits,
     });
-    expect(look.stdout.trim().split('\n')).toEqual([fixture.commits[0]!.sha, '99 42']);
+    // the patch lives in the working tree only: the blob of the file it adds is not in the object store
+    const blob = execFileSync('git', ['hash-object', '--stdin'], { input: 'def helper():\n    return 42\n', encoding: 'utf8' }).trim();
+    expect(look.stdout.trim().split('\n')).toEqual([fixture.commits[0]!.sha, '99 42', `${blob} missing`]);
     const image = await docker.inspectImage(tag);
     expect(image?.labels).toMatchObject({ 'org.perfmine.tier': 'expert', 'org.perfmine.sha': fixture.commits[0]!.sha });
     expect(image?.labels['org.perfmine.patch-sha256']).toMatch(/^[0-9a-f]{64}$/);

@@ -141,7 +141,7 @@ describe('the build-script store (migration 0005)', () => {
 });
 
 describe('verification commands and the tamper check', () => {
-  it('runs tamper, import, asv and pytest in order, with asv in its config directory', () => {
+  it('runs the history check, tamper, import, asv and pytest in order, with asv in its config directory', () => {
     const cmds = verifyCommands({
       sha: 'abc',
       importName: 'pkg',
@@ -149,10 +149,10 @@ describe('verification commands and the tamper check', () => {
       asvDiscover: 'check',
       patched: false,
     });
-    expect(cmds.map((c) => c.step)).toEqual(['tamper', 'import', 'asv', 'pytest']);
-    expect(cmds[1]).toMatchObject({ workingDir: '/' });
-    expect(cmds[2]).toMatchObject({ workingDir: '/repo/asv_bench', cmd: ['bash', '-c', 'asv check --python=same'] });
-    expect(cmds[3]!.okExitCodes).toEqual([0, 5]);
+    expect(cmds.map((c) => c.step)).toEqual(['history', 'tamper', 'import', 'asv', 'pytest']);
+    expect(cmds[2]).toMatchObject({ workingDir: '/' });
+    expect(cmds[3]).toMatchObject({ workingDir: '/repo/asv_bench', cmd: ['bash', '-c', 'asv check --python=same'] });
+    expect(cmds[4]!.okExitCodes).toEqual([0, 5]);
     const jsonc = verifyCommands({
       sha: 'abc',
       importName: null,
@@ -160,13 +160,13 @@ describe('verification commands and the tamper check', () => {
       asvDiscover: 'just-discover',
       patched: true,
     });
-    expect(jsonc[2]!.cmd[2]).toMatch(/asv run --python=same --bench just-discover --machine perfmine-verify --config 'asv\.conf\.jsonc'$/);
-    expect(jsonc[1]!.cmd[2]).toMatch(/import name is unknown/);
+    expect(jsonc[3]!.cmd[2]).toMatch(/asv run --python=same --bench just-discover --machine perfmine-verify --config 'asv\.conf\.jsonc'$/);
+    expect(jsonc[2]!.cmd[2]).toMatch(/import name is unknown/);
     // The expected tree is the commit's with the patch applied in a scratch index; without a patch, the commit's.
-    expect(jsonc[0]!.cmd[2]).toContain(
+    expect(jsonc[1]!.cmd[2]).toContain(
       'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff',
     );
-    expect(cmds[0]!.cmd[2]).not.toContain('patch.diff');
+    expect(cmds[1]!.cmd[2]).not.toContain('patch.diff');
   });
 
   it("reads each step's result from the one verification container's files, up to the step it did not finish", () => {

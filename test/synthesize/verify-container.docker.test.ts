@@ -40,6 +40,8 @@ function environments(): Environments {
       timeoutsMs: { repoImage: 60_000, build: 60_000, import: IMPORT_LIMIT_MS, asv: 60_000, pytest: 60_000, tamper: 60_000, tool: 60_000 },
       tailChars: 8000,
       buildNetwork: 'none',
+      index: null,
+      store: null,
       asvDiscover: 'harness',
     },
     memoryLogger().log,
@@ -77,13 +79,15 @@ describe('verification in one container (real Docker engine)', () => {
   it('passes every step of a package that imports, each with its own output', async () => {
     const steps = await environments().verify(image, spec('quick'));
     expect(steps.map((s) => [s.step, s.ok, s.exitCode, s.timedOut])).toEqual([
+      ['history', true, 0, false],
       ['tamper', true, 0, false],
       ['import', true, 0, false],
       ['asv', true, 0, false],
       // no tests: pytest's exit code 5, which counts as collected
       ['pytest', true, 5, false],
     ]);
-    const [tamper, imported, discovered] = steps;
+    const [history, tamper, imported, discovered] = steps;
+    expect(history!.stdout).toContain('history sealed at');
     expect(tamper!.stdout).toContain('tracked files as expected');
     expect(imported!.stdout).toMatch(/^imported quick from \/repo\/quick\/__init__\.py$/m);
     expect(imported!.stdout).not.toContain('tracked files');
@@ -94,12 +98,13 @@ describe('verification in one container (real Docker engine)', () => {
   it("kills an import that never ends at the import's limit; the tamper check keeps its result, the later steps do not run", async () => {
     const steps = await environments().verify(image, spec('stuck'));
     expect(steps.map((s) => [s.step, s.ok, s.exitCode, s.timedOut])).toEqual([
+      ['history', true, 0, false],
       ['tamper', true, 0, false],
       ['import', false, null, true],
     ]);
-    expect(steps[1]!.stdout).toContain('stuck: importing');
-    expect(steps[1]!.durationMs).toBeGreaterThanOrEqual(IMPORT_LIMIT_MS);
+    expect(steps[2]!.stdout).toContain('stuck: importing');
+    expect(steps[2]!.durationMs).toBeGreaterThanOrEqual(IMPORT_LIMIT_MS);
     // killed at its own limit, not the other steps' 60 s nor the 600 s sleep (20 s of slack: a loaded machine starts processes slowly)
-    expect(steps[1]!.durationMs).toBeLessThan(IMPORT_LIMIT_MS + 20_000);
+    expect(steps[2]!.durationMs).toBeLessThan(IMPORT_LIMIT_MS + 20_000);
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats } from '../../../cache/build-scripts.js';
+import { BuildScripts, type Attempt, type RebuildSpec, type RepoStats, type StoredScan } from '../../../cache/build-scripts.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore, type Db } from '../../../cache/store.js';
 import { noteDb } from '../db-label.js';
@@ -7,6 +7,7 @@ import { rebuildEnvironment } from '../../../stages/synthesize/rebuild.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { DockerService } from '../../services/docker.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+import { describeLock } from '../../services/environments/lock.js';
 
 /** One line per attempt (newest first), for `perfmine cache scripts`. Pure. */
 export function attemptSummary(a: Attempt) {
@@ -24,6 +25,8 @@ export function attemptSummary(a: Attempt) {
     llmCalls: a.llmCalls,
     tokens: a.promptTokens + a.completionTokens,
     imageTag: a.imageTag,
+    /** The outside scan's verdict and time, when the attempt's image was scanned. */
+    scan: a.scan ? { verdict: a.scan.verdict, durationMs: a.scan.durationMs } : null,
     createdAt: a.createdAt,
   };
 }
@@ -54,7 +57,14 @@ export function commitReport(attempts: readonly Attempt[]) {
     status: verified ? 'verified' : attempts.length > 0 ? 'no verified script' : 'never built',
     imageTag: verified?.imageTag ?? null,
     verified: verified
-      ? { attemptId: verified.id, source: verified.source, sourceDetail: verified.sourceDetail, script: verified.script }
+      ? {
+          attemptId: verified.id,
+          source: verified.source,
+          sourceDetail: verified.sourceDetail,
+          script: verified.script,
+          scan: verified.scan ?? null,
+          lock: verified.lock ?? null,
+        }
       : null,
     lastFailure: lastFailure
       ? {
@@ -67,11 +77,28 @@ export function commitReport(attempts: readonly Attempt[]) {
           script: lastFailure.script,
           stdoutTail: lastFailure.stdoutTail,
           stderrTail: lastFailure.stderrTail,
+          scan: lastFailure.scan ?? null,
         }
       : null,
     attempts: attempts.map(attemptSummary),
     rebuild,
   };
+}
+
+/** The outside scan of an attempt's image in lines (`perfmine cache show`). Pure. */
+export function formatScan(scan: StoredScan | null): string[] {
+  if (!scan) return [];
+  const size =
+    scan.filesRead === undefined
+      ? ''
+      : `, ${scan.filesRead} files${scan.bytesRead === undefined ? '' : `, ${Math.round(scan.bytesRead / 1024 / 1024)} MiB`}`;
+  const head = `outside scan: ${scan.verdict} in ${(scan.durationMs / 1000).toFixed(1)} s${size}`;
+  const count = scan.findingCount ?? scan.findings.length;
+  return [
+    head,
+    ...scan.findings.map((f) => `  ${f.path} (${f.rule}): ${f.detail}`),
+    ...(count > scan.findings.length ? [`  ... and ${count - scan.findings.length} more`] : []),
+  ];
 }
 
 export function formatStats(stats: readonly RepoStats[]): string {
@@ -170,6 +197,14 @@ export function cacheShowCommand(key: string, globals: GlobalFlags): void {
       '',
       `verified script (attempt #${report.verified.attemptId}, ${report.verified.source}${report.verified.sourceDetail ? `: ${report.verified.sourceDetail}` : ''}):`,
       report.verified.script.trimEnd(),
+      ...formatScan(report.verified.scan),
+      ...(report.verified.lock
+        ? [
+            '',
+            `lock (${report.verified.lock.distributions.length} distributions):`,
+            ...describeLock(report.verified.lock).map((l) => `  ${l}`),
+          ]
+        : ['', 'lock: none recorded (built before locks, or without the index time machine)']),
     );
   if (report.lastFailure) {
     const f = report.lastFailure;
@@ -181,6 +216,7 @@ export function cacheShowCommand(key: string, globals: GlobalFlags): void {
     );
     if (f.stderrTail.trim()) lines.push('stderr (tail):', f.stderrTail.trimEnd());
     if (f.stdoutTail.trim()) lines.push('stdout (tail):', f.stdoutTail.trimEnd());
+    lines.push(...formatScan(f.scan));
   }
   if (report.rebuild) {
     const r = report.rebuild;
@@ -233,6 +269,7 @@ export async function cacheRebuildCommand(key: string, globals: GlobalFlags): Pr
       log: session.log,
       store,
       commitDate: report.commitDate ?? new Date(0).toISOString(),
+      lock: report.verified.lock,
     });
     if (session.json) printJson(result);
     else

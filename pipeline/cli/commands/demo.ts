@@ -1,14 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Ledger } from '../../../cache/ledger.js';
 import { openStore } from '../../../cache/store.js';
 import { lastStop } from '../../last-stop.js';
 import { packagePath } from '../../package-root.js';
 import { monthWindow } from '../../window.js';
 import { prepareDemoDir } from '../demo-dir.js';
+import { dockerSetupDeps, ensureDockerEngine } from '../demo-docker.js';
 import { loadConfig } from '../../config/load.js';
 import { createSampleRepo } from '../../demo/sample-repo.js';
+import { SAMPLE_DEPENDENCY, sampleReleases, writeSampleIndex } from '../../demo/sample-index.js';
+import { startLocalIndex } from '../../services/package-index/local-index.js';
 import type { Registry } from '../../registry.js';
 import { DockerService } from '../../services/docker.js';
 import { flagLayer, print, type GlobalFlags } from '../session.js';
@@ -51,8 +53,10 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
   const removed = prepareDemoDir(dir, flags.fresh ?? false);
   if (removed.length > 0) print(`--fresh: removed the demo's own ${removed.join(', ')} from ${dir}`);
   const repoPath = join(dir, 'fastmath');
+  const indexDir = join(dir, 'index');
+  if (!existsSync(join(indexDir, 'index.json'))) writeSampleIndex(indexDir, DEMO_MONTH);
   if (!existsSync(repoPath)) {
-    const sample = createSampleRepo(repoPath, DEMO_MONTH);
+    const sample = createSampleRepo(repoPath, DEMO_MONTH, { dependency: SAMPLE_DEPENDENCY });
     print(`created the sample repository ${repoPath}: ${sample.pullRequests.length} pull requests merged in ${DEMO_MONTH}`);
     for (const pr of sample.pullRequests) print(`  #${pr.number} (${pr.style}) ${pr.title}`);
   } else {
@@ -66,18 +70,28 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
     );
   }
   const demoGlobals: GlobalFlags = { ...globals, db, out, llm: globals.llm ?? 'none' };
-  await ensureBaseImage(demoGlobals);
+  await ensureEngineAndBaseImage(demoGlobals);
 
+  // The sample depends on a generated package only this index has: the builds reach it through
+  // the index time machine, as of each commit's date (PERFMINE_INDEX_UPSTREAM, for this run only).
+  const index = await startLocalIndex({ dir: indexDir });
+  const releases = sampleReleases(DEMO_MONTH)
+    .map((r) => `${SAMPLE_DEPENDENCY} ${r.version} uploaded ${r.uploaded.slice(0, 10)}`)
+    .join(', ');
+  print(`\nserving the sample's package index ${indexDir} at ${index.url} (${releases})`);
   print(
-    `\nrunning: perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${db} --out ${out}\n`,
+    `\nrunning: PERFMINE_INDEX_UPSTREAM=${index.url} perfmine run --month ${DEMO_MONTH} --source git:${repoPath} --repo ${DEMO_REPO} --llm ${demoGlobals.llm} --db ${db} --out ${out}\n`,
   );
-  const code = await runCommand(
-    'run',
-    undefined,
-    { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] },
-    demoGlobals,
-    registry,
-  );
+  const saved = process.env['PERFMINE_INDEX_UPSTREAM'];
+  process.env['PERFMINE_INDEX_UPSTREAM'] = index.url;
+  let code: number;
+  try {
+    code = await runCommand('run', undefined, { month: DEMO_MONTH, source: `git:${repoPath}`, repo: [DEMO_REPO] }, demoGlobals, registry);
+  } finally {
+    if (saved === undefined) delete process.env['PERFMINE_INDEX_UPSTREAM'];
+    else process.env['PERFMINE_INDEX_UPSTREAM'] = saved;
+    await index.close();
+  }
 
   const store = openStore(db, { readonly: true });
   const stop = lastStop(store, DEMO_MONTH);
@@ -106,7 +120,7 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
   const store = openStore(options.db, { readonly: true });
   let folders: string[];
   try {
-    folders = emittedTasks(new Ledger(store), monthWindow(DEMO_MONTH), options.out)
+    folders = emittedTasks(store, monthWindow(DEMO_MONTH), options.out)
       .filter((t) => t.written)
       .map((t) => t.folder);
   } finally {
@@ -138,16 +152,15 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
   return lines.join('\n');
 }
 
-/** Builds perfmine/base:bookworm when it is the configured base image and the engine lacks it. */
-async function ensureBaseImage(globals: GlobalFlags): Promise<void> {
+/**
+ * Makes the Docker engine answer when it can (demo-docker.ts: as root, with the project's own
+ * script), then builds perfmine/base:bookworm when it is the configured base image and the engine
+ * lacks it.
+ */
+async function ensureEngineAndBaseImage(globals: GlobalFlags): Promise<void> {
   const { config } = loadConfig({ configPath: globals.config, flags: flagLayer(globals) });
   const docker = new DockerService();
-  try {
-    await docker.ping();
-  } catch {
-    print('\nno Docker engine answers: the stages that need one will say so (scripts/setup-docker.sh starts one)');
-    return;
-  }
+  if (!(await ensureDockerEngine(dockerSetupDeps(docker, print)))) return;
   if (await docker.imageExists(config.docker.baseImage)) return;
   if (config.docker.baseImage !== 'perfmine/base:bookworm') {
     print(`\nthe base image ${config.docker.baseImage} is not in the Docker engine; synthesize will say what to do`);

@@ -7,6 +7,8 @@ import { datasetFiles, type PublishedMonth } from '../../../stages/emit/publish/
 import { writeDataset, type WriteReport } from '../../../stages/emit/publish/write-dataset.js';
 import { ConfigError } from '../../errors.js';
 import { repoFunnel } from '../../report/load.js';
+import { costInputs } from '../../report/costs.js';
+import { monthCosts } from '../../concepts/task-costs.js';
 import { funnelTotals } from '../../report/render.js';
 import { monthOf, monthWindow } from '../../window.js';
 import { noteDb } from '../db-label.js';
@@ -37,10 +39,12 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
     const ledger = new Ledger(db);
     const emitted = [...new Set(ledger.list('emit', { statuses: ['done'] }).flatMap((r) => (r.at ? [monthOf(r.at)] : [])))].sort();
     const wanted = flags.months && flags.months.length > 0 ? [...new Set(flags.months)].sort() : emitted;
+    const costs = costInputs(db);
     const months: PublishedMonth[] = wanted.map((month) => ({
       month,
-      tasks: monthTasks({ ledger, log: session.log }, month),
+      tasks: monthTasks({ ledger, log: session.log, db }, month),
       funnel: funnelTotals(repoFunnel(ledger, monthWindow(month))),
+      costs: monthCosts(month, costs.candidates, costs.commits),
     }));
     const dir = resolve(flags.to);
     const report = writeDataset(dir, datasetFiles(months));

@@ -1,4 +1,3 @@
-import { Ledger } from '../../../cache/ledger.js';
 import { checkDatabasePath } from '../../../cache/database-path.js';
 import { openStore } from '../../../cache/store.js';
 import { noteDb } from '../db-label.js';
@@ -42,7 +41,7 @@ export function tasksCommand(flags: TasksFlags, globals: GlobalFlags): number {
   if (!session.json) noteDb(path);
   const db = openStore(path, { readonly: true });
   try {
-    const tasks = emittedTasks(new Ledger(db), window, session.config.out);
+    const tasks = emittedTasks(db, window, session.config.out);
     if (session.json) printJson({ db: path, exists: true, month: window?.label ?? null, out: session.config.out, tasks });
     else print(formatTasks(tasks));
     return 0;

@@ -36,6 +36,12 @@ export type PatchVocabulary = z.infer<typeof patchVocabularySchema>;
 export const MEASURED_WORKLOADS_SLOT = '<!-- perfmine:measured-workloads -->';
 
 /**
+ * Where emit says how to measure in the task's environment (the in-image `perfmine-bench`, and
+ * asv where the engine is asv and asv is in the image): classify cannot know the environment.
+ */
+export const MEASURING_TOOL_SLOT = '<!-- perfmine:measuring-tool -->';
+
+/**
  * What classify hands on for a pull request judged performance-motivated (a `done` item; a NO is
  * `dropped` with a reason). Synthesize, validate and emit read it from the ledger.
  *

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { environmentLockSchema } from './environment-lock.js';
 
 /**
  * What synthesize hands on for a commit (`owner/name@sha`, the base commit of candidates): a
@@ -31,5 +32,12 @@ export const synthesizeOutputSchema = z.object({
   importName: z.string().nullable(),
   /** Where the clone came from: `git:PATH` or `https://github.com/owner/name.git`. */
   cloneSource: z.string(),
+  // ---- added by issue 29 ----
+  /**
+   * What the verified image holds (pipeline/services/environments/lock.ts): every build of the
+   * commit after synthesize's (validate's expert side, scores, rebuilds, the task folder) installs
+   * it first. Absent in outputs of earlier versions.
+   */
+  lock: environmentLockSchema.nullable().optional(),
 });
 export type SynthesizeOutput = z.infer<typeof synthesizeOutputSchema>;

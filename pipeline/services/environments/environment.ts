@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { Dirent } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,9 +11,18 @@ import type { Logger } from '../../logging.js';
 import type { Source } from '../../scope.js';
 import { containerLimits, type ContainerLimits, type DockerService, type RunResult } from '../docker.js';
 import type { TarEntry } from '../tar.js';
-import type { NewAttempt } from '../../../cache/build-scripts.js';
+import type { NewAttempt, StoredScan } from '../../../cache/build-scripts.js';
+import { ImageInventories } from '../../../cache/image-inventories.js';
+import { scanImage, scanRecord, scanStepResult } from './image-scan.js';
 import { classifyFailure, describeFailure, type Failure, type StepResult } from './failure.js';
-import { imageSlug, repoImageTag, toolchainTag } from './image-names.js';
+import { imageSlug, repoImageTag, sourceImageTag, toolchainTag } from './image-names.js';
+import { historyLeaks } from './seal.js';
+import type { Db } from '../../../cache/store.js';
+import { startBuildIndex, type BuildIndex, type IndexSettings } from '../package-index/build-index.js';
+import type { IndexProblem } from '../package-index/index-session.js';
+import { buildConstraints, installedSetSchema, lockOf, requirementsLock, type EnvironmentLock, type InstalledSet } from './lock.js';
+import { LOCK_READER_PATH } from './source-tier.js';
+import { SEAL_PATH, sourceTierDockerfile, sourceTierFiles, sourceTierKey, TASK_SOURCE_DIR } from './source-tier.js';
 import { checkScript } from './script-check.js';
 import { bashSyntaxError } from './script-syntax.js';
 import {
@@ -46,12 +56,21 @@ export interface BuildSettings {
     readonly tool: number;
   };
   readonly tailChars: number;
-  readonly buildNetwork: 'bridge' | 'none';
+  /**
+   * The build step's network: `index` (none but the package index time machine, as of the
+   * commit's date), `bridge` (Docker's network, whatever the index serves today) or `none`.
+   */
+  readonly buildNetwork: 'index' | 'bridge' | 'none';
+  /** The time machine's settings (synthesize.index); null unless `index`. */
+  readonly index: IndexSettings | null;
+  /** Where the time machine caches upstream pages and the outside scan keeps base inventories (null: this process only). */
+  readonly store: Db | null;
   /** How verification discovers the benchmarks: the harness (engine perfmine), or asv (`check`, `just-discover`). */
   readonly asvDiscover: BenchmarkDiscovery;
 }
 
-export function buildSettings(config: Config): BuildSettings {
+/** The build settings of a configuration; `store` caches the index's upstream pages (null: no cache, e.g. on a Slurm node). */
+export function buildSettings(config: Config, store: Db | null = null): BuildSettings {
   const t = config.synthesize.timeouts;
   return {
     limits: containerLimits(config.docker),
@@ -66,6 +85,8 @@ export function buildSettings(config: Config): BuildSettings {
     },
     tailChars: config.synthesize.tailChars,
     buildNetwork: config.synthesize.buildNetwork,
+    index: config.synthesize.buildNetwork === 'index' ? config.synthesize.index : null,
+    store,
     asvDiscover: discoveryOf(config),
   };
 }
@@ -73,6 +94,21 @@ export function buildSettings(config: Config): BuildSettings {
 /** How environments are verified to discover their benchmarks: with the engine validate measures with. */
 export function discoveryOf(config: Config): BenchmarkDiscovery {
   return config.validate.engine === 'perfmine' ? 'harness' : config.synthesize.asv.discover;
+}
+
+/** What of `synthesize.index` changes what a build installs (its time limits and retries do not). */
+export interface IndexResultSettings {
+  readonly upstream: string;
+  readonly cutoff: string;
+  readonly slackDays: number;
+  readonly missingUploadTime: 'exclude' | 'include';
+}
+
+/** What the time machine serves a build (null when builds do not go through it). */
+export function indexResultSettings(config: Config): IndexResultSettings | null {
+  if (config.synthesize.buildNetwork !== 'index') return null;
+  const { upstream, cutoff, slackDays, missingUploadTime } = config.synthesize.index;
+  return { upstream, cutoff, slackDays, missingUploadTime };
 }
 
 /** The asv wheelhouse of the toolchain tier: only the asv engine needs asv in the image. */
@@ -102,14 +138,23 @@ export interface CommitBuildSpec {
   readonly repo: string;
   readonly sha: string;
   readonly script: string;
-  /** The repository tier to build from. */
-  readonly repoImage: string;
+  /** The commit's source tier to build from (the commit sealed at /repo, source-tier.ts). */
+  readonly sourceImage: string;
+  /** The image every environment starts from: the outside scan compares the built image with it. */
+  readonly baseImage: string;
   readonly importName: string | null;
   readonly asvConfigPath: string | null;
   /** `X.Y`: the build and verification use `pythonX.Y` (PERFMINE_PYTHON). */
   readonly pythonVersion: string | null;
   /** A unified diff applied after the checkout, before the script (validate's expert side). */
   readonly patch?: string | null;
+  /** The commit's committer date (ISO 8601): the index time machine's cutoff. */
+  readonly commitDate?: string | null;
+  /**
+   * The environment's lock (a verified build's): installed first, hash-checked, so that this build
+   * (validate's expert side, a score, a rebuild) has exactly the dependencies that were measured.
+   */
+  readonly lock?: EnvironmentLock | null;
   /** What a changed path is, for the tamper check's message. */
   readonly layout?: { readonly benchmarkDir: string | null; readonly testDirs: readonly string[] };
 }
@@ -121,12 +166,19 @@ export interface AttemptRun {
   /** The built image's tag (verified or not), or null when nothing was built. */
   readonly image: string | null;
   readonly durationMs: number;
+  /** What the verified image holds: its distributions, joined with what the index served the build; null when not verified. */
+  readonly lock: EnvironmentLock | null;
+  /** The outside scan's verdict, when verification passed and the image was scanned. */
+  readonly scan: StoredScan | null;
 }
 
 /** What the attempt table records of a run: its outcome, the failing step and its output tails, every step. */
 export function attemptRecordOf(
   run: AttemptRun,
-): Pick<NewAttempt, 'outcome' | 'failingStep' | 'failureKind' | 'failure' | 'stdoutTail' | 'stderrTail' | 'steps' | 'durationMs'> {
+): Pick<
+  NewAttempt,
+  'outcome' | 'failingStep' | 'failureKind' | 'failure' | 'stdoutTail' | 'stderrTail' | 'steps' | 'durationMs' | 'lock' | 'scan'
+> {
   const verified = run.failure === null && run.image !== null;
   const failing = run.steps.find((s) => !s.ok) ?? run.steps.find((s) => s.step === 'build');
   return {
@@ -145,6 +197,8 @@ export function attemptRecordOf(
       ...(s.detail ? { detail: s.detail } : {}),
     })),
     durationMs: run.durationMs,
+    lock: run.lock,
+    scan: run.scan,
   };
 }
 
@@ -274,22 +328,38 @@ export class Environments {
       await this.pruneRepoImages(repo, tag);
       return tag;
     }
-    const refs = await git(clone.path, ['show-ref', '--head']);
+    const modules = await moduleGitDirs(clone.path);
+    const refs = [
+      await git(clone.path, ['show-ref', '--head']),
+      ...(await Promise.all(modules.map(async (m) => `${m.name}\n${await git(m.gitDir, ['show-ref', '--head']).catch(() => '')}`))),
+    ].join('\n');
     const tag = repoImageTag(repo, `${toolchain.id}\n${refs}`);
     if (await this.docker.imageExists(tag)) return tag;
     const dir = await mkdtemp(join(tmpdir(), 'perfmine-bundle-'));
     try {
       const bundle = join(dir, 'repo.bundle');
       await git(clone.path, ['bundle', 'create', bundle, '--all']);
+      // the clone's submodule repositories, so that the source tier can seal each at its gitlinked commit
+      const moduleEntries: TarEntry[] = [];
+      for (const [i, m] of modules.entries()) {
+        const file = join(dir, `module-${i}.bundle`);
+        const made = await git(m.gitDir, ['bundle', 'create', file, '--all']).then(
+          () => true,
+          () => false,
+        );
+        if (made) moduleEntries.push({ name: `modules/${m.name}.bundle`, content: { file } });
+      }
+      const copyModules = moduleEntries.length > 0 ? 'COPY modules/ /perfmine/modules/\n' : '';
       const built = await this.docker.buildImage(
         {
           tag,
           context: [
             {
               name: 'Dockerfile',
-              content: `FROM ${toolchainImage}\nCOPY repo.bundle /tmp/repo.bundle\nRUN git clone -q --no-checkout /tmp/repo.bundle /repo && rm /tmp/repo.bundle && git -C /repo remote remove origin\n${finish}`,
+              content: `FROM ${toolchainImage}\nCOPY repo.bundle /tmp/repo.bundle\n${copyModules}RUN git clone -q --no-checkout /tmp/repo.bundle /repo && rm /tmp/repo.bundle && git -C /repo remote remove origin\n${finish}`,
             },
             { name: 'repo.bundle', content: { file: bundle } },
+            ...moduleEntries,
           ],
           labels,
           timeoutMs: this.settings.timeoutsMs.repoImage,
@@ -312,13 +382,70 @@ export class Environments {
   }
 
   /**
-   * The toolchain and repository tiers an environment was built on, as recorded (synthesize's
-   * output, the build-script store), rebuilt from the base image and the clone source when they
-   * are gone (a newer clone untags older repository images).
+   * The commit's source tier (source-tier.ts): the toolchain with the commit sealed at /repo and
+   * perfmine's files, built from the repository tier in a first stage that no image keeps. Keyed
+   * by the toolchain, the commit and perfmine's files, not by the clone: a newer clone does not
+   * rebuild it.
+   */
+  async ensureSourceImage(
+    repo: string,
+    sha: string,
+    toolchainImage: string,
+    repoImage: () => Promise<string>,
+    clone: CloneSource,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const toolchain = await this.docker.inspectImage(toolchainImage);
+    if (!toolchain) throw new ConfigError(`no image ${toolchainImage}`, { reason: 'no-base-image' });
+    const tag = sourceImageTag(repo, sha, sourceTierKey(toolchain.id, sha));
+    if (await this.docker.imageExists(tag)) return tag;
+    const clonedFrom = await repoImage();
+    const built = await this.docker.buildImage(
+      {
+        tag,
+        context: [
+          { name: 'Dockerfile', content: sourceTierDockerfile({ repoImage: clonedFrom, toolchainImage, sha }) },
+          ...sourceTierFiles(),
+        ],
+        labels: { 'org.perfmine.tier': 'source', 'org.perfmine.repo': repo, 'org.perfmine.sha': sha },
+        // a URL clone older than the commit fetches it
+        network: clone.kind === 'url' ? 'default' : 'none',
+        timeoutMs: this.settings.timeoutsMs.repoImage,
+        limits: this.settings.limits,
+        tailChars: this.settings.tailChars,
+      },
+      signal,
+    );
+    if (!built.ok)
+      throw new ItemError(
+        'source-image-failed',
+        `sealing ${repo}@${sha.slice(0, 12)} into its source image failed: ${built.error}\n${built.log.slice(-2000)}`,
+      );
+    this.#log.info({ repo, sha, image: tag, durationMs: built.durationMs }, 'source image built');
+    return tag;
+  }
+
+  /** A commit's source tier from a clone source (the repository tier built first when needed). */
+  sourceFor(repo: string, sha: string, clone: CloneSource, toolchainImage: string, signal?: AbortSignal): Promise<string> {
+    return this.ensureSourceImage(
+      repo,
+      sha,
+      toolchainImage,
+      () => this.ensureRepoImage(repo, clone, toolchainImage, signal),
+      clone,
+      signal,
+    );
+  }
+
+  /**
+   * The toolchain, repository and source tiers an environment was built on, as recorded
+   * (synthesize's output, the build-script store), rebuilt from the base image and the clone
+   * source when they are gone (a newer clone untags older repository images).
    */
   async ensureTiers(
     spec: {
       readonly repo: string;
+      readonly sha: string;
       readonly baseImage: string;
       readonly toolchainImage: string;
       readonly repoImage: string;
@@ -326,27 +453,34 @@ export class Environments {
     },
     wheelhouse: string | null,
     signal?: AbortSignal,
-  ): Promise<{ toolchainImage: string; repoImage: string }> {
+  ): Promise<{ toolchainImage: string; repoImage: string; sourceImage: string }> {
     let toolchainImage = spec.toolchainImage;
     if (!(await this.docker.imageExists(toolchainImage))) {
       toolchainImage = (await this.ensureToolchain(spec.baseImage, spec.toolchainImage === spec.baseImage ? null : wheelhouse, signal))
         .image;
     }
-    const repoImage = (await this.docker.imageExists(spec.repoImage))
-      ? spec.repoImage
-      : await this.ensureRepoImage(spec.repo, parseCloneSource(spec.cloneSource), toolchainImage, signal);
-    return { toolchainImage, repoImage };
+    const clone = parseCloneSource(spec.cloneSource);
+    let repoImage = spec.repoImage;
+    const ensureRepo = async () => {
+      if (!(await this.docker.imageExists(repoImage))) repoImage = await this.ensureRepoImage(spec.repo, clone, toolchainImage, signal);
+      return repoImage;
+    };
+    const sourceImage = await this.ensureSourceImage(spec.repo, spec.sha, toolchainImage, ensureRepo, clone, signal);
+    return { toolchainImage, repoImage, sourceImage };
   }
 
   /** Checks the script, builds the commit image (tag `tag`) and verifies it. */
   async buildAndVerify(spec: CommitBuildSpec, tag: string, signal?: AbortSignal): Promise<AttemptRun> {
     const started = Date.now();
     const steps: StepResult[] = [];
-    const done = (image: string | null): AttemptRun => ({
+    let scan: StoredScan | null = null;
+    const done = (image: string | null, lock: EnvironmentLock | null = null): AttemptRun => ({
       steps,
       failure: classifyFailure(steps),
       image,
       durationMs: Date.now() - started,
+      lock,
+      scan,
     });
 
     const checked = checkScript(spec.script);
@@ -373,45 +507,56 @@ export class Environments {
       { name: 'perfmine/prepare.sh', content: PREPARE_SCRIPT, mode: 0o755 },
     ];
     if (spec.patch) files.push({ name: 'perfmine/patch.diff', content: spec.patch });
+    files.push(...lockFiles(spec.lock ?? null));
     const { repo: imageRepo, tagPart } = splitImageTag(tag);
     const scriptSha = sha256(script);
-    const build = await this.docker.run(
-      {
-        image: spec.repoImage,
-        cmd: [...BUILD_COMMAND],
-        env: {
-          PERFMINE_SHA: spec.sha,
-          ...pythonEnv(spec.pythonVersion),
-          PIP_ROOT_USER_ACTION: 'ignore',
-          PIP_NO_INPUT: '1',
-          PIP_DISABLE_PIP_VERSION_CHECK: '1',
-          DEBIAN_FRONTEND: 'noninteractive',
+    const index = await this.#startIndex(spec);
+    let build: RunResult;
+    try {
+      build = await this.docker.run(
+        {
+          image: spec.sourceImage,
+          cmd: index ? ['bash', '-c', `${index.access.prelude} && ${BUILD_COMMAND[2]}`] : [...BUILD_COMMAND],
+          env: {
+            PERFMINE_SHA: spec.sha,
+            ...pythonEnv(spec.pythonVersion),
+            PIP_ROOT_USER_ACTION: 'ignore',
+            PIP_NO_INPUT: '1',
+            PIP_DISABLE_PIP_VERSION_CHECK: '1',
+            DEBIAN_FRONTEND: 'noninteractive',
+          },
+          network: index ? 'none' : this.settings.buildNetwork === 'bridge' ? 'bridge' : 'none',
+          ...(index ? { mounts: index.access.mounts } : {}),
+          timeoutMs: this.settings.timeoutsMs.build,
+          limits: this.settings.limits,
+          tailChars: this.settings.tailChars,
+          labels: { 'org.perfmine.role': 'build', 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
+          files,
+          collect: [CHECKOUT_MARKER],
+          commit: {
+            repo: imageRepo,
+            tag: tagPart,
+            changes: [
+              `WORKDIR ${REPO_DIR}`,
+              'CMD ["/bin/bash"]',
+              // An image built with a patch is validate's expert side, not the commit's environment.
+              `LABEL org.perfmine.tier=${spec.patch ? 'expert' : 'env'}`,
+              `LABEL org.perfmine.repo=${spec.repo}`,
+              `LABEL org.perfmine.sha=${spec.sha}`,
+              `LABEL org.perfmine.script-sha256=${scriptSha}`,
+              ...(spec.patch ? [`LABEL org.perfmine.patch-sha256=${sha256(spec.patch)}`] : []),
+            ],
+          },
+          onOutput: (stream, text) => this.#log.trace({ stream, text }, 'build output'),
         },
-        network: this.settings.buildNetwork,
-        timeoutMs: this.settings.timeoutsMs.build,
-        limits: this.settings.limits,
-        tailChars: this.settings.tailChars,
-        labels: { 'org.perfmine.role': 'build', 'org.perfmine.repo': spec.repo, 'org.perfmine.sha': spec.sha },
-        files,
-        collect: [CHECKOUT_MARKER],
-        commit: {
-          repo: imageRepo,
-          tag: tagPart,
-          changes: [
-            `WORKDIR ${REPO_DIR}`,
-            'CMD ["/bin/bash"]',
-            // An image built with a patch is validate's expert side, not the commit's environment.
-            `LABEL org.perfmine.tier=${spec.patch ? 'expert' : 'env'}`,
-            `LABEL org.perfmine.repo=${spec.repo}`,
-            `LABEL org.perfmine.sha=${spec.sha}`,
-            `LABEL org.perfmine.script-sha256=${scriptSha}`,
-            ...(spec.patch ? [`LABEL org.perfmine.patch-sha256=${sha256(spec.patch)}`] : []),
-          ],
-        },
-        onOutput: (stream, text) => this.#log.trace({ stream, text }, 'build output'),
-      },
-      signal,
-    );
+        signal,
+      );
+    } finally {
+      await index?.timeMachine.close();
+    }
+    const served = index?.timeMachine.served() ?? [];
+    const indexProblems = index ? describeIndexProblems(index.timeMachine.problems()) : null;
+    if (indexProblems) build = { ...build, stderr: `${build.stderr}\n${indexProblems}` };
     const checkedOut = build.files.size > 0;
     if (!checkedOut && !build.timedOut) {
       steps.push(stepOf('checkout', build, false, `checking out ${spec.sha}${spec.patch ? ' and applying the patch' : ''} failed`));
@@ -423,7 +568,57 @@ export class Environments {
     if (!built) return done(null);
 
     steps.push(...(await this.verify(tag, spec, signal)));
-    return done(tag);
+    if (steps.some((s) => !s.ok)) return done(tag);
+    // the check from outside: the image's files read on this host, nothing run from it
+    const scanned = await scanImage({
+      docker: this.docker,
+      baseImage: spec.baseImage,
+      image: tag,
+      inventories: this.settings.store ? new ImageInventories(this.settings.store) : null,
+      ...(signal ? { signal } : {}),
+    });
+    steps.push(scanStepResult(scanned));
+    scan = scanRecord(scanned);
+    this.#log.debug({ step: 'scan', verdict: scanned.verdict, durationMs: scanned.durationMs }, 'outside scan');
+    if (scanned.verdict !== 'accepted') return done(tag);
+    const installed = await this.installedSet(tag, spec.pythonVersion, signal);
+    const lock = lockOf(installed, served, {
+      cutoff: index?.timeMachine.cutoff?.toISOString() ?? null,
+      upstream: index ? index.timeMachine.upstream : null,
+    });
+    return done(tag, lock);
+  }
+
+  /** The time machine of one build (buildNetwork `index`), at the commit's date; null otherwise. */
+  async #startIndex(spec: CommitBuildSpec): Promise<BuildIndex | null> {
+    const index = this.settings.buildNetwork === 'index' ? this.settings.index : null;
+    if (!index) return null;
+    return startBuildIndex(index, { commitDate: spec.commitDate ?? null, store: this.settings.store, log: this.#log });
+  }
+
+  /** The distributions an image's Python sees (perfmine_lock.py `read`), from a container without network. */
+  async installedSet(image: string, pythonVersion: string | null, signal?: AbortSignal): Promise<InstalledSet> {
+    const out = '/tmp/perfmine-installed.json';
+    const r = await this.docker.run(
+      {
+        image,
+        cmd: ['bash', '-c', `"\${PERFMINE_PYTHON:-python3}" ${LOCK_READER_PATH} read --out ${out}`],
+        env: pythonEnv(pythonVersion),
+        workingDir: '/',
+        network: 'none',
+        timeoutMs: this.settings.timeoutsMs.import,
+        limits: this.settings.limits,
+        tailChars: this.settings.tailChars,
+        labels: { 'org.perfmine.role': 'lock' },
+        collect: [out],
+        collectMaxBytes: 256 * 1024 * 1024,
+      },
+      signal,
+    );
+    const text = r.files.get(out.slice(out.lastIndexOf('/') + 1))?.toString('utf8');
+    if (r.exitCode !== 0 || text === undefined)
+      throw new ItemError('lock-unreadable', `reading the distributions of ${image}: ${(r.stderr || r.stdout).trim().slice(-1000)}`);
+    return installedSetSchema.parse(JSON.parse(text));
   }
 
   /**
@@ -431,8 +626,13 @@ export class Environments {
    * asv discovery, pytest collection, in order, each with its own time limit, stopping at the
    * first failure (verifyContainerFiles). Each step keeps its own exit code, time and output tails.
    */
-  async verify(image: string, spec: Omit<CommitBuildSpec, 'script' | 'repoImage'>, signal?: AbortSignal): Promise<StepResult[]> {
+  async verify(
+    image: string,
+    spec: Omit<CommitBuildSpec, 'script' | 'sourceImage' | 'baseImage'>,
+    signal?: AbortSignal,
+  ): Promise<StepResult[]> {
     const limits: Record<string, number> = {
+      history: this.settings.timeoutsMs.tamper,
       tamper: this.settings.timeoutsMs.tamper,
       import: this.settings.timeoutsMs.import,
       asv: this.settings.timeoutsMs.asv,
@@ -481,6 +681,13 @@ export class Environments {
       elapsed += run.durationMs;
       const ok = !run.timedOut && run.exitCode !== null && c.okExitCodes.includes(run.exitCode);
       let detail: string | undefined;
+      if (!ok && c.step === 'history') {
+        const leaks = historyLeaks(run.stdout);
+        detail =
+          leaks.length > 0
+            ? `history-leak: /repo holds more than the commit's history: ${leaks.slice(0, 3).join('; ')}${leaks.length > 3 ? ` (and ${leaks.length - 3} more)` : ''}`
+            : `history check failed: ${(run.stderr.trim() || run.stdout.trim()).slice(0, 300)}`;
+      }
       if (!ok && c.step === 'tamper') {
         const changed = categorizeChanged(tamperedPaths(run.stdout), {
           asvConfigPath: spec.asvConfigPath,
@@ -500,6 +707,38 @@ export class Environments {
       if (!ok) break;
     }
     return steps;
+  }
+
+  /**
+   * A task folder's sealed history read out of a commit's source tier (`seal.sh bundle`): the
+   * same bytes `exportSealedHistory` makes from a local clone (the GitHub source has none).
+   */
+  async sealedHistory(sourceImage: string, signal?: AbortSignal): Promise<Map<string, Buffer>> {
+    const out = '/tmp/perfmine-source';
+    const r = await this.docker.run(
+      {
+        image: sourceImage,
+        cmd: ['bash', SEAL_PATH, 'bundle', out],
+        network: 'none',
+        timeoutMs: this.settings.timeoutsMs.repoImage,
+        limits: this.settings.limits,
+        tailChars: this.settings.tailChars,
+        labels: { 'org.perfmine.role': 'seal-bundle' },
+        collect: [out],
+        collectMaxBytes: 16 * 1024 ** 3,
+      },
+      signal,
+    );
+    if (r.exitCode !== 0)
+      throw new ItemError('seal-failed', `bundling the sealed history of ${sourceImage}: ${r.stderr.trim().slice(-2000)}`);
+    if (!r.files.has(`${out.slice(out.lastIndexOf('/') + 1)}/repo.bundle`))
+      throw new ItemError('seal-failed', `bundling the sealed history of ${sourceImage}: no repo.bundle came out of the container`);
+    const base = out.slice(out.lastIndexOf('/') + 1);
+    const files = new Map<string, Buffer>();
+    for (const [path, data] of [...r.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (path.startsWith(`${base}/`) && !path.endsWith('/')) files.set(`${TASK_SOURCE_DIR}/${path.slice(base.length + 1)}`, data);
+    }
+    return files;
   }
 
   /** Tags a verified attempt image with its final name and drops the attempt tag. */
@@ -538,4 +777,52 @@ async function git(cwd: string, args: readonly string[]): Promise<string> {
     if (typeof e.code === 'number') throw new ItemError('git-failed', `git ${args[0]} in ${cwd}: ${(e.stderr ?? e.message).trim()}`);
     throw new OutsideServiceError('git', 'git-unavailable', `git: ${e.message}`, { cause: error });
   }
+}
+
+/**
+ * The submodule repositories of a local clone (`.git/modules/NAME`, NAME possibly with slashes):
+ * what the repository tier carries so that source tiers can populate submodules without network.
+ */
+async function moduleGitDirs(clonePath: string): Promise<{ name: string; gitDir: string }[]> {
+  const modulesDir = (await git(clonePath, ['rev-parse', '--path-format=absolute', '--git-path', 'modules'])).trim();
+  const found: { name: string; gitDir: string }[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.name === 'HEAD' && e.isFile()) && entries.some((e) => e.name === 'objects')) {
+      found.push({ name: prefix, gitDir: dir });
+      return;
+    }
+    for (const e of entries) if (e.isDirectory()) await walk(join(dir, e.name), prefix ? `${prefix}/${e.name}` : e.name);
+  };
+  await walk(modulesDir, '');
+  return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The lock's files for a build that installs it first (prepare.sh installs requirements.lock; the build script runs with constraints.txt). */
+function lockFiles(lock: EnvironmentLock | null): TarEntry[] {
+  if (!lock) return [];
+  const files: TarEntry[] = [];
+  if (lock.distributions.some((d) => d.source === 'index'))
+    files.push({ name: 'perfmine/requirements.lock', content: requirementsLock(lock, 'the environment perfmine verified') });
+  const constraints = buildConstraints(lock);
+  if (constraints.trim()) files.push({ name: 'perfmine/constraints.txt', content: constraints });
+  return files;
+}
+
+/** What the time machine had to say about a build, as lines its log ends with (null: nothing). */
+function describeIndexProblems(problems: readonly IndexProblem[]): string | null {
+  const worth = problems.filter((p) => p.reason !== 'upload-time-missing' || p.refused);
+  if (worth.length === 0) return null;
+  return worth
+    .slice(0, 20)
+    .map(
+      (p) =>
+        `perfmine index time machine: ${p.reason}${p.project ? ` (${p.project}${p.filename ? ` ${p.filename}` : ''})` : ''}: ${p.message}`,
+    )
+    .join('\n');
 }

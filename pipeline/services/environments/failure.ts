@@ -4,7 +4,7 @@
  */
 import { CUT_MARKER_LINE } from '../tail.js';
 
-export const STEPS = ['script', 'checkout', 'build', 'tamper', 'import', 'asv', 'pytest'] as const;
+export const STEPS = ['script', 'checkout', 'build', 'history', 'tamper', 'import', 'asv', 'pytest', 'scan'] as const;
 export type Step = (typeof STEPS)[number];
 
 export interface StepResult {
@@ -34,9 +34,11 @@ export type FailureKind =
   | 'dependency-resolution'
   | 'python-syntax'
   | 'tampered'
+  | 'history-leak'
   | 'import-error'
   | 'asv-discovery'
   | 'pytest-collection'
+  | 'environment-tampered'
   | 'out-of-memory'
   | 'out-of-disk'
   | 'out-of-processes'
@@ -137,6 +139,17 @@ export function classifyFailure(steps: readonly StepResult[]): Failure | null {
     };
   if (failed.step === 'checkout')
     return { step: 'checkout', kind: 'checkout-failed', timedOut: false, headline: headline(), subject: null };
+  if (failed.step === 'history')
+    return { step: 'history', kind: 'history-leak', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
+  // The outside scan of the image (image-scan.ts): its detail names the first file it refused.
+  if (failed.step === 'scan')
+    return {
+      step: 'scan',
+      kind: 'environment-tampered',
+      timedOut: false,
+      headline: (failed.detail ?? headline()).slice(0, 300),
+      subject: null,
+    };
   if (failed.step === 'tamper')
     return { step: 'tamper', kind: 'tampered', timedOut: false, headline: (failed.detail ?? headline()).slice(0, 300), subject: null };
   if (failed.exitCode === 137 && !/Killed/.test(logs)) {

@@ -23,6 +23,11 @@ export function repoImageTag(repo: string, key: string): string {
   return `perfmine/repo-${imageSlug(repo)}:${sha256(key).slice(0, 16)}`;
 }
 
+/** A commit's source tier (the commit sealed at /repo), keyed by what it is made of. */
+export function sourceImageTag(repo: string, sha: string, key: string): string {
+  return `perfmine/src-${imageSlug(repo)}:${sha.slice(0, 12)}-${key.slice(0, 12)}`;
+}
+
 /** The verified environment of a commit. */
 export function envImageTag(repo: string, sha: string): string {
   return `perfmine/env-${imageSlug(repo)}:${sha.slice(0, 12)}`;

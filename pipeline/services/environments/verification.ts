@@ -2,6 +2,7 @@ import { markCut } from '../tail.js';
 import type { TarEntry } from '../tar.js';
 import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
+import { historyCheckScript } from './seal.js';
 
 /**
  * The commands of a build and of its verification, as data (the environment runs them). Pure.
@@ -18,23 +19,35 @@ export const TAMPER_MARKER = 'perfmine-tampered:';
 export const PATCH_DOES_NOT_APPLY_EXIT = 97;
 
 /**
- * Checks out the commit (fetching it when the clone predates it), cleans, applies the patch to
- * the working tree and the index (so that files it adds are tracked, like every other file the
- * patch touches).
+ * The checkout step of a build: /repo (the source tier: the commit sealed and checked out, seal.ts)
+ * must be at the commit and clean; an environment's lock, when the build is given one, is
+ * installed first (hash-checked, without dependencies: exactly the measured distributions); a
+ * patch is applied to the working tree only, so that nothing of it enters the object store (the
+ * history check proves the store holds the commit's history only).
  */
 export const PREPARE_SCRIPT = `set -euo pipefail
 cd ${REPO_DIR}
-if ! git cat-file -e "$PERFMINE_SHA^{commit}" 2>/dev/null; then git fetch -q origin "$PERFMINE_SHA"; fi
-git checkout -qf "$PERFMINE_SHA"
+head=$(git rev-parse HEAD)
+if [ "$head" != "$PERFMINE_SHA" ]; then echo "perfmine: /repo is at $head, not $PERFMINE_SHA" >&2; exit 1; fi
 git clean -qfdx
 if [ -s /perfmine/patch.diff ]; then
-  git apply --index --whitespace=nowarn /perfmine/patch.diff || { echo "perfmine: the patch does not apply to $PERFMINE_SHA" >&2; exit ${PATCH_DOES_NOT_APPLY_EXIT}; }
+  git apply --whitespace=nowarn /perfmine/patch.diff || { echo "perfmine: the patch does not apply to $PERFMINE_SHA" >&2; exit ${PATCH_DOES_NOT_APPLY_EXIT}; }
 fi
 : > ${CHECKOUT_MARKER}
+if [ -s /perfmine/requirements.lock ]; then
+  "\${PERFMINE_PYTHON:-python3}" -m pip install -q --require-hashes --no-deps -r /perfmine/requirements.lock
+fi
 `;
 
-/** The build container's command: prepare, then the script from the repository root. */
-export const BUILD_COMMAND = ['bash', '-c', `bash /perfmine/prepare.sh && cd ${REPO_DIR} && exec bash ${SCRIPT_PATH}`] as const;
+/**
+ * The build container's command: prepare, the script from the repository root, then the module
+ * repositories a script fetched sealed at their gitlinked commits (seal.ts).
+ */
+export const BUILD_COMMAND = [
+  'bash',
+  '-c',
+  `bash /perfmine/prepare.sh && cd ${REPO_DIR} && { if [ -s /perfmine/constraints.txt ]; then export PIP_CONSTRAINT=/perfmine/constraints.txt; fi; } && bash ${SCRIPT_PATH} && bash /perfmine/seal.sh modules`,
+] as const;
 
 export interface VerifySpec {
   readonly sha: string;
@@ -68,21 +81,24 @@ function shellQuote(text: string): string {
 
 /**
  * The tamper check: HEAD is still the commit, and the tree of tracked files as they are on disk
- * (files the patch added included) is exactly the commit's tree with the patch applied (the
- * commit's tree without one). Both trees are written with scratch indexes, so nothing in the
- * checkout changes. Prints the changed paths after a marker.
+ * is exactly the commit's tree with the patch applied (the commit's tree without one). The patch
+ * lives in the working tree only: the files it touches are added to the scratch index beside the
+ * tracked ones (files it creates are untracked, files it deletes are gone). Both trees are
+ * written with scratch indexes, so nothing in the checkout changes (the objects it writes stay in
+ * the verification container). Prints the changed paths after a marker.
  */
 function tamperScript(patched: boolean): string {
   return `set -uo pipefail
 cd ${REPO_DIR}
 head=$(git rev-parse HEAD)
 if [ "$head" != "$PERFMINE_SHA" ]; then echo "HEAD moved to $head (expected $PERFMINE_SHA)" >&2; exit 3; fi
-cp "$(git rev-parse --git-path index)" /tmp/actual.index || exit 5
-GIT_INDEX_FILE=/tmp/actual.index git add -u -- . || exit 5
-actual=$(GIT_INDEX_FILE=/tmp/actual.index git write-tree) || exit 5
 GIT_INDEX_FILE=/tmp/expected.index git read-tree HEAD || exit 5
 ${patched ? 'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff || { echo "the patch does not apply to the commit" >&2; exit 5; }' : ':'}
 expected=$(GIT_INDEX_FILE=/tmp/expected.index git write-tree) || exit 5
+cp "$(git rev-parse --git-path index)" /tmp/actual.index || exit 5
+GIT_INDEX_FILE=/tmp/actual.index git add -u -- . || exit 5
+git diff --name-only -z HEAD "$expected" | GIT_INDEX_FILE=/tmp/actual.index xargs -0 -r git update-index --add --remove -- || exit 5
+actual=$(GIT_INDEX_FILE=/tmp/actual.index git write-tree) || exit 5
 if [ "$actual" != "$expected" ]; then
   echo "${TAMPER_MARKER}"
   git diff --name-only "$expected" "$actual"
@@ -96,6 +112,8 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   const env = { PERFMINE_SHA: spec.sha };
   const py = '"${PERFMINE_PYTHON:-python3}"';
   const commands: VerifyCommand[] = [
+    // first: the checks after it write objects (the tamper check's scratch trees)
+    { step: 'history', cmd: ['bash', '-c', historyCheckScript()], workingDir: REPO_DIR, env, okExitCodes: [0] },
     { step: 'tamper', cmd: ['bash', '-c', tamperScript(spec.patched)], workingDir: REPO_DIR, env, okExitCodes: [0] },
   ];
   const importName = spec.importName;

@@ -1,6 +1,14 @@
 import { tasksParquet } from '../parquet.js';
 import { sortRows } from '../row.js';
-import type { MonthTask } from '../month-files.js';
+import type { FileContent, MonthTask } from '../month-files.js';
+import {
+  COST_MODEL_NOTE,
+  formatMinutes,
+  formatUsd,
+  unrecordedNote,
+  type CostFigures,
+  type MonthCosts,
+} from '../../../pipeline/concepts/task-costs.js';
 
 /**
  * The emitted months as a Hugging Face dataset folder (`perfmine publish`): `data/YYYY-MM.parquet`
@@ -17,6 +25,8 @@ export interface PublishedMonth {
   readonly tasks: readonly MonthTask[];
   /** The month's funnel over every repository (pull requests through each stage). */
   readonly funnel: FunnelCounts;
+  /** What the month's tasks cost (machine minutes, LLM dollars); absent: the card says nothing of it. */
+  readonly costs?: MonthCosts | null;
 }
 
 /** Field, type (as the Parquet file holds it) and meaning, for the card. */
@@ -157,6 +167,7 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     ),
     `| all | ${rate(fpAll)} |`,
     '',
+    ...costSection(months),
     '## Licences',
     '',
     "The dataset's code (patches, build scripts, benchmark names) and text (problem statements) come from the repositories below and stay under",
@@ -170,15 +181,52 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
   return out.join('\n');
 }
 
+/** "What the tasks cost": per month and per task (pipeline/concepts/task-costs.ts); nothing when no month has figures. */
+function costSection(months: readonly PublishedMonth[]): string[] {
+  const costed = months.flatMap((m) => (m.costs ? [m.costs] : []));
+  if (costed.length === 0) return [];
+  const min = (m: number) => m.toFixed(2);
+  const both = (f: CostFigures | null) => (f ? `${formatMinutes(f.machineMinutes)}, ${formatUsd(f.llmUsd)}` : 'n/a');
+  return [
+    '## What the tasks cost',
+    '',
+    COST_MODEL_NOTE,
+    '',
+    '| month | tasks | machine minutes (builds / measurement / replays) | LLM | per emitted task | direct, per task |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...costed.map(
+      (c) =>
+        `| ${c.month} | ${c.emitted} | ${min(c.total.machineMinutes)} (${min(c.total.buildMinutes)} / ${min(c.total.measureMinutes)} / ${min(c.total.replayMinutes)}) | ${formatUsd(c.total.llmUsd)} | ${both(c.perEmittedTask)} | ${both(c.directPerTask)} |`,
+    ),
+    ...costed.flatMap((c) => {
+      const note = unrecordedNote(c);
+      return note ? ['', `${c.month}: ${note}.`] : [];
+    }),
+    '',
+    'Per task (its own share):',
+    '',
+    '| task | builds (min) | measurement (min) | replays (min) | machine (min) | LLM |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...costed.flatMap((c) =>
+      c.tasks.map(
+        (t) =>
+          `| ${t.instanceId} | ${min(t.buildMinutes)} | ${min(t.measureMinutes)} | ${min(t.replayMinutes)} | ${min(t.machineMinutes)} | ${formatUsd(t.llmUsd)} |`,
+      ),
+    ),
+    '',
+  ];
+}
+
 /** Every file of the dataset folder by relative path. */
-export function datasetFiles(months: readonly PublishedMonth[]): Map<string, string | Uint8Array> {
+export function datasetFiles(months: readonly PublishedMonth[]): Map<string, FileContent> {
   const sorted = [...months].sort((a, b) => (a.month < b.month ? -1 : 1));
-  const out = new Map<string, string | Uint8Array>();
+  const out = new Map<string, FileContent>();
   out.set('README.md', datasetCard(sorted));
   for (const m of sorted) {
     out.set(`data/${m.month}.parquet`, tasksParquet(sortRows(m.tasks.map((t) => t.row))));
     for (const t of [...m.tasks].sort((a, b) => (a.row.instance_id < b.row.instance_id ? -1 : 1))) {
-      for (const name of Object.keys(t.files).sort()) out.set(`tasks/${m.month}/${t.row.instance_id}/${name}`, t.files[name]!);
+      for (const name of [...Object.keys(t.files), ...Object.keys(t.blobs)].sort())
+        out.set(`tasks/${m.month}/${t.row.instance_id}/${name}`, t.files[name] ?? t.blobs[name]!);
     }
   }
   return out;

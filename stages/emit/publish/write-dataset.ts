@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { contentBytes, type FileContent } from '../month-files.js';
 
 /**
  * Writes the dataset folder: a file is written only when its bytes differ (publishing an unchanged
@@ -28,12 +29,13 @@ function same(path: string, content: string | Uint8Array): boolean {
   return old.equals(next);
 }
 
-export function writeDataset(dir: string, files: ReadonlyMap<string, string | Uint8Array>): WriteReport {
+export function writeDataset(dir: string, files: ReadonlyMap<string, FileContent>): WriteReport {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   let unchanged = 0;
-  for (const [path, content] of files) {
+  for (const [path, stored] of files) {
     const full = join(dir, path);
+    const content = contentBytes(stored);
     if (same(full, content)) {
       unchanged++;
       continue;

@@ -11,7 +11,7 @@ import { DockerMeasurementRunner } from '../../../stages/validate/docker-runner.
 import { measurementSchedule } from '../../../stages/validate/protocol/schedule.js';
 import type { CandidateEnvironment } from '../../../stages/validate/runner-port.js';
 import { Environments, type BuildSettings } from '../../../pipeline/services/environments/environment.js';
-import { envImageTag, expertImageTag } from '../../../pipeline/services/environments/image-names.js';
+import { envImageTag, expertImageTag, imageSlug } from '../../../pipeline/services/environments/image-names.js';
 import type { SynthesizeOutput } from '../../../pipeline/concepts/records/synthesize-output.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../../fakes/asv-image.js';
 import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
@@ -33,6 +33,8 @@ const build: BuildSettings = {
   timeoutsMs: { repoImage: 300_000, build: 240_000, import: 60_000, asv: 120_000, pytest: 120_000, tamper: 60_000, tool: 60_000 },
   tailChars: 8000,
   buildNetwork: 'none',
+  index: null,
+  store: null,
   // The toy suite has a setup_cache benchmark, which the stand-in's `asv check` does not know.
   asvDiscover: 'just-discover',
 };
@@ -93,9 +95,10 @@ beforeAll(async () => {
 
   const envs = new Environments(docker, build, log);
   const repoImage = await envs.ensureRepoImage(REPO, { kind: 'git', path: repo }, ASV_FAKE_IMAGE);
+  const sourceImage = await envs.sourceFor(REPO, base, { kind: 'git', path: repo }, ASV_FAKE_IMAGE);
   const imageTag = envImageTag(REPO, base);
   const made = await envs.buildAndVerify(
-    { repo: REPO, sha: base, script: BUILD_SCRIPT, repoImage, importName: 'toy', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' },
+    { repo: REPO, sha: base, script: BUILD_SCRIPT, sourceImage, baseImage: ASV_FAKE_IMAGE, importName: 'toy', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' },
     imageTag,
   );
   if (made.failure) throw new Error(`base environment: ${JSON.stringify(made.failure)}`);
@@ -133,7 +136,8 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     const look = await inImage(expert, 'git rev-parse HEAD; git status --porcelain; sha256sum toy.py; cat /perfmine/built-from.txt');
     const [head, status, hash, builtFrom] = look.stdout.trim().split('\n');
     expect(head).toBe(base);
-    expect(status).toBe('M  toy.py');
+    // the patch is in the working tree only (nothing of it in the index or the object store)
+    expect(status).toBe(' M toy.py');
     expect(builtFrom).toBe(hash);
     const baseHash = (await inImage(synthesized.imageTag, 'sha256sum toy.py')).stdout.trim();
     expect(baseHash).not.toBe(hash);
@@ -209,12 +213,17 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
     await runner.release([built.image!]);
   }, 300_000);
 
-  it('rebuilds the repository tier when it is gone (a newer clone untagged it) before building the expert', async () => {
+  it('rebuilds the source and repository tiers when they are gone (a newer clone untagged them) before building the expert', async () => {
+    const sourceTags = async () =>
+      (await docker.images()).flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(`perfmine/src-${imageSlug(REPO)}:${base.slice(0, 12)}-`));
+    for (const t of await sourceTags()) await docker.removeImage(t);
     await docker.removeImage(synthesized.repoImageTag);
     expect(await docker.imageExists(synthesized.repoImageTag)).toBe(false);
+    expect(await sourceTags()).toEqual([]);
     const built = await runner.buildExpert(env({ key: `${REPO}#11`, number: 11 }), patch, 300_000);
     expect(built.reading).toEqual({ ok: true });
     expect(await docker.imageExists(synthesized.repoImageTag)).toBe(true);
+    expect(await sourceTags()).toHaveLength(1);
     await runner.release([built.image!]);
   }, 300_000);
 });

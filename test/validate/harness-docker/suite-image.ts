@@ -61,6 +61,8 @@ export function dockerWorkers(
       timeoutsMs: { repoImage: 1, build: 1, import: 1, asv: 1, pytest: 1, tamper: 1, tool: 1 },
       tailChars: 8000,
       buildNetwork: 'none',
+      index: null,
+      store: null,
       asvDiscover: 'harness',
     },
     wheelhouse: null,

@@ -6,12 +6,15 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../../cache/store.js';
 import { runStage } from '../../../pipeline/runner.js';
-import { emitStage } from '../../../stages/emit/index.js';
+import { createEmitStage } from '../../../stages/emit/index.js';
 import { createValidateStage } from '../../../stages/validate/index.js';
 import { runCli } from '../../helpers/cli.js';
 import { monthScope, testConfig, testContext } from '../../helpers/context.js';
 import { storeCandidate } from '../stage/candidate.js';
 import { FakeRunner } from '../stage/fake-runner.js';
+import { fakeSealedSources } from '../../emit/fake-sealed-sources.js';
+
+const emitStage = createEmitStage(fakeSealedSources);
 
 /**
  * perfmine publish on two emitted months (validate with the container seam serving real asv runs
