@@ -18,6 +18,10 @@ import { launchChromium } from '../helpers/chromium.js';
 import { reply, startLlmServer, type FakeLlmServer, type RecordedRequest } from '../fakes/llm-server.js';
 import { BIN, collect, looksLikeABug, runCli, spawnNode, waitForLine, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../synthesize/harness.js';
+import { buildTaskFolder, expectSealedImage } from '../helpers/sealed-task.js';
+import { startLocalIndex, type LocalIndex } from '../../pipeline/services/package-index/local-index.js';
+import { scanImage } from '../../pipeline/services/environments/image-scan.js';
+import { lockOf, installedSetSchema } from '../../pipeline/services/environments/lock.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 
 /**
@@ -97,6 +101,7 @@ function start(args: readonly string[], stores = true) {
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: API_KEY,
       PERFMINE_MODEL: 'scripted-model',
+      ...(index ? { PERFMINE_INDEX_UPSTREAM: index.url } : {}),
     },
   });
   children.add(child.pid!);
@@ -104,8 +109,11 @@ function start(args: readonly string[], stores = true) {
 }
 
 const perfmine = (args: readonly string[]): Promise<CliResult> => collect(start(args));
-/** The `perfmine run` command the demo printed (argv after `perfmine`). */
+/** The `perfmine run` command the demo printed (argv after `perfmine`), and the index it named. */
 let printedRun: string[] = [];
+let printedUpstream = '';
+/** The demo's package index, served again for the commands run after the demo. */
+let index: LocalIndex | null = null;
 /** That command with a JSON summary on stdout. */
 const runArgs = () => ['--json', ...printedRun];
 
@@ -229,22 +237,26 @@ beforeAll(async () => {
       // failed"); what the prompts cost is counted from llm_calls below, retries apart.
       llm: { maxRetries: 1 },
       docker: { cpus: 1, memoryMb: 2048, pidsLimit: 512 },
+      // builds go through the index time machine (the default network) to the demo's own index
       synthesize: {
-        offline: true,
-        buildNetwork: 'none',
         timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
       },
       // A short protocol, workers not pinned: this suite is about the commands, and shares the
-      // machine with other suites measuring (test/helpers/measure-slot.ts).
-      validate: { harness: { rounds: ROUNDS, cpus: 'none' } },
+      // machine with other suites measuring (test/helpers/measure-slot.ts). The expert images are
+      // kept, so that what validate measured can be looked into.
+      validate: { harness: { rounds: ROUNDS, cpus: 'none' }, keepExpertImages: true },
     }),
   );
   // The README's first command, with classify's LLM (the loopback server) instead of the demo's default rules only.
   demo = await collect(start(['--llm', 'openai', 'demo', '--dir', demoDir], false));
-  const printed = /^running: perfmine (run .*)$/m.exec(demo.stdout);
+  const printed = /^running: PERFMINE_INDEX_UPSTREAM=(\S+) perfmine (run .*)$/m.exec(demo.stdout);
   if (!printed || !existsSync(db))
     throw new Error(`perfmine demo exited ${demo.code}:\n${demo.stdout.slice(-3000)}\n${demo.stderr.slice(-3000)}`);
-  printedRun = printed[1]!.split(' ');
+  printedUpstream = printed[1]!;
+  printedRun = printed[2]!.split(' ');
+  // The demo's index ends with the demo; the commands run again here reach the same directory
+  // through an index of their own (a loopback index's port is no part of an item's input).
+  index = await startLocalIndex({ dir: join(demoDir, 'index') });
   first = recordedRun().summary!;
   firstFiles = monthFiles();
   firstRows = decisionRows();
@@ -253,6 +265,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await llm?.close();
+  await index?.close();
   // Only what this test's perfmine processes created (owner label: this host and PID namespace, their PIDs).
   const here = currentOwner();
   const ours = (owner: string | undefined) => {
@@ -288,6 +301,7 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
     expect(recordedRun().exitCode).toBe(demo.code);
     expect(existsSync(join(demoDir, DEMO_MARKER))).toBe(true);
     expect(demo.stdout).toMatch(/\(exit 0: the demo ran to its end\)/);
+    expect(printedUpstream).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/simple\/$/);
     expect(printedRun).toEqual([
       'run',
       '--month',
@@ -382,6 +396,139 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
     }
     expect(first.metrics['emit.tasks']).toBe(kept.length);
   });
+
+  it('each task folder alone rebuilds a sealed, locked environment, and every image validate measured holds only its base history', async () => {
+    const synthesized = readStore((store) =>
+      store
+        .prepare<[], { key: string; output: string }>("SELECT key, output FROM stage_items WHERE stage = 'synthesize' AND status = 'done'")
+        .all()
+        .map(
+          (r) =>
+            JSON.parse(r.output) as {
+              sha: string;
+              imageTag: string;
+              lock?: { distributions: { name: string; version: string; source: string }[] };
+            },
+        ),
+    );
+    // the environments synthesize verified (validate's base images) and the expert images it kept
+    for (const n of [101, 103, 104, 105, 107, 108]) {
+      const meta = readStore((store) =>
+        store
+          .prepare<[string], { base_sha: string; merge_sha: string }>('SELECT base_sha, merge_sha FROM validations WHERE key = ?')
+          .get(`${REPO}#${n}`),
+      )!;
+      const patch = readStore((store) =>
+        store.prepare<[number], { diff: string }>('SELECT diff FROM pull_requests WHERE number = ?').get(n),
+      )!.diff;
+      const env = synthesized.find((s) => s.sha === meta.base_sha)!;
+      const facts = { hostClone: repoPath, base: meta.base_sha, merge: meta.merge_sha, patch };
+      await expectSealedImage(docker, env.imageTag, facts);
+      // the environment's lock: numtheory 1.0, as of the commit's date, from the demo's index through the time machine
+      expect(env.lock?.distributions.find((d) => d.name === 'numtheory')).toMatchObject({ version: '1.0', source: 'index' });
+      const expert = `perfmine/expert-demo-fastmath:${n}`;
+      if (await docker.imageExists(expert)) await expectSealedImage(docker, expert, facts);
+    }
+    // every emitted task: its folder, copied alone, builds its environment with the locked dependencies
+    for (const n of kept) {
+      const folder = join(dir, `task-${n}`);
+      execFileSync('cp', ['-r', join(monthDir, `demo__fastmath-${n}`), folder]);
+      const meta = JSON.parse(readFileSync(join(folder, 'metadata.json'), 'utf8')) as { base_commit: string; merge_commit: string };
+      const image = `perfmine-test/e2e-task:${n}`;
+      await buildTaskFolder(folder, image, index!.url);
+      try {
+        await expectSealedImage(docker, image, {
+          hostClone: repoPath,
+          base: meta.base_commit,
+          merge: meta.merge_commit,
+          patch: readFileSync(join(folder, 'expert.patch'), 'utf8'),
+        });
+        // the set installed is the lock, its index file byte for byte (perfmine_lock.py check ran in the build too)
+        const installed = await docker.run({
+          image,
+          cmd: ['bash', '-c', 'python3 /perfmine/perfmine_lock.py read'],
+          network: 'none',
+          timeoutMs: 60_000,
+          limits: { cpus: 1, memoryMb: 1024, pidsLimit: 256 },
+          tailChars: 1_000_000,
+        });
+        const lock = JSON.parse(readFileSync(join(folder, 'lock.json'), 'utf8')) as ReturnType<typeof lockOf>;
+        const rebuilt = lockOf(installedSetSchema.parse(JSON.parse(installed.stdout)), []);
+        expect(rebuilt.distributions.map((d) => `${d.name}==${d.version}`)).toEqual(
+          lock.distributions.map((d) => `${d.name}==${d.version}`),
+        );
+        expect(readFileSync(join(folder, 'requirements.lock'), 'utf8')).toMatch(/^numtheory==1\.0 \\\n {4}--hash=sha256:[0-9a-f]{64}$/m);
+        // and the task image passes the check from outside
+        expect((await scanImage({ docker, baseImage: BASE_IMAGE, image })).verdict).toBe('accepted');
+      } finally {
+        await docker.removeImage(image).catch(() => undefined);
+      }
+    }
+  }, 1_200_000);
+
+  it('as an agent would, in the task image: perfmine-bench lists what validate measured, and compare agrees with it on the expert patch and a placebo', async () => {
+    const folder = join(dir, 'task-101-agent');
+    execFileSync('cp', ['-r', join(monthDir, 'demo__fastmath-101'), folder]);
+    const image = 'perfmine-test/e2e-agent:101';
+    await buildTaskFolder(folder, image, index!.url);
+    type Compare = { improved: string[]; workloads: { name: string; verdict: string; interval: [number, number] | null }[] };
+    const recorded = JSON.parse(readFileSync(join(folder, 'workloads.json'), 'utf8')) as {
+      name: string;
+      perfmine_verdict: { change: string; normalized_ratios: (number | null)[] };
+    }[];
+    const placebo = readStore((store) =>
+      store.prepare<[], { diff: string }>('SELECT diff FROM pull_requests WHERE number = 103').get(),
+    )!.diff;
+    /** Lists, applies the change to /repo's working tree, compares, and says what /repo looks like after. */
+    const agent = async (change: string) => {
+      const r = await docker.run({
+        image,
+        cmd: [
+          'bash',
+          '-c',
+          'set -e; cd /repo; perfmine-bench list > /tmp/out/list.txt; git apply /tmp/change.patch; perfmine-bench compare --rounds 3 --json --out /tmp/out/compare.json >/dev/null; git status --porcelain > /tmp/out/status.txt; git apply -R --check /tmp/change.patch && echo reverses > /tmp/out/diff.txt',
+        ],
+        network: 'none',
+        timeoutMs: 900_000,
+        limits: { cpus: 2, memoryMb: 2048, pidsLimit: 512 },
+        tailChars: 20_000,
+        files: [{ name: 'tmp/change.patch', content: change }],
+        collect: ['/tmp/out'],
+      });
+      expect(r.exitCode, r.stderr.slice(-3000)).toBe(0);
+      const file = (name: string) => r.files.get(`out/${name}`)!.toString('utf8');
+      return {
+        list: file('list.txt'),
+        compare: JSON.parse(file('compare.json')) as Compare,
+        status: file('status.txt'),
+        diff: file('diff.txt'),
+      };
+    };
+    try {
+      const expert = await agent(readFileSync(join(folder, 'expert.patch'), 'utf8'));
+      // the names validate measured
+      expect(expert.list.trim().split('\n').sort()).toEqual(recorded.map((w) => w.name).sort());
+      // the workloads validate found improved, and only those; each speedup range overlaps validate's pairs' range
+      const improved = recorded.filter((w) => w.perfmine_verdict.change === 'improved');
+      expect(expert.compare.improved.sort()).toEqual(improved.map((w) => w.name).sort());
+      for (const w of improved) {
+        const mine = expert.compare.workloads.find((x) => x.name === w.name)!.interval!;
+        const speedups = w.perfmine_verdict.normalized_ratios.filter((x): x is number => x !== null).map((x) => 1 / x);
+        expect(mine[0], w.name).toBeLessThanOrEqual(Math.max(...speedups));
+        expect(mine[1], w.name).toBeGreaterThanOrEqual(Math.min(...speedups));
+      }
+      // /repo afterwards differs from the base by the change only
+      // (the change, and nothing else, undoes it exactly)
+      expect(expert.status.trim()).toBe('M fastmath/core.py');
+      expect(expert.diff.trim()).toBe('reverses');
+      // a placebo: nothing improved
+      const none = await agent(placebo);
+      expect(none.compare.improved).toEqual([]);
+      expect(none.status.trim()).toBe('M fastmath/core.py');
+    } finally {
+      await docker.removeImage(image).catch(() => undefined);
+    }
+  }, 1_800_000);
 
   it('drops the slowdown (#105) as no-improvement and records its regression per workload: count_primes far slower', () => {
     expect(ledgerRow('validate', `${REPO}#105`)).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
@@ -605,7 +752,7 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
       env: { PERFMINE_BASE_IMAGE: 'perfmine-test/absent:none' },
     });
     expect(looksLikeABug(again.stderr)).toBe(false);
-    expect(again.stdout).toMatch(/--fresh: removed the demo's own fastmath, perfmine\.db.* from /);
+    expect(again.stdout).toMatch(/--fresh: removed the demo's own fastmath, index, perfmine\.db.* from /);
     expect(again.stdout).toMatch(/created the sample repository/);
     expect(readFileSync(join(demoDir, 'my-notes.txt'), 'utf8')).toBe('keep me');
     expect(again.code).toBe(2);

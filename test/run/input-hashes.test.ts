@@ -8,6 +8,7 @@ import { emitResultSettings } from '../../stages/emit/result-settings.js';
 import { filterResultSettings } from '../../stages/filter/result-settings.js';
 import { synthesizeResultSettings } from '../../stages/synthesize/result-settings.js';
 import { validateResultSettings } from '../../stages/validate/result-settings.js';
+import { withoutLoopbackPort } from '../../pipeline/services/environments/environment.js';
 
 /**
  * Which settings re-run an item of each stage. Every leaf of the whole configuration is changed
@@ -318,5 +319,19 @@ describe("validate: networkRepos counts only for the candidate's own repository"
     expect(hash([REPO, 'other/lib'])).toBe(hash([REPO]));
     expect(hash(['other/lib', REPO])).toBe(hash([REPO, 'other/lib']));
     expect(hash([REPO], 'other/lib')).toBe(hash([], 'other/lib'));
+  });
+});
+
+describe("the index time machine's upstream in an input", () => {
+  it("leaves out a loopback upstream's port (a loopback index is started afresh on a free port by each run), and keeps every other upstream whole", () => {
+    expect(withoutLoopbackPort('http://127.0.0.1:40747/simple/')).toBe('http://127.0.0.1:*/simple/');
+    expect(withoutLoopbackPort('http://localhost:8080/simple')).toBe('http://localhost:*/simple');
+    expect(withoutLoopbackPort('http://[::1]:3141/')).toBe('http://[::1]:*/');
+    expect(withoutLoopbackPort('https://pypi.org/simple/')).toBe('https://pypi.org/simple/');
+    expect(withoutLoopbackPort('https://mirror.example:8443/simple/')).toBe('https://mirror.example:8443/simple/');
+    expect(withoutLoopbackPort('dir:/srv/wheels')).toBe('dir:/srv/wheels');
+    const at = (upstream: string) => synthesizeResultSettings(fullConfig({ synthesize: { index: { upstream } } }));
+    expect(hashOf(at('http://127.0.0.1:1111/simple/'))).toBe(hashOf(at('http://127.0.0.1:2222/simple/')));
+    expect(hashOf(at('http://127.0.0.1:1111/simple/'))).not.toBe(hashOf(at('https://pypi.org/simple/')));
   });
 });

@@ -104,11 +104,20 @@ export interface IndexResultSettings {
   readonly missingUploadTime: 'exclude' | 'include';
 }
 
-/** What the time machine serves a build (null when builds do not go through it). */
+/**
+ * What the time machine serves a build (null when builds do not go through it). A loopback
+ * upstream's port is left out: a loopback index (the demo's, a test's) is started afresh by each
+ * run on a free port, and is the same index whatever port it got.
+ */
 export function indexResultSettings(config: Config): IndexResultSettings | null {
   if (config.synthesize.buildNetwork !== 'index') return null;
   const { upstream, cutoff, slackDays, missingUploadTime } = config.synthesize.index;
-  return { upstream, cutoff, slackDays, missingUploadTime };
+  return { upstream: withoutLoopbackPort(upstream), cutoff, slackDays, missingUploadTime };
+}
+
+/** `http://127.0.0.1:PORT/...` → `http://127.0.0.1:*\/...` (also localhost and [::1]); any other upstream as it is. Pure. */
+export function withoutLoopbackPort(upstream: string): string {
+  return upstream.replace(/^(https?:\/\/(?:127\.0\.0\.1|localhost|\[::1\])):\d+(?=\/|$)/i, '$1:*');
 }
 
 /** The asv wheelhouse of the toolchain tier: only the asv engine needs asv in the image. */
