@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import PQueue from 'p-queue';
 import { checkDatabasePath } from '../cache/database-path.js';
 import { latestSchemaVersion, openStore, schemaStatus, type Db } from '../cache/store.js';
@@ -48,6 +49,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
     checks.push({ name: 'base image', status: 'skipped', detail: 'no Docker engine', required: true });
     checks.push({ name: engineCheckName(deps.config), status: 'skipped', detail: 'no Docker engine', required: true });
   }
+  checks.push(await checkPackageIndex(deps));
   checks.push(...checkCredentials(deps.config, deps.credentials));
   checks.push(await checkLlm(deps));
   checks.push(checkDatabase(deps.config.db));
@@ -140,6 +142,49 @@ async function checkAsvInImage({ docker, config, timeoutMs }: DoctorDeps): Promi
     fix: `set validate.engine to perfmine (only Python is needed); or, on a host with PyPI: docker build -f scripts/base-pypi.Dockerfile -t perfmine/base:bookworm-asv scripts/, then pass --base-image perfmine/base:bookworm-asv (or set docker.baseImage); air-gapped: keep ${tag} and set synthesize.asv.wheelhouse in perfmine.config.json to a directory of asv wheels (pip download asv -d DIR on a host with PyPI)`,
     required: true,
   };
+}
+
+/**
+ * The index the time machine fronts (synthesize.buildNetwork `index`): an HTTP index answers its
+ * project list, a `dir:` upstream is a directory. Not required: a repository whose builds install
+ * nothing from an index builds without it, and every failure of it is named in a build's log.
+ */
+async function checkPackageIndex({ config, timeoutMs }: DoctorDeps): Promise<Check> {
+  const name = 'package index';
+  if (config.synthesize.buildNetwork !== 'index')
+    return { name, status: 'skipped', detail: `synthesize.buildNetwork is ${config.synthesize.buildNetwork}`, required: false };
+  const upstream = config.synthesize.index.upstream;
+  const fix =
+    'set synthesize.index.upstream (or PERFMINE_INDEX_UPSTREAM) to an index or mirror this machine reaches, or to dir:PATH (a directory of wheels and sdists)';
+  if (upstream.startsWith('dir:')) {
+    const path = upstream.slice(4);
+    return existsSync(path) && statSync(path).isDirectory()
+      ? ok(name, `the time machine serves the directory ${path}`, false)
+      : { name, status: 'warn', detail: `${upstream}: no such directory`, fix, required: false };
+  }
+  try {
+    const response = await fetch(upstream, {
+      headers: { accept: 'application/vnd.pypi.simple.v1+json, text/html;q=0.1' },
+      signal: AbortSignal.timeout(timeoutMs ?? 10_000),
+    });
+    await response.body?.cancel();
+    if (response.ok)
+      return ok(
+        name,
+        `${upstream} answers (${response.headers.get('content-type') ?? 'no content type'}); builds install from it as of each commit's date`,
+        false,
+      );
+    return { name, status: 'warn', detail: `${upstream} answers ${response.status}`, fix, required: false };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return {
+      name,
+      status: 'warn',
+      detail: `${upstream} does not answer (${cause?.code ?? cause?.message ?? (error as Error).message}): builds that install dependencies will fail`,
+      fix,
+      required: false,
+    };
+  }
 }
 
 export function checkCredentials(config: Config, credentials: Credentials): Check[] {

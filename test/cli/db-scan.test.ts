@@ -145,7 +145,10 @@ describe('every command with a bad --db: no stack trace, exit 2 naming it, nothi
           const db = c.make(dir);
           const before = snapshotTree(dir);
           const args = ['--db', db, ...command.args(out)];
-          const result: CliResult = c.as === 'me' ? await runCli(args, { cwd: dir }) : await runCliUnprivileged(args, { cwd: dir });
+          // doctor asks the package index; here it names a directory, so that nothing reaches out to PyPI
+          const env = { PERFMINE_INDEX_UPSTREAM: `dir:${join(dir, 'no-index')}` };
+          const result: CliResult =
+            c.as === 'me' ? await runCli(args, { cwd: dir, env }) : await runCliUnprivileged(args, { cwd: dir, env });
           const said = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
 
           expect(looksLikeABug(result.stderr), said).toBe(false);

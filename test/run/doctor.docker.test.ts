@@ -7,6 +7,7 @@ import { verdict } from '../../pipeline/cli/commands/doctor.js';
 import { checkCredentials, checkDatabase, runDoctor, type Check } from '../../pipeline/doctor.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { startLlmServer, type FakeLlmServer } from '../fakes/llm-server.js';
+import { closedPort } from '../fakes/index-faults.js';
 import { credentials, memoryLogger, testConfig } from '../helpers/context.js';
 import { REPO_ROOT, runCli, tempDir } from '../helpers/index.js';
 
@@ -18,9 +19,12 @@ describe('perfmine doctor', () => {
   afterAll(async () => llm.close());
 
   it('checks the engine, the base image, what the measurement engine needs in it, credentials, the LLM endpoint and the schema', async () => {
+    const silent = `http://127.0.0.1:${await closedPort()}/simple/`;
     const config = testConfig({
       llm: { baseUrl: llm.url, model: 'primary-model', fallbackModel: 'missing-model' },
       db: join(tempDir(), 'p.db'),
+      // an index that does not answer, on loopback (nothing here reaches out to PyPI)
+      synthesize: { index: { upstream: silent } },
     });
     const checks = await runDoctor({
       config,
@@ -42,6 +46,12 @@ describe('perfmine doctor', () => {
     expect(by['LLM key']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/local server/) });
     expect(by['LLM endpoint']).toMatchObject({ status: 'warn', detail: expect.stringMatching(/does not list missing-model/) });
     expect(by['database schema']).toMatchObject({ status: 'ok', required: false });
+    // the index the time machine fronts, when it does not answer: a warning (a build that installs nothing does not need it)
+    expect(by['package index']).toMatchObject({
+      status: 'warn',
+      required: false,
+      detail: `${silent} does not answer (ECONNREFUSED): builds that install dependencies will fail`,
+    });
     expect(llm.requests.length).toBe(0); // listing models is a GET, not a completion
   });
 
@@ -69,7 +79,10 @@ describe('perfmine doctor', () => {
   it('exits 1 with fixes when something required is missing: asv, with the asv engine (PyPI is out of reach here)', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'perfmine.config.json'), JSON.stringify({ validate: { engine: 'asv' } }));
-    const result = await runCli(['doctor', '--db', join(dir, 'p.db'), '--llm', 'none'], { cwd: dir });
+    const result = await runCli(['doctor', '--db', join(dir, 'p.db'), '--llm', 'none'], {
+      cwd: dir,
+      env: { PERFMINE_INDEX_UPSTREAM: `dir:${join(dir, 'no-index')}` },
+    });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^FAIL {2}asv in the base image/m);
     expect(result.stdout).toMatch(/fix: .*wheelhouse/);

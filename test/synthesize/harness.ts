@@ -49,8 +49,6 @@ export function testConfig(db: string, overrides: Record<string, unknown> = {}):
     synthesize: {
       offline: true,
       buildNetwork: 'none',
-      index: null,
-      store: null,
       timeouts: { repoImage: 300, build: 240, import: 60, asv: 120, pytest: 120, tamper: 60, tool: 60 },
       agent: { roundsPerModel: 2, tokenBudget: 100_000 },
     },
