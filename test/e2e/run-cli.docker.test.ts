@@ -486,7 +486,7 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
         cmd: [
           'bash',
           '-c',
-          'set -e; cd /repo; perfmine-bench list > /tmp/out/list.txt; git apply /tmp/change.patch; perfmine-bench compare --rounds 3 --json --out /tmp/out/compare.json >/dev/null; git status --porcelain > /tmp/out/status.txt; git apply -R --check /tmp/change.patch && echo reverses > /tmp/out/diff.txt',
+          'set -e; mkdir -p /tmp/out; cd /repo; perfmine-bench list > /tmp/out/list.txt; git apply /tmp/change.patch; perfmine-bench compare --rounds 3 --json --out /tmp/out/compare.json >/dev/null; git status --porcelain > /tmp/out/status.txt; git apply -R --check /tmp/change.patch && echo reverses > /tmp/out/diff.txt',
         ],
         network: 'none',
         timeoutMs: 900_000,
