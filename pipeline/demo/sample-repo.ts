@@ -170,7 +170,10 @@ interface Step {
 
 /** The package's first lines when it depends on the demo's generated package (sample-index.ts): its 1.x API. */
 const INIT_WITH_DEPENDENCY = (dependency: string) =>
-  INIT.replace('__version__ = "0.1.0"\n', `__version__ = "0.1.0"\n\n# ${dependency} 1.x names it isqrt_floor (2.0 renamed it)\nfrom ${dependency} import isqrt_floor as _isqrt_floor  # noqa: F401\n`);
+  INIT.replace(
+    '__version__ = "0.1.0"\n',
+    `__version__ = "0.1.0"\n\n# ${dependency} 1.x names it isqrt_floor (2.0 renamed it)\nfrom ${dependency} import isqrt_floor as _isqrt_floor  # noqa: F401\n`,
+  );
 
 function steps(month: string, dependency: string | null): Step[] {
   const w = monthWindow(month);

@@ -232,7 +232,13 @@ describe('misbehaving build scripts in synthesize (real Docker engine)', () => {
     expect(attempt).toMatchObject({ failingStep: 'import', failureKind: 'network', imageTag: null });
     expect(attempt!.failure).toBe('import/network: Network is unreachable');
     expect(attempt!.stderrTail).toMatch(/phone-home refused: <urlopen error \[Errno 101\] Network is unreachable>/);
-    expect(attempt!.steps.map((s) => `${s.step}:${s.ok}`)).toEqual(['script:true', 'build:true', 'history:true', 'tamper:true', 'import:false']);
+    expect(attempt!.steps.map((s) => `${s.step}:${s.ok}`)).toEqual([
+      'script:true',
+      'build:true',
+      'history:true',
+      'tamper:true',
+      'import:false',
+    ]);
     // The build had the network (it reached this host once); verification never did.
     expect(heard).toEqual(['/build-phase']);
   });

@@ -28,4 +28,3 @@ export const environmentLockSchema = z.object({
   build: z.array(buildFileSchema),
 });
 export type EnvironmentLock = z.infer<typeof environmentLockSchema>;
-

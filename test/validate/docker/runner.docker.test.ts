@@ -98,7 +98,16 @@ beforeAll(async () => {
   const sourceImage = await envs.sourceFor(REPO, base, { kind: 'git', path: repo }, ASV_FAKE_IMAGE);
   const imageTag = envImageTag(REPO, base);
   const made = await envs.buildAndVerify(
-    { repo: REPO, sha: base, script: BUILD_SCRIPT, sourceImage, baseImage: ASV_FAKE_IMAGE, importName: 'toy', asvConfigPath: 'asv.conf.json', pythonVersion: '3.11' },
+    {
+      repo: REPO,
+      sha: base,
+      script: BUILD_SCRIPT,
+      sourceImage,
+      baseImage: ASV_FAKE_IMAGE,
+      importName: 'toy',
+      asvConfigPath: 'asv.conf.json',
+      pythonVersion: '3.11',
+    },
     imageTag,
   );
   if (made.failure) throw new Error(`base environment: ${JSON.stringify(made.failure)}`);
@@ -215,7 +224,9 @@ describe('DockerMeasurementRunner (real engine, synthesize-made environment)', (
 
   it('rebuilds the source and repository tiers when they are gone (a newer clone untagged them) before building the expert', async () => {
     const sourceTags = async () =>
-      (await docker.images()).flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(`perfmine/src-${imageSlug(REPO)}:${base.slice(0, 12)}-`));
+      (await docker.images())
+        .flatMap((i) => i.RepoTags ?? [])
+        .filter((t) => t.startsWith(`perfmine/src-${imageSlug(REPO)}:${base.slice(0, 12)}-`));
     for (const t of await sourceTags()) await docker.removeImage(t);
     await docker.removeImage(synthesized.repoImageTag);
     expect(await docker.imageExists(synthesized.repoImageTag)).toBe(false);
