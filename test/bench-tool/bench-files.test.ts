@@ -55,6 +55,7 @@ describe('perfmine-bench files for an image', () => {
       'json',
       'math',
       'os',
+      'pwd',
       're',
       'select',
       'shutil',

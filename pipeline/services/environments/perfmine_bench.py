@@ -11,7 +11,7 @@ interleaved driver; perfmine_bench_format.py: asv's human-readable values), and 
     perfmine-bench list    [--bench REGEX]... [--json]
     perfmine-bench run     [--bench REGEX]... [-a KEY=VALUE]... [--json]
     perfmine-bench compare [--bench REGEX]... [--rounds N] [--base-commit SHA] [--base-source PATH]
-                           [--build-script PATH] [--json] [--out FILE] [protocol options]
+                           [--build-script PATH] [--rebuild-working] [--json] [--out FILE] [protocol options]
 
 Options of every command: --repo DIR (the repository, default /repo), --config PATH (the asv
 config; default: task.json's asv_config under the repository, else asv.conf.json or
@@ -72,6 +72,16 @@ compare: the working tree, as installed in the image now, against the base commi
     (not-significant, below-floor, directions-disagree, failed-on-base, failed-on-working,
     benchmark-changed, too-few-pairs). The temporary copy and venv are removed at the end, also
     on failure and on Ctrl-C (--keep keeps them).
+    --rebuild-working: the working side is built from source too, as the base: a copy of the base
+    commit made into the working tree's files (the tracked ones and the untracked ones that are not
+    ignored, taken with the copy's own git directory and index: the repository's .git is not
+    used), built with the build script into a venv of its own, checked the same way, and its venv
+    python runs the working worker. What a verifier measures; needed after changing compiled code
+    or build files. The report's build {working_seconds} says how long it took.
+    The sides' processes can run as other users (Side(user=RunAs(...)), perfmine_verify.py): a
+    verifier runs the base and the code under test as two unprivileged users of their own.
+    Besides the samples the workers report, the driver records per batch its wall time and the
+    worker processes' CPU time by the kernel's count (`walls`, `cpus`), for a check from outside.
     --json (and --out FILE, which writes it whatever is printed) gives the report with the keys
     tool, schema, command, repo, base_commit, config, suite, pythons, build {script, seconds},
     measurement {seconds, rounds, rounds_planned, batches, budget_exhausted, seed, cpus,
@@ -92,6 +102,7 @@ import argparse
 import json
 import math
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -403,9 +414,9 @@ print(json.dumps(out))
 """
 
 
-def python_json(python, code, argv=(), cwd=None, env=None):
+def python_json(python, code, argv=(), cwd=None, env=None, preexec=None):
     out = subprocess.run([python, "-c", code] + list(argv), cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, timeout=600)
+                         stderr=subprocess.PIPE, timeout=600, preexec_fn=preexec)
     if out.returncode != 0:
         raise BenchError(EXIT_BUILD, "{} failed: {}".format(python, out.stderr.decode("utf-8", "replace")[-2000:]))
     return json.loads(out.stdout.decode("utf-8").strip().splitlines()[-1])
@@ -444,38 +455,107 @@ def installed_names(site_dirs):
     return sorted(n for n in names if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", n))
 
 
-class Base:
-    """The base side in a temporary directory: the copy, its venv, its build."""
+class RunAs:
+    """Another user the processes of a side run as (the caller is root): a verifier builds and runs
+    the code under test as an unprivileged user, so that it can change nothing of the base side,
+    the image or the verifier."""
 
-    def __init__(self, tmp, repo, python):
+    def __init__(self, name):
+        if str(name).isdigit():  # a bare uid (its own group), with or without a passwd entry
+            self.uid = self.gid = int(name)
+            try:
+                self.name = pwd.getpwuid(self.uid).pw_name
+            except KeyError:
+                self.name = str(self.uid)
+            return
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            raise BenchError(EXIT_USAGE, "no user {}".format(name))
+        self.name, self.uid, self.gid = entry.pw_name, entry.pw_uid, entry.pw_gid
+
+    @staticmethod
+    def unused(start=61000):
+        """A uid no account has, for a user of its own (`RunAs.unused()`)."""
+        uid = start
+        while True:
+            try:
+                pwd.getpwuid(uid)
+            except KeyError:
+                return RunAs(str(uid))
+            uid += 1
+
+    def preexec(self):
+        os.setgroups([])
+        os.setgid(self.gid)
+        os.setuid(self.uid)
+
+    def own(self, path):
+        """path and everything under it belong to the user (called before any of its processes runs)."""
+        for folder, dirs, files in os.walk(path):
+            os.lchown(folder, self.uid, self.gid)
+            for name in dirs + files:
+                os.lchown(os.path.join(folder, name), self.uid, self.gid)
+
+
+class Side:
+    """One side built from source in a temporary directory: the copy (`repo/`), its venv, its
+    build. The base side of `compare`; with `--rebuild-working` (and in a verifier) the working tree
+    too. `user` (a RunAs): every process of the side runs as that user, and the directory is
+    theirs; what this process writes (the rewritten build script, the logs) goes to `private`, a
+    directory the user cannot write."""
+
+    def __init__(self, tmp, repo, python, label="base", user=None, private=None):
         self.tmp = tmp
         self.repo = repo
+        self.label = label
         self.image_python = python
+        self.user = user
+        self.private = private or tmp
         self.copy = os.path.join(tmp, "repo")
         self.venv = os.path.join(tmp, "venv")
         self.python = os.path.join(self.venv, "bin", "python")
         self.scratch = os.path.join(tmp, "work")
         # the temporary files of the build and the workers (pip's, the harness's) go with the rest
         self.temp = os.path.join(tmp, "tmp")
-        os.makedirs(self.scratch)
-        os.makedirs(self.temp)
+        self.home = os.path.join(tmp, "home")
+        for folder in (self.scratch, self.temp) + ((self.home,) if user else ()):
+            os.makedirs(folder)
+        if user:
+            user.own(tmp)
+        self.preexec = user.preexec if user else None
+        #: more variables of every process of the side (a verifier's PIP_CONSTRAINT)
+        self.extra_env = {}
 
     def env(self):
         path = os.path.join(self.venv, "bin") + os.pathsep + os.environ.get("PATH", "")
-        return child_env({"PATH": path, "VIRTUAL_ENV": self.venv, "PERFMINE_PYTHON": self.python, "TMPDIR": self.temp})
+        extra = dict(self.extra_env, PATH=path, VIRTUAL_ENV=self.venv, PERFMINE_PYTHON=self.python, TMPDIR=self.temp)
+        if self.user:
+            extra.update({"HOME": self.home, "USER": self.user.name, "LOGNAME": self.user.name, "PYTHONNOUSERSITE": "1",
+                          "PIP_NO_CACHE_DIR": "1", "GIT_AUTHOR_NAME": "perfmine", "GIT_AUTHOR_EMAIL": "perfmine@localhost",
+                          "GIT_COMMITTER_NAME": "perfmine", "GIT_COMMITTER_EMAIL": "perfmine@localhost"})
+        return child_env(extra)
+
+    def run(self, argv, **kwargs):
+        """A process of this side (as its user), its output captured."""
+        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=self.preexec, **kwargs)
 
     def make_venv(self):
-        out = subprocess.run([self.image_python, "-m", "venv", "--system-site-packages", "--without-pip", self.venv],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env())
+        out = self.run([self.image_python, "-m", "venv", "--system-site-packages", "--without-pip", self.venv],
+                       env=self.env(), cwd=self.scratch)
         if out.returncode != 0:
-            raise BenchError(EXIT_BUILD, "cannot make the base's virtual environment: " + out.stdout.decode("utf-8", "replace")[-2000:])
+            raise BenchError(EXIT_BUILD, "cannot make the {}'s virtual environment: {}".format(
+                self.label, out.stdout.decode("utf-8", "replace")[-2000:]))
         # the image's pip (importable through the system site) installs into the venv when run by its python
-        version = "{}.{}".format(*python_json(self.python, "import json, sys; print(json.dumps(sys.version_info[:2]))"))
+        version = "{}.{}".format(*python_json(self.python, "import json, sys; print(json.dumps(sys.version_info[:2]))",
+                                              cwd=self.scratch, env=self.env(), preexec=self.preexec))
+        script = '#!/bin/sh\nexec "{}" -m pip "$@"\n'.format(self.python)
         for name in ("pip", "pip3", "pip" + version):
             path = os.path.join(self.venv, "bin", name)
-            with open(path, "w") as f:
-                f.write('#!/bin/sh\nexec "{}" -m pip "$@"\n'.format(self.python))
-            os.chmod(path, 0o755)
+            out = self.run(["sh", "-c", 'printf "%s" "$1" > "$2" && chmod 755 "$2"', "sh", script, path], cwd=self.scratch,
+                           env=self.env())
+            if out.returncode != 0:
+                raise BenchError(EXIT_BUILD, "cannot write {}: {}".format(path, out.stdout.decode("utf-8", "replace")))
 
     def build(self, script_path, timeout):
         try:
@@ -483,15 +563,16 @@ class Base:
                 text = f.read()
         except OSError as exc:
             raise BenchError(EXIT_USAGE, "cannot read the build script {}: {}".format(script_path, exc))
-        script = os.path.join(self.tmp, "docker_build.sh")
+        script = os.path.join(self.private, "docker_build-{}.sh".format(self.label))
         with open(script, "w", encoding="utf-8") as f:
             f.write(rewrite_script(text, self.repo, self.copy))
-        dirs = python_json(self.image_python, SITE_DIRS, cwd=self.scratch)
+        os.chmod(script, 0o644)
+        dirs = python_json(self.image_python, SITE_DIRS, cwd=self.scratch, env=self.env(), preexec=self.preexec)
         before = site_listing(dirs)
-        log_path = os.path.join(self.tmp, "build.log")
+        log_path = os.path.join(self.private, "build-{}.log".format(self.label))
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(["bash", script], cwd=self.copy, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=self.preexec)
             try:
                 code = proc.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -501,46 +582,114 @@ class Base:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
         with open(log_path, "rb") as f:
-            log_tail = f.read()[-4000:].decode("utf-8", "replace")
+            self.build_log_tail = f.read()[-4000:].decode("utf-8", "replace")
         if code != 0:
             why = "timed out after {:.0f} s".format(timeout) if code is None else "exited {}".format(code)
-            raise BenchError(EXIT_BUILD, "the build script {} {} on the base copy:\n{}".format(script_path, why, log_tail))
+            raise BenchError(EXIT_BUILD, "the build script {} {} on the {} copy:\n{}".format(
+                script_path, why, self.label, self.build_log_tail))
         after = site_listing(dirs)
         changed = sorted(set(before) ^ set(after) | {p for p in before if p in after and before[p] != after[p]})
         if changed:
             raise BenchError(EXIT_BUILD, "the build script changed the image's own Python installation, which this tool "
                              "cannot undo: {}".format(", ".join(changed[:10])))
 
-    def check_imports(self):
-        """The packages the build installed import from the base in the venv, not with the image's python."""
+    def check_imports(self, others=()):
+        """The packages the build installed import from this copy in the venv, not with the image's
+        python; nor from any of `others` (the other side's directories)."""
         dirs = python_json(self.python, "import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p['purelib'], p['platlib']]))",
-                           cwd=self.scratch, env=self.env())
+                           cwd=self.scratch, env=self.env(), preexec=self.preexec)
         names = installed_names(sorted(set(dirs)))
         if not names:
             return []
-        in_venv = python_json(self.python, IMPORT_CHECK, names, cwd=self.scratch, env=self.env())
-        in_image = python_json(self.image_python, IMPORT_CHECK, names, cwd=self.scratch)
+        in_venv = python_json(self.python, IMPORT_CHECK, names, cwd=self.scratch, env=self.env(), preexec=self.preexec)
+        in_image = python_json(self.image_python, IMPORT_CHECK, names, cwd=self.scratch, env=self.env(), preexec=self.preexec)
         problems = []
         for name in names:
             paths = (in_venv.get(name) or {}).get("paths")
             if paths is None:
                 continue
             if not all(inside(p, self.tmp) for p in paths):
-                problems.append("in the base's venv, {} imports from {}, not from the base copy".format(name, ", ".join(paths)))
+                problems.append("in the {}'s venv, {} imports from {}, not from the {} copy".format(
+                    self.label, name, ", ".join(paths), self.label))
             there = (in_image.get(name) or {}).get("paths") or []
             if any(inside(p, self.tmp) for p in there):
-                problems.append("the image's {} imports {} from the base copy ({})".format(self.image_python, name, ", ".join(there)))
-            elif there and not any(inside(p, self.repo) for p in there):
+                problems.append("the image's {} imports {} from the {} copy ({})".format(
+                    self.image_python, name, self.label, ", ".join(there)))
+            elif there and not any(inside(p, self.repo) for p in there) and self.label == "base":
                 say("note: {} imports {} from {}, not from {}: edits to the working tree count only once it is "
                     "reinstalled".format(self.image_python, name, ", ".join(there), self.repo))
         if problems:
-            raise BenchError(EXIT_BUILD, "the base is not isolated from the working tree: " + "; ".join(problems))
+            raise BenchError(EXIT_BUILD, "the {} is not isolated: {}".format(self.label, "; ".join(problems)))
         return names
 
 
-def check_loaded(workers, base, suite_dir):
-    """The base workers load nothing from the repository; the working one nothing from the base copy but the suite."""
+Base = Side
+
+
+class Installed:
+    """The working tree as installed in the image now: `compare`'s default working side."""
+
+    label = "working"
+
+    def __init__(self, python, scratch, temp):
+        self.python = python
+        self.scratch = scratch
+        self.temp = temp
+        self.preexec = None
+        self.tmp = None
+
+    def env(self):
+        return child_env({"TMPDIR": self.temp})
+
+
+GIT_SAFE = ["-c", "safe.directory=*", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "core.untrackedCache=false", "-c", "diff.external=", "-c", "core.pager=cat"]
+
+
+def worktree_tree(side, worktree, commit, protected=()):
+    """The working tree `worktree` (its tracked files and the untracked ones that are not ignored)
+    as a tree of the side's copy, made with the copy's own git directory and a separate index (the
+    worktree's own .git is never read), the `protected` pathspecs as they are at `commit`. Then
+    the copy's files become that tree. Returns (tree, patch against commit, every path the working
+    tree changes, protected or not). Run as the side's user."""
+    git_dir = os.path.join(side.copy, ".git")
+    index = os.path.join(side.temp, "worktree.index")
+    env = dict(side.env(), GIT_INDEX_FILE=index, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null",
+               GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    base = ["git"] + GIT_SAFE + ["--git-dir", git_dir, "--work-tree", worktree]
+
+    def run(args, cwd=worktree, environ=env):
+        out = side.run(base + args, cwd=cwd, env=environ)
+        if out.returncode != 0:
+            raise BenchError(EXIT_BUILD, "git {} failed on {}: {}".format(
+                args[0], worktree, out.stdout.decode("utf-8", "replace").strip()[-2000:]))
+        return out.stdout.decode("utf-8", "replace").strip()
+
+    run(["read-tree", commit])
+    run(["add", "--all", "--", "."])
+    touched = [line for line in run(["diff", "--cached", "--name-only", "--no-renames", commit]).splitlines() if line]
+    if protected:
+        run(["reset", "--quiet", commit, "--"] + list(protected))
+    tree = run(["write-tree"]).splitlines()[-1]
+    out = side.run(["git"] + GIT_SAFE + ["--git-dir", git_dir, "diff", "--binary", "--no-color", "--no-ext-diff",
+                                         "--no-textconv", commit, tree], cwd=side.scratch, env=env)
+    if out.returncode != 0:
+        raise BenchError(EXIT_BUILD, "git diff failed: " + out.stdout.decode("utf-8", "replace")[-2000:])
+    patch = out.stdout.decode("utf-8", "replace")
+    plain = dict(env)
+    del plain["GIT_INDEX_FILE"]
+    done = side.run(["git"] + GIT_SAFE + ["-C", side.copy, "read-tree", "-u", "--reset", tree], cwd=side.scratch, env=plain)
+    if done.returncode != 0:
+        raise BenchError(EXIT_BUILD, "cannot check the working tree out in the {} copy: {}".format(
+            side.label, done.stdout.decode("utf-8", "replace")[-2000:]))
+    return tree, patch, touched
+
+
+def check_loaded(workers, base, working, suite_dir):
+    """The base workers load nothing from the working tree (the repository, or the working side's
+    copy); the working one nothing from the base copy but the suite."""
     problems = []
+    theirs = [base.repo] + ([working.tmp] if getattr(working, "tmp", None) else [])
     for side in ("base", "calibration", "expert"):
         worker = workers.get(side)
         files = worker.modules() if worker else None
@@ -550,7 +699,7 @@ def check_loaded(workers, base, suite_dir):
             bad = [f for f in files if inside(f, base.tmp) and not inside(f, suite_dir)]
             what = "the working tree's worker loaded files of the base copy"
         else:
-            bad = [f for f in files if inside(f, base.repo)]
+            bad = [f for f in files if any(inside(f, root) for root in theirs)]
             what = "the base's worker loaded files of the working tree"
         if bad:
             problems.append("{}: {}".format(what, ", ".join(sorted(bad)[:5])))
@@ -600,15 +749,17 @@ def worker_cpus(setting):
     return cpus
 
 
-def measure(base, python, config, suite_dir, bench, p):
+def measure(base, working, config, suite_dir, bench, p, log_dir=None):
+    """working: a Side (rebuilt) or Installed (the image's interpreter on the repository)."""
     cpus = worker_cpus(p["cpus"])
-    env_common = dict(p["env"], PYTHONHASHSEED=str(p["hashSeed"]), TMPDIR=base.temp)
+    env_common = dict(p["env"], PYTHONHASHSEED=str(p["hashSeed"]))
+    log_dir = log_dir or base.private
 
     def open_side(side):
-        python_of = python if side == "expert" else base.python
-        env = child_env(env_common) if side == "expert" else dict(base.env(), **env_common)
-        worker = LocalWorker(serve_argv(python_of, config, bench), env, base.scratch,
-                             os.path.join(base.tmp, "worker-{}.log".format(side)), cpus)
+        of = working if side == "expert" else base
+        env = dict(of.env(), **env_common)
+        worker = LocalWorker(serve_argv(of.python, config, bench), env, of.scratch,
+                             os.path.join(log_dir, "worker-{}.log".format(side)), cpus, preexec=of.preexec)
         if worker.start.get("event") != "ready" and side != "calibration":
             # validate goes on without a calibration worker, never without these two
             worker.close()
@@ -627,7 +778,7 @@ def measure(base, python, config, suite_dir, bench, p):
         say("round {}/{}: {} workloads measured, {:.1f} s".format(done, p["rounds"], measuring, elapsed))
 
     m = measure_interleaved(
-        open_side, settings, on_round=on_round, after_open=lambda workers: check_loaded(workers, base, suite_dir),
+        open_side, settings, on_round=on_round, after_open=lambda workers: check_loaded(workers, base, working, suite_dir),
         settle=lambda snapshot: stats.settlements(snapshot, p["paired"], p["adaptive"]),
     )
     return m, cpus
@@ -680,11 +831,15 @@ def report_of(m, verdict, info):
 def compare_text(r):
     m = r["measurement"]
     lines = [
-        "perfmine-bench compare: the working tree of {} (as installed for {}) against the base commit {}".format(
-            r["repo"], r["pythons"]["working"], r["base_commit"][:12]),
+        "perfmine-bench compare: the working tree of {} ({}) against the base commit {}".format(
+            r["repo"], "as installed for {}".format(r["pythons"]["working"]) if r["build"].get("working_seconds") is None
+            else "rebuilt in {}".format(fmt.seconds(r["build"]["working_seconds"])), r["base_commit"][:12]),
         "  benchmark suite: {}".format(r["suite"]["note"]),
-        "  working tree: the code {} imports now (after changing compiled code or build files, rebuild it with the "
-        "task's build script first)".format(r["pythons"]["working"]),
+        ("  working tree: the code {} imports now (after changing compiled code or build files, rebuild it with the "
+         "task's build script first, or pass --rebuild-working)".format(r["pythons"]["working"])
+         if r["build"].get("working_seconds") is None else
+         "  working tree: a copy of its files (tracked, and untracked ones that are not ignored) built with the "
+         "task's build script into its own venv"),
         "  base built in {}; measured in {}: {} rounds of {} samples, 3 workers (base, working tree, base again for "
         "calibration) interleaved, {} clock, seed {}{}".format(
             fmt.seconds(r["build"]["seconds"]), fmt.seconds(m["seconds"]), m["rounds"], r["protocol"]["samples"],
@@ -739,7 +894,8 @@ def cmd_compare(args, task):
         raise BenchError(EXIT_USAGE, "the temporary directory {} lies in the repository; set TMPDIR elsewhere".format(tmp))
     try:
         started = time.monotonic()
-        base = Base(tmp, os.path.abspath(args.repo), python)
+        os.makedirs(os.path.join(tmp, "base"))
+        base = Side(os.path.join(tmp, "base"), os.path.abspath(args.repo), python)
         say("copying the base commit {} ({}) from {}".format(commit[:12], commit_from, source))
         full = make_copy(source, commit, base.copy)
         say("building the base copy with {} in a virtual environment of {}".format(script, python))
@@ -748,21 +904,36 @@ def cmd_compare(args, task):
         names = base.check_imports()
         build_seconds = time.monotonic() - started
         say("base built in {}{}".format(fmt.seconds(build_seconds), " ({} import from the copy)".format(", ".join(names)) if names else ""))
+        if args.rebuild_working:
+            started = time.monotonic()
+            os.makedirs(os.path.join(tmp, "working"))
+            working = Side(os.path.join(tmp, "working"), os.path.abspath(args.repo), python, label="working")
+            say("copying the working tree of {} (tracked files and untracked ones that are not ignored)".format(repo))
+            make_copy(base.copy, full, working.copy)
+            worktree_tree(working, repo, full)
+            working.make_venv()
+            working.build(script, args.build_timeout)
+            working.check_imports()
+            working_seconds = time.monotonic() - started
+            say("working tree built in {}".format(fmt.seconds(working_seconds)))
+        else:
+            working, working_seconds = Installed(python, base.scratch, base.temp), None
         suite_config = os.path.join(base.copy, rel) if rel is not None else config
         if not os.path.isfile(suite_config):
             raise BenchError(EXIT_USAGE, "the base commit has no asv config {}".format(rel))
         suite_dir = harness.load_config(suite_config).benchmark_dir
         note = ("the base commit's ({} in the base copy): edits to the benchmarks in the working tree are not measured".format(rel)
                 if rel is not None else "the one of {}, as given".format(config))
-        m, cpus = measure(base, python, suite_config, suite_dir, args.bench, p)
+        m, cpus = measure(base, working, suite_config, suite_dir, args.bench, p)
         say("measured {} rounds in {}".format(m["rounds"], fmt.seconds(m["durationSeconds"])))
         verdict = stats.measurement_verdict(m, p["paired"], p["adaptive"])
         info = {
             "tool": "perfmine-bench", "schema": 1, "command": "compare", "repo": repo, "base_commit": full,
             "config": rel if rel is not None else config,
             "suite": {"source": "base" if rel is not None else "given", "config": suite_config, "note": note},
-            "pythons": {"working": python, "base": "venv of {} (removed)".format(python)},
-            "build": {"script": script, "seconds": build_seconds},
+            "pythons": {"working": python if working_seconds is None else "venv of {} (removed)".format(python),
+                        "base": "venv of {} (removed)".format(python)},
+            "build": {"script": script, "seconds": build_seconds, "working_seconds": working_seconds},
             "measurement": {"seconds": m["durationSeconds"], "rounds": m["rounds"], "rounds_planned": p["rounds"],
                             "batches": m["batches"], "budget_exhausted": m["budgetExhausted"], "seed": p["seed"],
                             "cpus": sorted(cpus) if cpus else None, "workers": ["base", "working", "calibration"]},
@@ -855,6 +1026,10 @@ def parser():
     c.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="measurement time limit (default 4 h)")
     c.add_argument("--out", default=None, metavar="FILE", help="also write the JSON report to FILE")
     c.add_argument("--keep", action="store_true", help="keep the base copy and its venv (their path is printed)")
+    c.add_argument("--rebuild-working", action="store_true",
+                   help="build the working tree too, as the base: a copy of it (tracked files and untracked ones that are "
+                   "not ignored) built with the build script into its own venv (what a verifier measures; needed "
+                   "after changing compiled code or build files)")
     return p
 
 

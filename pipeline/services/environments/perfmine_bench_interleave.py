@@ -75,14 +75,24 @@ def read_batch_answer(a):
 class LocalWorker:
     """The harness's `serve` mode in a process of this machine, spoken to over JSON lines."""
 
-    def __init__(self, argv, env, cwd, log_path, cpus=None, start_timeout=600.0):
+    def __init__(self, argv, env, cwd, log_path, cpus=None, start_timeout=600.0, preexec=None):
+        """preexec: run in the child before the harness starts (after the CPU pinning), e.g. to
+        drop to another user."""
         self.log_path = log_path
         self.start_timeout = start_timeout
         self._log = open(log_path, "wb")
         self._buf = b""
         self._next = 1
         self.dead = None
-        preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        user_preexec = preexec
+
+        def child_setup():
+            if cpus:
+                os.sched_setaffinity(0, cpus)
+            if user_preexec:
+                user_preexec()
+
+        preexec = child_setup if cpus or user_preexec else None
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env, cwd=cwd,
             start_new_session=True, preexec_fn=preexec,
@@ -192,6 +202,38 @@ class LocalWorker:
             self.dead = answer.get("message", "the worker could not start again")
             return {"ok": False, "message": self.dead}
         return {"ok": True}
+
+    def cpu_seconds(self):
+        """The CPU time so far of the harness's processes (this one and every live descendant: the
+        supervisor and the worker it runs the suite in), every thread, by the kernel's count (/proc
+        schedstat), or None where it cannot be read: a check from outside of the times the worker
+        reports."""
+        children = {}
+        try:
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                try:
+                    with open("/proc/{}/stat".format(entry)) as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                children.setdefault(ppid, []).append(int(entry))
+            with open("/proc/{}/schedstat".format(self.proc.pid)):
+                pass
+        except OSError:
+            return None
+        total, todo = 0, [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            todo.extend(children.get(pid, []))
+            try:
+                for task in os.listdir("/proc/{}/task".format(pid)):
+                    with open("/proc/{}/task/{}/schedstat".format(pid, task)) as f:
+                        total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+        return total / 1e9
 
     def modules(self):
         """The files of every module the suite's import loaded (None: no answer)."""
@@ -306,6 +348,7 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             rec = w[side]
             ref = expert_refs[w["ref"]["name"]] if side == "expert" else w["ref"]
             number = rec["number"] if rec["number"] is not None else w["base"]["number"]
+            asked, cpu = time.monotonic(), worker[side].cpu_seconds()
             answer = worker[side].batch({
                 "benchmark": ref["benchmark"], "param": ref["param"],
                 "samples": 1 if round_index is None else settings["samples"],
@@ -322,6 +365,12 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 rec["number"] = answer["number"]
             else:
                 rec["rounds"][round_index] = answer["samples"]
+                # the batch's wall time as this process saw it (the request to the answer) and the worker's
+                # CPU time by the kernel's count: checks from outside the worker of the times it reports
+                # (perfmine_verify.py)
+                rec.setdefault("walls", [None] * rounds_planned)[round_index] = time.monotonic() - asked
+                after = worker[side].cpu_seconds() if cpu is not None else None
+                rec.setdefault("cpus", [None] * rounds_planned)[round_index] = None if after is None else after - cpu
 
         # warm-up pass: the base calibrates `number`, the others warm up with it
         for w in records:

@@ -1,0 +1,385 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import type { BlobRef } from '../../cache/blobs.js';
+import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
+import type { EnvironmentLock } from '../../pipeline/services/environments/lock.js';
+import { sourceTierFiles } from '../../pipeline/services/environments/source-tier.js';
+import { verifierFiles } from '../../pipeline/services/environments/verifier-files.js';
+import type { MonthTask } from '../../stages/emit/month-files.js';
+import { harborDatasetFiles } from '../../stages/emit/publish/harbor/harbor-dataset.js';
+import { harborTimeouts, type HarborOptions } from '../../stages/emit/publish/harbor/harbor-task.js';
+import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../stages/emit/publish/harbor/task-config.js';
+import { tomlDocument, tomlString } from '../../stages/emit/publish/harbor/toml.js';
+import { writeHarbor } from '../../stages/emit/publish/harbor/write-harbor.js';
+import { assembleRow } from '../../stages/emit/row.js';
+import { taskFiles } from '../../stages/emit/task-files.js';
+import { tempDir } from '../helpers/harness.js';
+
+/**
+ * The Harbor export's layout (issue 30): a month of tasks like the demo's, assembled with emit's
+ * own functions (task-files.ts, the source tier's files with perfmine-bench's task.json, a lock
+ * with an index distribution and a build requirement, a sealed-history bundle), exported with
+ * `harborDatasetFiles` and written with `writeHarbor`, then read back from disk as Harbor reads a
+ * task: every task.toml parsed by a TOML 1.0 parser (smol-toml) and checked against Harbor's
+ * documented schema (task-config.ts), the files where Harbor expects them (task.toml,
+ * instruction.md, environment/ with the Dockerfile and everything it copies, solution/solve.sh,
+ * tests/test.sh), the verifier's folder complete (MANIFEST.sha256 over every file of tests/).
+ */
+
+const BASE = '4805bd9f70779794d6dfb7eb019b1c8824e37207';
+const NAMES = [
+  'bench_core.TimeIsPrime.time_is_prime(1000003)',
+  'bench_core.TimeIsPrime.time_is_prime(100003)',
+  'bench_core.time_fib',
+  'bench_core.time_sum_of_squares',
+];
+const PATCH = [
+  'diff --git a/fastmath/core.py b/fastmath/core.py',
+  '--- a/fastmath/core.py',
+  '+++ b/fastmath/core.py',
+  '@@ -1,4 +1,6 @@',
+  ' def fib(n):',
+  '-    if n < 2:',
+  '-        return n',
+  '-    return fib(n - 1) + fib(n - 2)',
+  '+    a, b = 0, 1',
+  '+    for _ in range(n):',
+  '+        a, b = b, a + b',
+  '+    return a',
+  '',
+].join('\n');
+
+function verdict(name: string, improved: boolean): StoredWorkloadVerdict {
+  const [module, ...rest] = name.replace(/\(.*$/, '').split('.');
+  const fn = rest.pop()!;
+  return {
+    workload: name,
+    benchmark: name.replace(/\(.*$/, ''),
+    module: module!,
+    className: rest[0] ?? null,
+    function: fn,
+    params: name.includes('(') ? name.slice(name.indexOf('(')) : null,
+    unit: 'seconds',
+    baseMedian: improved ? 9e-4 : 1e-3,
+    expertMedian: improved ? 6.4e-7 : 1e-3,
+    speedup: improved ? 1393.37 : 1.01,
+    asv: { mark: improved ? '-' : ' ', change: improved ? 'better' : 'same', ratio: improved ? 0.0007 : 0.99, tilde: false, pValue: 0.001 },
+    paired: {
+      change: improved ? 'improved' : 'unchanged',
+      reason: improved ? null : 'not-significant',
+      pairRatios: [],
+      normalizedRatios: [],
+      normalizedMedian: improved ? 0.0007 : 0.99,
+      usablePairs: 20,
+      fasterPairs: improved ? 20 : 9,
+      threshold: 1.05,
+      mds: 1.08,
+      pValue: improved ? 1e-6 : 0.4,
+      noise: 0.02,
+      settled: null,
+    },
+  };
+}
+
+const validation: StoredValidation = {
+  key: 'demo/fastmath#101',
+  decision: 'kept',
+  detail: '',
+  pairs: 20,
+  calibrationPairs: 20,
+  machineFactors: [],
+  calibrationFactors: [],
+  calibrated: true,
+  threshold: 1.05,
+  falsePositives: { flagged: 0, compared: 6, rate: 0 },
+  asvCalibrationFlags: 0,
+  engine: 'perfmine',
+  protocol: { engine: 'perfmine', rounds: 20, samples: 5, measuredMs: 38_893 },
+  pairedOptions: { alpha: 0.0085 },
+  mdsMedian: 1.08,
+  selection: null,
+};
+
+const lock: EnvironmentLock = {
+  python: '3.11.2',
+  cutoff: '2025-03-22T10:00:00.000Z',
+  upstream: 'http://127.0.0.1:40747/simple/',
+  distributions: [
+    { name: 'numtheory', version: '1.0', source: 'index', filename: 'numtheory-1.0-py3-none-any.whl', sha256: 'b'.repeat(64) },
+    { name: 'fastmath', version: '0.1.0', source: 'editable', filename: null, sha256: null },
+  ],
+  build: [{ name: 'flit-core', version: '3.9.0', filename: 'flit_core-3.9.0.tar.gz', sha256: 'c'.repeat(64) }],
+};
+
+function blob(bytes: Buffer): BlobRef {
+  return { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, read: () => bytes };
+}
+
+/** A task of the month as emit writes it. */
+function task(number: number, improved: readonly string[]): MonthTask {
+  const workloads = NAMES.map((n) => verdict(n, improved.includes(n)));
+  const row = assembleRow({
+    repo: 'demo/fastmath',
+    number,
+    baseSha: BASE,
+    mergeSha: 'd'.repeat(40),
+    createdAt: '2025-04-03T08:00:00Z',
+    mergedAt: '2025-04-03T10:00:00Z',
+    problemStatement: '# Task\n\nMake `fib` faster. "Quotes", a tab\tand a backslash \\ stay as they are.\n',
+    patch: PATCH,
+    imageName: `perfmine/demo__fastmath:${number}`,
+    buildScript:
+      '#!/usr/bin/env bash\nset -euo pipefail\ncd /repo\n"${PERFMINE_PYTHON:-python3}" -m pip install --no-build-isolation -e .\n',
+    workloads,
+    category: number === 101 ? 'use_better_algorithm' : null,
+    difficulty: 'easy',
+    classifier: 'heuristic',
+  });
+  const bundle = Buffer.from(`# v2 git bundle\nfake ${number}\n`);
+  const perfmineFiles = sourceTierFiles({
+    baseCommit: BASE,
+    asvConfig: 'asv.conf.json',
+    python: 'python3.11',
+    protocol: validation.protocol ?? {},
+  });
+  const files = taskFiles({
+    row,
+    workloads,
+    validation,
+    baseImage: 'perfmine/base:bookworm',
+    verifiedImage: 'perfmine/env-demo-fastmath:4805bd9f7077',
+    scriptSource: 'template',
+    pythonVersion: '3.11',
+    repoUrl: 'https://github.com/demo/fastmath.git',
+    provenance: { categorySource: 'heuristic', categoryReason: null, statementSource: 'measured', leakCheckBasis: 'base-tree' },
+    perfmineFiles,
+    sealedHistory: { 'source/repo.bundle': blob(bundle).sha256 },
+    measuringTool: 'The environment has `perfmine-bench`.',
+    lock,
+  });
+  return { row, files, blobs: { 'source/repo.bundle': blob(bundle) } };
+}
+
+const OPTIONS: HarborOptions = {
+  cpus: 2,
+  memoryMb: 4096,
+  storageMb: 20480,
+  testTimeoutSeconds: 1800,
+  pytestArgs: [],
+  snapshotTimeoutSeconds: 900,
+  snapshotCallSeconds: 60,
+  buildTimeoutSeconds: 3600,
+  verifierFiles: verifierFiles(),
+  producer: 'perfmine 0.1.0',
+};
+
+const IMPROVED: Readonly<Record<number, readonly string[]>> = {
+  101: ['bench_core.time_fib'],
+  107: NAMES.slice(0, 2),
+  108: ['bench_core.time_sum_of_squares'],
+};
+const MONTH_TASKS = Object.entries(IMPROVED).map(([n, improved]) => task(Number(n), improved));
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort();
+}
+
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('perfmine publish --format harbor: the layout, read back as Harbor reads a task', () => {
+  const dir = tempDir('perfmine-harbor-');
+  const first = writeHarbor(dir, harborDatasetFiles(MONTH_TASKS, OPTIONS));
+
+  it('writes one task folder per task, named by its instance id', () => {
+    expect(readdirSync(dir).sort()).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
+    expect(first.written.length).toBeGreaterThan(0);
+    expect(first.removed).toEqual([]);
+  });
+
+  for (const t of MONTH_TASKS) {
+    const id = t.row.instance_id;
+    const root = join(dir, id);
+    // in workloads.json's order (by name)
+    const improved = [...IMPROVED[t.row.pull_number]!].sort();
+
+    it(`${id}: the files where Harbor expects them`, () => {
+      const files = filesUnder(root);
+      for (const f of ['task.toml', 'instruction.md', 'environment/Dockerfile', 'solution/solve.sh', 'tests/test.sh'])
+        expect(files).toContain(f);
+      expect(files.every((f) => /^(task\.toml|instruction\.md|(environment|solution|tests)\/.+)$/.test(f))).toBe(true);
+      for (const f of ['solution/solve.sh', 'tests/test.sh', 'tests/perfmine/verify.py', 'environment/usr/local/bin/perfmine-bench'])
+        expect(mode(join(root, f)), f).toBe(0o755);
+      // the oracle's patch reaches /solution; nothing of the solution or the verifier is in the image's build context
+      expect(readFileSync(join(root, 'solution/expert.patch'), 'utf8')).toBe(PATCH);
+      expect(files.filter((f) => f.startsWith('environment/') && /expert\.patch|verify|workloads\.json|metadata\.json/.test(f))).toEqual(
+        [],
+      );
+      // scripts are valid bash; the verifier is Python 3.8
+      execFileSync('bash', ['-n', join(root, 'solution/solve.sh')]);
+      execFileSync('bash', ['-n', join(root, 'tests/test.sh')]);
+      execFileSync('python3', [
+        '-c',
+        'import ast, sys; ast.parse(open(sys.argv[1]).read(), feature_version=(3, 8))',
+        join(root, 'tests/perfmine/verify.py'),
+      ]);
+    });
+
+    it(`${id}: task.toml parses as TOML 1.0 and follows Harbor's schema ${HARBOR_SCHEMA_VERSION}`, () => {
+      const text = readFileSync(join(root, 'task.toml'), 'utf8');
+      const parsed = parseToml(text);
+      const config = harborTaskConfigSchema.parse(parsed);
+      const timeouts = harborTimeouts(38_893, 3600);
+      expect(config).toMatchObject({
+        schema_version: HARBOR_SCHEMA_VERSION,
+        source: 'perfmine',
+        task: { name: `perfmine/${id}` },
+        verifier: { timeout_sec: timeouts.verifier, user: 'root' },
+        agent: { timeout_sec: timeouts.agent, user: 'agent' },
+        environment: {
+          build_timeout_sec: timeouts.build,
+          cpus: 2,
+          memory_mb: 4096,
+          storage_mb: 20480,
+          network_mode: 'no-network',
+          allow_internet: false,
+        },
+      });
+      // timeouts are written as floats, as Harbor's documentation writes them
+      expect(text).toMatch(/^timeout_sec = \d+\.0$/m);
+      expect(config.metadata).toMatchObject({
+        source: 'perfmine',
+        instance_id: id,
+        repo: 'demo/fastmath',
+        pull_number: t.row.pull_number,
+        base_commit: BASE,
+        difficulty: 'easy',
+        improved_workloads: improved,
+        measured_seconds: 38.9,
+        reward_failure: -1,
+        reward_floor: 0,
+      });
+      expect(config.metadata?.['category']).toBe(t.row.category ?? undefined);
+      expect(String(config.metadata?.['reward_formula'])).toContain('ln S_agent / ln S_expert');
+    });
+
+    it(`${id}: environment/ is the task's sealed, locked Dockerfile with its whole build context and the agent's user`, () => {
+      const dockerfile = readFileSync(join(root, 'environment/Dockerfile'), 'utf8');
+      expect(dockerfile.startsWith(t.files['Dockerfile']!.trimEnd())).toBe(true);
+      expect(dockerfile).toMatch(/^RUN useradd --create-home --user-group --shell \/bin\/bash agent && chown -R agent:agent \/repo$/m);
+      expect(dockerfile).toContain('--require-hashes');
+      for (const line of dockerfile.split('\n').filter((l) => l.startsWith('COPY ') && !l.includes('--from'))) {
+        const sources = line.split(/\s+/).slice(1, -1);
+        for (const s of sources)
+          expect(statSync(join(root, 'environment', s)).isFile() || statSync(join(root, 'environment', s)).isDirectory(), s).toBe(true);
+      }
+      expect(sha256(join(root, 'environment/source/repo.bundle'))).toBe(t.blobs['source/repo.bundle']!.sha256);
+      expect(readFileSync(join(root, 'environment/docker_build.sh'), 'utf8')).toBe(t.files['docker_build.sh']);
+    });
+
+    it(`${id}: tests/ holds the verifier, its trusted inputs and a manifest of all of them`, () => {
+      const tests = join(root, 'tests');
+      const manifest = readFileSync(join(tests, 'MANIFEST.sha256'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split('  ') as [string, string]);
+      expect(manifest.map(([, p]) => p)).toEqual(filesUnder(tests).filter((f) => f !== 'MANIFEST.sha256'));
+      for (const [hash, p] of manifest) expect(sha256(join(tests, p)), p).toBe(hash);
+      expect(manifest.map(([, p]) => p)).toEqual(
+        expect.arrayContaining([
+          'test.sh',
+          'docker_build.sh',
+          'constraints.txt',
+          'source/repo.bundle',
+          'perfmine/verify.py',
+          'perfmine/verify.json',
+          'perfmine/seal.sh',
+          'perfmine/bench/perfmine_bench.py',
+          'perfmine/bench/perfmine_harness.py',
+          'perfmine/bench/perfmine_snapshot.py',
+        ]),
+      );
+      // sha256sum itself accepts the manifest
+      execFileSync('sha256sum', ['--quiet', '--strict', '--check', 'MANIFEST.sha256'], { cwd: tests });
+      const spec = JSON.parse(readFileSync(join(tests, 'perfmine/verify.json'), 'utf8')) as Record<string, unknown>;
+      expect(spec).toMatchObject({
+        instance_id: id,
+        base_commit: BASE,
+        asv_config: 'asv.conf.json',
+        python: 'python3.11',
+        bundle: 'source/repo.bundle',
+        build_script: 'docker_build.sh',
+        constraints: 'constraints.txt',
+        tests: { timeout_seconds: 1800, args: [] },
+        snapshot: { timeout_seconds: 900, call_seconds: 60 },
+      });
+      const workloads = spec['workloads'] as { name: string; improved: boolean; speedup: number }[];
+      expect(workloads.filter((w) => w.improved).map((w) => w.name)).toEqual(improved);
+      const test = readFileSync(join(tests, 'test.sh'), 'utf8');
+      expect(test).toContain('--user nobody');
+      expect(test).toContain('"${PERFMINE_PYTHON:-python3}" -I -S "$here/perfmine/verify.py"');
+    });
+
+    it(`${id}: instruction.md tells the agent where it works, how it is judged and how to measure, then the statement`, () => {
+      const text = readFileSync(join(root, 'instruction.md'), 'utf8');
+      expect(text).toContain(`# ${id}`);
+      expect(text).toContain('You work as the user `agent`, who owns /repo. There is no network.');
+      expect(text).toContain('max(0, ln S / ln S_expert)');
+      for (const w of improved) expect(text).toContain(`\`${w}\``);
+      expect(text).toContain('perfmine-bench compare --rebuild-working');
+      expect(text.endsWith(t.row.problem_statement)).toBe(true);
+      expect(text).not.toContain('score.sh');
+    });
+  }
+
+  it('writes nothing when nothing changed; removes the folder of a task no longer published, and leaves the rest of the folder alone', () => {
+    mkdirSync(join(dir, 'someone-else'), { recursive: true });
+    writeFileSync(join(dir, 'someone-else', 'task.toml'), 'schema_version = "1.3"\n');
+    const again = writeHarbor(dir, harborDatasetFiles(MONTH_TASKS, OPTIONS));
+    expect(again.written).toEqual([]);
+    expect(again.removed).toEqual([]);
+    const fewer = writeHarbor(dir, harborDatasetFiles(MONTH_TASKS.slice(0, 2), OPTIONS));
+    expect(fewer.written).toEqual([]);
+    expect(fewer.removed.every((p) => p.startsWith('demo__fastmath-108/'))).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'someone-else']);
+  });
+});
+
+describe("task.toml's writer and schema", () => {
+  it('writes strings every TOML parser reads back as they were, floats where asked, and leaves out what is null', () => {
+    const tricky = 'a "quote", a back\\slash, a tab\t, a newline\n, a DEL \u007f, a NUL \u0000, é and 🚀';
+    const text = tomlDocument(
+      { s: tricky, n: 3, f: 600, g: 1.5, list: ['x', 'y'], none: null, table: { 'a.b': true, inner: { k: 'v' } } },
+      { floats: new Set(['f']), comment: ['a comment'] },
+    );
+    expect(text.startsWith('# a comment\n')).toBe(true);
+    expect(text).toContain('f = 600.0\n');
+    expect(text).toContain('n = 3\n');
+    expect(tomlString('\u007f')).toBe('"\\u007F"');
+    expect(parseToml(text)).toEqual({ s: tricky, n: 3, f: 600, g: 1.5, list: ['x', 'y'], table: { 'a.b': true, inner: { k: 'v' } } });
+  });
+
+  it("refuses what Harbor's schema does not have, and a network setting that contradicts itself", () => {
+    const base = { schema_version: '1.3', environment: { network_mode: 'no-network' } };
+    expect(harborTaskConfigSchema.safeParse(base).success).toBe(true);
+    expect(harborTaskConfigSchema.safeParse({ ...base, environment: { network_mode: 'no-network', allow_internet: true } }).success).toBe(
+      false,
+    );
+    expect(harborTaskConfigSchema.safeParse({ ...base, environment: { cpu: 2 } }).success).toBe(false);
+    expect(harborTaskConfigSchema.safeParse({ ...base, agent: { timeout: 10 } }).success).toBe(false);
+    expect(harborTaskConfigSchema.safeParse({ ...base, task: { name: 'no-org' } }).success).toBe(false);
+    expect(harborTaskConfigSchema.safeParse({ ...base, task: { name: 'perfmine/a..b' } }).success).toBe(false);
+  });
+
+  it('gives the agent an hour and five measurements, the verifier two builds, half an hour and three measurements', () => {
+    expect(harborTimeouts(38_893, 3600)).toEqual({ agent: 3840, verifier: 9120, build: 3600 });
+    expect(harborTimeouts(null, 600)).toEqual({ agent: 6600, verifier: 4800, build: 1800 });
+  });
+});
