@@ -7,6 +7,7 @@ import type { ReportFlags } from './commands/report.js';
 import type { RunFlags } from './commands/run.js';
 import type { StatusFlags } from './commands/status.js';
 import type { PublishFlags } from './commands/publish.js';
+import type { ReplayFlags } from './commands/replay.js';
 import type { ScoreFlags } from './commands/score.js';
 import type { TasksFlags } from './commands/tasks.js';
 import type { GlobalFlags } from './session.js';
@@ -48,6 +49,7 @@ export function defineCommands(program: Command, deps: CommandDeps): void {
   defineReport(program);
   defineScore(program);
   definePublish(program);
+  defineReplay(program);
   defineWorker(program, deps);
 }
 
@@ -206,7 +208,9 @@ function defineCache(program: Command): void {
 function defineTasks(program: Command): void {
   program
     .command('tasks')
-    .description('list the emitted tasks: instance id, month, workloads improved, expert speedup, folder')
+    .description(
+      'list the emitted tasks: instance id, month, workloads improved, expert speedup, replays (verdicts, machines, replicated workloads) and whether publish includes them, folder',
+    )
     .option('--month <YYYY-MM>', 'only this month')
     .action(async (flags: TasksFlags, command: Command) => {
       const { tasksCommand } = await import('./commands/tasks.js');
@@ -259,13 +263,63 @@ function definePublish(program: Command): void {
   program
     .command('publish')
     .description(
-      'write the emitted months as a Hugging Face dataset folder: data/YYYY-MM.parquet, the task folders, README.md with a config per month and the dataset card',
+      'write the emitted months as a Hugging Face dataset folder (data/YYYY-MM.parquet, the task folders, README.md with a config per month and the dataset card), or with --format harbor as Harbor tasks (one folder per task: task.toml, instruction.md, environment/, solution/solve.sh, tests/test.sh)',
     )
     .requiredOption('--to <DIR>', 'the dataset folder')
     .option('--months <YYYY-MM...>', 'only these months (default: every emitted month); the folder then holds exactly these')
+    .option('--format <FORMAT>', 'hf (a Hugging Face dataset folder) or harbor (Harbor tasks)', 'hf')
+    .option(
+      '--min-replays <N>',
+      'the replay gate: publish a task only when at least N replays of its folder replicate (default emit.publish.minReplays, 1; 0: no gate); the others are listed with the reason',
+    )
     .action(async (flags: PublishFlags, command: Command) => {
       const { publishCommand } = await import('./commands/publish.js');
       process.exitCode = publishCommand(flags, command.optsWithGlobals<GlobalFlags>());
+    });
+}
+
+function defineReplay(program: Command): void {
+  program
+    .command('replay')
+    .description(
+      "rebuild emitted tasks from their folders alone (docker build of the folder, the expert patch applied), measure them again with the task's engine and protocol, and record per workload whether the recorded improvement replicates, with the machine",
+    )
+    .argument('<dir>', 'a task folder (out/YYYY-MM/<instance_id>) or a month directory of them (out/YYYY-MM)')
+    .option('--times <N>', 'replays per task, each its own record (the two images are built once)', '1')
+    .option(
+      '--index <URL|dir:PATH>',
+      "the package index the build installs the lock from (PIP_INDEX_URL; a loopback URL or dir:PATH, served on loopback for this command, builds on the host's network); default: the Dockerfile's own",
+    )
+    .option('--no-cache', "build every step again (docker build --no-cache): a fresh build, nothing from the engine's build cache")
+    .option('--keep-images', 'keep the two replayed images (removed by default)')
+    .option('--note <TEXT>', 'a note kept with each record (the conditions, e.g. "a CPU hog on every core")')
+    .addHelpText(
+      'after',
+      `
+Each replay is written to <task folder>/replays/<id>.json and to the store (--db); replays found in
+a folder (made on other machines or against other stores) are added to the store too, so that they
+add up. The record holds the machine (CPU model, CPUs, the cpuset used, frequency governor and SMT
+where readable, kernel, OS, Docker's version and limits, the image's Python, the load average), the
+protocol, the build and measurement times, and per workload the recorded and replayed speedups with
+their 95% intervals.
+
+The replication rule, for each workload validate found improved: it replicates when the replay
+calls it improved (perfmine's keep verdict: same direction, beyond the replay's own noise, the
+1.05 floor, 75% of the pairs faster) and the recorded and replayed speedup intervals overlap,
+each widened by 10% of its log speedup; it does not replicate when the replay calls it worsened or
+incomparable, or unchanged although its minimum detectable speedup is at most the recorded
+interval's low end, or improved by a speedup that does not agree; otherwise (unchanged but
+underpowered, too few pairs) it is inconclusive. A replay replicates when every such workload does,
+does not replicate when any does not, else it is inconclusive; a build, scan or measurement that
+breaks makes it failed (the environment refused by the outside scan, or an expert patch that does
+not apply or build, does not replicate). Only the perfmine engine is replayed.
+
+Exit codes: 0 every folder replayed (whatever the verdicts); 1 a folder could not be read or a
+replay failed; 2 usage; 130 interrupted (the replays recorded so far are kept).`,
+    )
+    .action(async (dir: string, flags: ReplayFlags, command: Command) => {
+      const { replayCommand } = await import('./commands/replay.js');
+      process.exitCode = await replayCommand(dir, flags, command.optsWithGlobals<GlobalFlags>());
     });
 }
 

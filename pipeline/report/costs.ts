@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReplayStore } from '../../cache/replays.js';
 import type { Db } from '../../cache/store.js';
 import { parsePrKey } from '../concepts/keys.js';
 import { instanceId } from '../concepts/records/task-row.js';
@@ -34,11 +35,12 @@ function parsed<T>(schema: z.ZodType<T>, text: string | null): T | null {
 const monthOfInstant = (at: string | null): string | null => (at === null ? null : at.slice(0, 7));
 
 /**
- * The replays' machine time per task (`owner/name#N` → each replay's ms). Issue 30 item 1 records
- * replays; until it does there are none, and a task's replays cost 0.
+ * The replays' machine time per task (`owner/name#N` → each replay's ms): every replay the store
+ * holds (`perfmine replay`, table `replays`: builds unless reused, the scan, the machine probe and
+ * the measurement), those made here and those imported from task folders alike; none without it.
  */
-export function replayDurations(_db: Db): ReadonlyMap<string, readonly number[]> {
-  return new Map();
+export function replayDurations(db: Db): ReadonlyMap<string, readonly number[]> {
+  return new ReplayStore(db).machineTimes();
 }
 
 /**

@@ -5,6 +5,7 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from './funnel.js';
 import { emittedTasks } from './tasks.js';
+import type { GateOptions } from '../../stages/emit/publish/replay-gate.js';
 import { loadMonthCosts } from './costs.js';
 import { lastStop } from '../last-stop.js';
 import type { Window } from '../window.js';
@@ -79,9 +80,13 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
 }
 
 /** Everything the month's report shows, read from the store and the emitted tasks. */
-export function loadReportData(db: Db, window: Window, options: { out: string; reportPath: string; now?: Date }): ReportData {
+export function loadReportData(
+  db: Db,
+  window: Window,
+  options: { out: string; reportPath: string; now?: Date; gate?: GateOptions },
+): ReportData {
   const ledger = new Ledger(db);
-  const tasks = emittedTasks(db, window, options.out).map((t) => {
+  const tasks = emittedTasks(db, window, options.out, options.gate).map((t) => {
     const pr = loadPullRequest(db, t.repo, t.pull_number);
     const folder = relative(dirname(options.reportPath), t.folder) || '.';
     return {
@@ -96,6 +101,18 @@ export function loadReportData(db: Db, window: Window, options: { out: string; r
       category: t.category,
       difficulty: t.difficulty,
       folder: `${folder}/`,
+      replays: {
+        count: t.replays.count,
+        replicates: t.replays.by_verdict.replicates,
+        doesNotReplicate: t.replays.by_verdict['does-not-replicate'],
+        inconclusive: t.replays.by_verdict.inconclusive,
+        failed: t.replays.by_verdict.failed,
+        machines: t.replays.machines,
+        workloads: t.replays.workloads,
+        published: t.replays.published,
+        gateReason: t.replays.gate_reason,
+        gateDetail: t.replays.gate_detail,
+      },
     };
   });
   const stages = stageFunnel(ledger.counts({ window })).map((s) => ({

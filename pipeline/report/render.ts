@@ -66,6 +66,22 @@ export interface ReportTask {
   readonly difficulty: string | null;
   /** Relative link from the report to the task's folder. */
   readonly folder: string;
+  /** Its replays (`perfmine replay`) and the publish gate's decision; absent: not shown. */
+  readonly replays?: ReportReplays;
+}
+
+export interface ReportReplays {
+  readonly count: number;
+  readonly replicates: number;
+  readonly doesNotReplicate: number;
+  readonly inconclusive: number;
+  readonly failed: number;
+  readonly machines: readonly string[];
+  /** Per judged workload: in how many replays it replicated, of those that judged it. */
+  readonly workloads: readonly { readonly name: string; readonly replicated: number; readonly judged: number }[];
+  readonly published: boolean;
+  readonly gateReason: string | null;
+  readonly gateDetail: string;
 }
 
 export interface ReportData {
@@ -79,6 +95,23 @@ export interface ReportData {
   readonly stop?: ReportStop | null;
   /** What the month's tasks cost: machine minutes and LLM dollars, per emitted task and in total. */
   readonly taskCosts?: MonthCosts | null;
+}
+
+/** A task's replay cells: replays by verdict, their machines, the replicated workloads, and the gate's decision. */
+function replayCells(r: ReportReplays | undefined): string {
+  if (!r) return '<td>–</td><td>–</td><td>–</td><td>–</td>';
+  const verdicts = [
+    `${r.replicates} replicate`,
+    r.doesNotReplicate > 0 ? `${r.doesNotReplicate} do not` : null,
+    r.inconclusive > 0 ? `${r.inconclusive} inconclusive` : null,
+    r.failed > 0 ? `${r.failed} failed` : null,
+  ].filter(Boolean);
+  return [
+    `<td data-col="replays" data-count="${r.count}" data-replicates="${r.replicates}">${r.count === 0 ? 'none' : `${r.count}: ${escapeHtml(verdicts.join(', '))}`}</td>`,
+    `<td data-col="machines">${r.machines.map(escapeHtml).join('<br>') || '–'}</td>`,
+    `<td data-col="replicated">${r.workloads.map((w) => `${escapeHtml(w.name)} (${w.replicated}/${w.judged})`).join('<br>') || '–'}</td>`,
+    `<td data-col="publish" data-published="${r.published}" title="${escapeHtml(r.gateDetail)}">${r.published ? 'published' : `left out: ${escapeHtml(r.gateReason ?? '')}`}</td>`,
+  ].join('');
 }
 
 export function escapeHtml(text: string): string {
@@ -212,7 +245,7 @@ export function renderReport(data: ReportData): string {
   const taskRows = data.tasks
     .map(
       (t) =>
-        `<tr data-task="${escapeHtml(t.instanceId)}"><td><a href="${escapeHtml(t.folder)}">${escapeHtml(t.instanceId)}</a></td><td>${escapeHtml(t.title)}</td><td class="num" data-speedup="${t.speedup ?? ''}">${fmtRatio(t.speedup)}</td><td class="num">${fmtRatio(t.improvedSpeedup)}</td><td class="num">${t.improvedWorkloads} / ${t.workloads}</td><td>${escapeHtml(t.category ?? '–')}</td><td>${escapeHtml(t.difficulty ?? '–')}</td></tr>`,
+        `<tr data-task="${escapeHtml(t.instanceId)}"><td><a href="${escapeHtml(t.folder)}">${escapeHtml(t.instanceId)}</a></td><td>${escapeHtml(t.title)}</td><td class="num" data-speedup="${t.speedup ?? ''}">${fmtRatio(t.speedup)}</td><td class="num">${fmtRatio(t.improvedSpeedup)}</td><td class="num">${t.improvedWorkloads} / ${t.workloads}</td><td>${escapeHtml(t.category ?? '–')}</td><td>${escapeHtml(t.difficulty ?? '–')}</td>${replayCells(t.replays)}</tr>`,
     )
     .join('\n');
   const med = median(speedups);
@@ -289,9 +322,9 @@ ${taskCostsHtml(data.taskCosts)}
 
 <h2>Emitted tasks</h2>
 <table id="tasks">
-<thead><tr><th>task</th><th>pull request</th><th class="num">speedup</th><th class="num">on improved</th><th class="num">improved / workloads</th><th>category</th><th>difficulty</th></tr></thead>
+<thead><tr><th>task</th><th>pull request</th><th class="num">speedup</th><th class="num">on improved</th><th class="num">improved / workloads</th><th>category</th><th>difficulty</th><th>replays</th><th>machines</th><th>replicated workloads</th><th>publish</th></tr></thead>
 <tbody>
-${taskRows || '<tr><td colspan="7">no task emitted for this month</td></tr>'}
+${taskRows || '<tr><td colspan="11">no task emitted for this month</td></tr>'}
 </tbody>
 </table>
 </body>

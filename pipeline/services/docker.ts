@@ -101,6 +101,8 @@ export interface RunSpec {
    * part of an image committed from it (`docker commit` leaves mounts out).
    */
   readonly mounts?: readonly BindMount[];
+  /** CPUs the container may run on (`HostConfig.CpusetCpus`), e.g. `1`; null or absent: any. */
+  readonly cpuset?: string | null;
   /** Paths (files or directories) read out of the container after it stops, before it is removed. */
   readonly collect?: readonly string[];
   /** Bytes of collected files kept in all (default 64 MiB); files past it are left out. */
@@ -140,8 +142,13 @@ export interface BuildSpec {
   readonly tag: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly buildArgs?: Readonly<Record<string, string>>;
-  /** Network of the build's RUN steps: `none` (default) or `default` (e.g. a clone from GitHub). */
-  readonly network?: 'none' | 'default';
+  /**
+   * Network of the build's RUN steps: `none` (default), `default` (e.g. a clone from GitHub), or
+   * `host` (a package index served on this host's loopback, as `perfmine replay --index` does).
+   */
+  readonly network?: 'none' | 'default' | 'host';
+  /** Build every step again, whatever the engine's build cache holds (`docker build --no-cache`). */
+  readonly noCache?: boolean;
   readonly timeoutMs: number;
   readonly limits?: ContainerLimits;
   readonly tailChars?: number;
@@ -163,6 +170,16 @@ export interface ImageFacts {
   readonly tags: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   readonly created: string;
+}
+
+/** What the engine says of its machine (`docker info`), for the record of a measurement; null where it does not say. */
+export interface EngineFacts {
+  readonly cpus: number | null;
+  readonly memoryBytes: number | null;
+  readonly kernel: string | null;
+  readonly os: string | null;
+  readonly serverVersion: string | null;
+  readonly cgroupVersion: string | null;
 }
 
 export interface DockerServiceOptions {
@@ -218,6 +235,26 @@ export class DockerService {
     } catch (error) {
       throw wrap(error, 'docker-info-failed');
     }
+  }
+
+  /** The engine's machine as `docker info` describes it. */
+  async engineFacts(): Promise<EngineFacts> {
+    let info: Record<string, unknown>;
+    try {
+      info = (await this.docker.info()) as Record<string, unknown>;
+    } catch (error) {
+      throw wrap(error, 'docker-info-failed');
+    }
+    const str = (k: string) => (typeof info[k] === 'string' && info[k] !== '' ? (info[k] as string) : null);
+    const num = (k: string) => (typeof info[k] === 'number' ? (info[k] as number) : null);
+    return {
+      cpus: num('NCPU'),
+      memoryBytes: num('MemTotal'),
+      kernel: str('KernelVersion'),
+      os: str('OperatingSystem'),
+      serverVersion: str('ServerVersion'),
+      cgroupVersion: str('CgroupVersion'),
+    };
   }
 
   async imageExists(tag: string): Promise<boolean> {
@@ -389,6 +426,7 @@ export class DockerService {
         labels: this.imageLabels(spec.labels),
         buildargs: { ...spec.buildArgs },
         networkmode: spec.network ?? 'none',
+        ...(spec.noCache ? { nocache: true } : {}),
         rm: true,
         forcerm: true,
         ...(limits

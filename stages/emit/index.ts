@@ -41,7 +41,7 @@ export interface EmitInput {
   /** sha256 of prompts/problem-statement.md: its words are never leaks. */
   readonly statementTemplate: string;
   /** The settings a task depends on (result-settings.ts). */
-  readonly config: EmitConfig;
+  readonly config: Omit<EmitConfig, 'publish'>;
   /** The verified build's own step time (ms), for how long an in-image compare takes; null when unknown. */
   readonly buildMs: number | null;
   /** sha256 of perfmine's files every environment carries (the sealing script, perfmine-bench). */

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tasksParquet } from './parquet.js';
 import { sortRows, toJsonl, type TaskRow } from './row.js';
 import type { BlobRef } from '../../cache/blobs.js';
+import { REPLAYS_DIR } from '../../pipeline/concepts/replay-files.js';
 
 /**
  * A month's dataset on disk: `out/YYYY-MM/tasks.jsonl`, `tasks.parquet`, one folder per task, and
@@ -11,7 +12,8 @@ import type { BlobRef } from '../../cache/blobs.js';
  * were first produced: emitting a month again with the same content keeps it, so every file
  * comes out byte for byte as it was. Written into a fresh
  * directory and swapped in, so a task dropped since the last emit leaves no folder behind and a
- * reader never sees half a month.
+ * reader never sees half a month. A task folder's `replays/` (`perfmine replay`'s records, which
+ * emit does not make) is carried over into the new month as it was.
  */
 
 export interface MonthTask {
@@ -109,6 +111,10 @@ export function writeMonth(
     sha256: digests,
   };
   writeFileSync(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  for (const id of manifest.instanceIds) {
+    const replays = join(final, id, REPLAYS_DIR);
+    if (existsSync(replays)) cpSync(replays, join(staging, id, REPLAYS_DIR), { recursive: true });
+  }
   rmSync(old, { recursive: true, force: true });
   try {
     renameSync(final, old);

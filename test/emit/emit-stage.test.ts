@@ -182,7 +182,7 @@ describe('emit: the month on disk', () => {
   it('lists the emitted tasks with `perfmine tasks`', async () => {
     const text = await runCli(['tasks', '--db', dbPath, '--out', out, '--month', '2025-04']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^instance_id +month +workloads +speedup \(all \/ improved\) +category +folder/);
+    expect(text.stdout).toMatch(/^instance_id +month +workloads +speedup \(all \/ improved\) +category +replays +folder/);
     expect(text.stdout).toContain('acme__fastlib-101  2025-04  2/32 improved');
     const json = await runCli(['tasks', '--db', dbPath, '--out', out, '--json']);
     const listed = JSON.parse(json.stdout) as { tasks: { instance_id: string; improved: number; written: boolean; folder: string }[] };

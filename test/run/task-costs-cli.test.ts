@@ -143,7 +143,7 @@ describe("the month's cost per task", () => {
 
   it('the dataset card says what the tasks cost, per month and per task', async () => {
     const dataset = join(scratch, 'dataset');
-    const r = await runCli(['publish', '--db', dbPath, '--to', dataset]);
+    const r = await runCli(['publish', '--db', dbPath, '--to', dataset, '--min-replays', '0']);
     expect(r.code, r.stderr).toBe(0);
     const readme = readFileSync(join(dataset, 'README.md'), 'utf8');
     expect(readme).toContain('## What the tasks cost');

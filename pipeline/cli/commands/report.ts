@@ -31,7 +31,7 @@ export function reportCommand(flags: ReportFlags, globals: GlobalFlags): number 
     throw new ConfigError(`db: no database at ${path}`, { reason: 'no-database', fix: 'run perfmine first, or pass --db' });
   const db = openStore(path, { readonly: true });
   try {
-    const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath });
+    const data = loadReportData(db, window, { out: resolve(session.config.out), reportPath, gate: session.config.emit.publish });
     mkdirSync(dirname(reportPath), { recursive: true });
     writeFileSync(reportPath, renderReport(data));
     const emitted = data.tasks.length;

@@ -9,6 +9,7 @@ import {
   type CostFigures,
   type MonthCosts,
 } from '../../../pipeline/concepts/task-costs.js';
+import { replayCardSection, replayFilesOf, type MonthGate } from './replay-card.js';
 
 /**
  * The emitted months as a Hugging Face dataset folder (`perfmine publish`): `data/YYYY-MM.parquet`
@@ -27,6 +28,8 @@ export interface PublishedMonth {
   readonly funnel: FunnelCounts;
   /** What the month's tasks cost (machine minutes, LLM dollars); absent: the card says nothing of it. */
   readonly costs?: MonthCosts | null;
+  /** The publish gate's decision on every task emitted for the month (`tasks` holds the published ones); absent: no gate. */
+  readonly gate?: MonthGate | null;
 }
 
 /** Field, type (as the Parquet file holds it) and meaning, for the card. */
@@ -168,6 +171,7 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     `| all | ${rate(fpAll)} |`,
     '',
     ...costSection(months),
+    ...replayCardSection(months),
     '## Licences',
     '',
     "The dataset's code (patches, build scripts, benchmark names) and text (problem statements) come from the repositories below and stay under",
@@ -227,6 +231,8 @@ export function datasetFiles(months: readonly PublishedMonth[]): Map<string, Fil
     for (const t of [...m.tasks].sort((a, b) => (a.row.instance_id < b.row.instance_id ? -1 : 1))) {
       for (const name of [...Object.keys(t.files), ...Object.keys(t.blobs)].sort())
         out.set(`tasks/${m.month}/${t.row.instance_id}/${name}`, t.files[name] ?? t.blobs[name]!);
+      const replays = replayFilesOf(m.gate?.decisions.find((d) => d.instanceId === t.row.instance_id));
+      for (const [name, text] of Object.entries(replays)) out.set(`tasks/${m.month}/${t.row.instance_id}/${name}`, text);
     }
   }
   return out;

@@ -82,7 +82,7 @@ beforeAll(async () => {
 
 describe('perfmine publish', () => {
   it('writes one Parquet per month, the task folders, and a README whose YAML header has a default and a per-month config', async () => {
-    const r = await runCli(['publish', '--db', dbPath, '--to', dataset, '--json']);
+    const r = await runCli(['publish', '--db', dbPath, '--to', dataset, '--min-replays', '0', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const files = [...filesOf(dataset).keys()];
     expect(files.filter((f) => f.startsWith('data/'))).toEqual(['data/2025-04.parquet', 'data/2025-05.parquet']);
@@ -137,12 +137,12 @@ describe('perfmine publish', () => {
 
   it('publishing again changes no byte and writes nothing; --months narrows the folder to those months', async () => {
     const before = filesOf(dataset);
-    const again = await runCli(['publish', '--db', dbPath, '--to', dataset, '--json']);
+    const again = await runCli(['publish', '--db', dbPath, '--to', dataset, '--min-replays', '0', '--json']);
     const report = JSON.parse(again.stdout) as { written: string[]; unchanged: number; removed: string[] };
     expect(report.written).toEqual([]);
     expect(report.removed).toEqual([]);
     expect(filesOf(dataset)).toEqual(before);
-    const one = await runCli(['publish', '--db', dbPath, '--to', dataset, '--months', '2025-04', '--json']);
+    const one = await runCli(['publish', '--db', dbPath, '--to', dataset, '--months', '2025-04', '--min-replays', '0', '--json']);
     const narrowed = JSON.parse(one.stdout) as { written: string[]; removed: string[] };
     expect(narrowed.written).toEqual(['README.md']);
     expect(narrowed.removed).toEqual(expect.arrayContaining(['data/2025-05.parquet']));
