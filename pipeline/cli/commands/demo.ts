@@ -144,6 +144,11 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
     `  PERFMINE_OUT=${quote(options.out)} perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
     `  perfmine status --month ${DEMO_MONTH} ${db} --stage validate --items   each candidate's verdict and reason`,
   );
+  if (folders.length > 0)
+    lines.push(
+      // the demo's tasks lock a package only its own index has: a replay serves that directory
+      `  perfmine replay ${quote(join(options.out, DEMO_MONTH))} ${db} --index dir:${quote(join(options.dir, 'index'))}   each task rebuilt from its folder and measured again, before publishing`,
+    );
   if (options.code !== 0)
     lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);
   lines.push(
