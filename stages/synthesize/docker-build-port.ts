@@ -88,6 +88,7 @@ export class DockerBuildPort implements BuildPort {
           sha: target.sha,
           commitDate: target.commitDate,
           baseImage: target.baseImage,
+          verifyNetwork: this.#config.validate.networkRepos.includes(target.repo),
           script,
           sourceImage: target.sourceImage,
           importName: target.facts.importName,

@@ -43,6 +43,8 @@ export const synthesizeInputSchema = z.object({
   agent: z.string().nullable(),
   /** Whether cached and neighbouring scripts are tried (synthesize.reuse). */
   reuse: z.boolean(),
+  /** The repository is in validate.networkRepos: its suite downloads data when imported, so verification has the network. */
+  verifyNetwork: z.boolean(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
 
@@ -92,6 +94,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           cloneSource: formatCloneSource(cloneSourceOf(scope.source, g.repo)),
           asvConfigPath,
           ...settings,
+          verifyNetwork: ctx.config.validate.networkRepos.includes(g.repo),
         };
         return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
       });

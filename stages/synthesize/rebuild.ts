@@ -57,6 +57,7 @@ export async function rebuildEnvironment(
       sourceImage: tiers.sourceImage,
       commitDate: options.commitDate,
       baseImage: spec.baseImage,
+      verifyNetwork: config.validate.networkRepos.includes(spec.repo),
       lock: options.lock ?? null,
       importName: spec.importName,
       asvConfigPath: spec.asvConfigPath,

@@ -142,6 +142,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
       sourceImage: tiers.sourceImage,
       commitDate: s.commitDate,
       baseImage: s.baseImage,
+      verifyNetwork: env.network,
       lock: s.lock ?? null,
       importName: s.importName,
       asvConfigPath: s.asvConfigPath,

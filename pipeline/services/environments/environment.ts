@@ -164,6 +164,11 @@ export interface CommitBuildSpec {
    * (validate's expert side, a score, a rebuild) has exactly the dependencies that were measured.
    */
   readonly lock?: EnvironmentLock | null;
+  /**
+   * Whether verification (the benchmarks' discovery imports the suite) may use the network: for a
+   * repository in `validate.networkRepos`, whose suite downloads data when it is imported. Default none.
+   */
+  readonly verifyNetwork?: boolean;
   /** What a changed path is, for the tamper check's message. */
   readonly layout?: { readonly benchmarkDir: string | null; readonly testDirs: readonly string[] };
 }
@@ -665,7 +670,7 @@ export class Environments {
         cmd: ['bash', `${VERIFY_RUN_DIR}/driver.sh`],
         env: pythonEnv(spec.pythonVersion),
         workingDir: '/',
-        network: 'none',
+        network: spec.verifyNetwork ? 'bridge' : 'none',
         timeoutMs: verifyContainerTimeoutMs(planned),
         limits: this.settings.limits,
         tailChars: this.settings.tailChars,
