@@ -9,7 +9,8 @@ import { selectWorkloads, type Fingerprint, type Selection } from './selection.j
 import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
 import type { ReadyMessage } from './harness/messages.js';
 import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
-import { finalAlpha, settleAtLook, tableEvidence, verdictOfTables, type PairedReport, type Settlement } from './paired/index.js';
+import { settledAtLook } from './harness/settle.js';
+import { finalAlpha, verdictOfTables, type PairedReport } from './paired/index.js';
 import type { Measured, MeasureDeps } from './measured.js';
 import type { CandidateEnvironment } from './runner-port.js';
 import { combineVerdicts } from './two-verdicts.js';
@@ -235,16 +236,7 @@ export async function measureWithHarness(
       looks: h.adaptive.looks,
       ...(change && config.selection === 'coverage' ? { choose: chooser(env, change, deps, chosen) } : {}),
       settle: (snapshot) => {
-        const table = harnessPairTable(snapshot);
-        const { evidence } = tableEvidence(table, harnessCalibrationTable(snapshot), config.paired);
-        const settled = settleAtLook(
-          evidence,
-          evidence.map(() => true),
-          config.paired,
-          h.adaptive,
-        );
-        const out = new Map<string, Settlement>();
-        settled.forEach((s, i) => s && out.set(table.names[i]!, s));
+        const out = settledAtLook(snapshot, config.paired, h.adaptive);
         log.info(
           {
             round: snapshot.rounds,

@@ -5,7 +5,8 @@ import { harnessTarEntries } from '../../../pipeline/services/environments/harne
 import { ContainerHarnessWorker, serveCommand } from '../harness/container-worker.js';
 import { measureInterleaved, type InterleavedMeasurement, type Side } from '../harness/interleave.js';
 import { harnessCalibrationTable, harnessPairTable } from '../harness/tables.js';
-import { applyRule, finalAlpha, settleAtLook, tableEvidence, verdictOfTables, type Settlement } from '../paired/index.js';
+import { settledAtLook } from '../harness/settle.js';
+import { applyRule, finalAlpha, tableEvidence, verdictOfTables } from '../paired/index.js';
 import type { ReplayProtocol } from './protocol.js';
 import type { ReplayedWorkload } from './rule.js';
 
@@ -102,19 +103,7 @@ export async function measureReplay(spec: ReplayMeasureSpec, signal?: AbortSigna
       onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'replay round'),
       looks: h.adaptive.looks,
       choose: (_base, ready) => Promise.resolve(new Set(ready.workloads.map((w) => w.name).filter((n) => spec.workloads.has(n)))),
-      settle: (snapshot) => {
-        const table = harnessPairTable(snapshot);
-        const { evidence } = tableEvidence(table, harnessCalibrationTable(snapshot), protocol.paired);
-        const settled = settleAtLook(
-          evidence,
-          evidence.map(() => true),
-          protocol.paired,
-          h.adaptive,
-        );
-        const out = new Map<string, Settlement>();
-        settled.forEach((s, i) => s && out.set(table.names[i]!, s));
-        return out;
-      },
+      settle: (snapshot) => settledAtLook(snapshot, protocol.paired, h.adaptive),
     },
     signal,
   );
