@@ -9,7 +9,7 @@ import { ConfigError, ItemError, OutsideServiceError } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import type { Logger } from '../../logging.js';
 import type { Source } from '../../scope.js';
-import { containerLimits, type ContainerLimits, type DockerService, type RunResult } from '../docker.js';
+import { containerLimits, type BuildResult, type BuildSpec, type ContainerLimits, type DockerService, type RunResult } from '../docker.js';
 import type { TarEntry } from '../tar.js';
 import type { NewAttempt, StoredScan } from '../../../cache/build-scripts.js';
 import { ImageInventories } from '../../../cache/image-inventories.js';
@@ -291,14 +291,11 @@ export class Environments {
       },
       ...names.map((n) => ({ name: `wheelhouse/${n}`, content: { file: join(wheelhouse, n) } })),
     ];
-    const built = await this.docker.buildImage(
+    const built = await this.#buildTier(
       {
         tag,
         context,
         labels: { 'org.perfmine.tier': 'toolchain' },
-        timeoutMs: this.settings.timeoutsMs.repoImage,
-        limits: this.settings.limits,
-        tailChars: this.settings.tailChars,
       },
       signal,
     );
@@ -308,6 +305,14 @@ export class Environments {
         { reason: 'toolchain-build-failed' },
       );
     return { image: tag, baseImageId: base.id };
+  }
+
+  /** An image of a tier (toolchain, repository, source), built with the tiers' time limit, the containers' limits and log tail. */
+  #buildTier(spec: Pick<BuildSpec, 'tag' | 'context' | 'labels' | 'network'>, signal?: AbortSignal): Promise<BuildResult> {
+    return this.docker.buildImage(
+      { ...spec, timeoutMs: this.settings.timeoutsMs.repoImage, limits: this.settings.limits, tailChars: this.settings.tailChars },
+      signal,
+    );
   }
 
   /**
@@ -323,7 +328,7 @@ export class Environments {
     if (clone.kind === 'url') {
       const tag = repoImageTag(repo, `${toolchain.id}\n${clone.url}`);
       if (await this.docker.imageExists(tag)) return tag;
-      const built = await this.docker.buildImage(
+      const built = await this.#buildTier(
         {
           tag,
           context: [
@@ -331,9 +336,6 @@ export class Environments {
           ],
           labels,
           network: 'default',
-          timeoutMs: this.settings.timeoutsMs.repoImage,
-          limits: this.settings.limits,
-          tailChars: this.settings.tailChars,
         },
         signal,
       );
@@ -364,7 +366,7 @@ export class Environments {
         if (made) moduleEntries.push({ name: `modules/${m.name}.bundle`, content: { file } });
       }
       const copyModules = moduleEntries.length > 0 ? 'COPY modules/ /perfmine/modules/\n' : '';
-      const built = await this.docker.buildImage(
+      const built = await this.#buildTier(
         {
           tag,
           context: [
@@ -376,9 +378,6 @@ export class Environments {
             ...moduleEntries,
           ],
           labels,
-          timeoutMs: this.settings.timeoutsMs.repoImage,
-          limits: this.settings.limits,
-          tailChars: this.settings.tailChars,
         },
         signal,
       );
@@ -414,7 +413,7 @@ export class Environments {
     const tag = sourceImageTag(repo, sha, sourceTierKey(toolchain.id, sha));
     if (await this.docker.imageExists(tag)) return tag;
     const clonedFrom = await repoImage();
-    const built = await this.docker.buildImage(
+    const built = await this.#buildTier(
       {
         tag,
         context: [
@@ -424,9 +423,6 @@ export class Environments {
         labels: { 'org.perfmine.tier': 'source', 'org.perfmine.repo': repo, 'org.perfmine.sha': sha },
         // a URL clone older than the commit fetches it
         network: clone.kind === 'url' ? 'default' : 'none',
-        timeoutMs: this.settings.timeoutsMs.repoImage,
-        limits: this.settings.limits,
-        tailChars: this.settings.tailChars,
       },
       signal,
     );
