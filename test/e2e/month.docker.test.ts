@@ -21,7 +21,7 @@ import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { validateConfig } from '../../stages/validate/config.js';
 import { measureWithHarness } from '../../stages/validate/measure-harness.js';
 import type { PairedWorkloadVerdict } from '../../stages/validate/paired/verdict.js';
-import { serveGitOverHttp, type GitHttpServer } from '../helpers/git-http.js';
+import { buildContext, readTaskFolder } from '../../stages/validate/replay/task-folder.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
 import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-image.js';
@@ -85,7 +85,6 @@ let sample: SampleRepo;
 let db: Db;
 let ctx: PipelineContext;
 let reports: readonly StageReport[];
-let git: GitHttpServer | undefined;
 
 const key = (n: number) => `${REPO}#${n}`;
 const report = (stage: string) => reports.find((r) => r.stage === stage)!;
@@ -158,7 +157,6 @@ beforeAll(async () => {
 }, 2_400_000);
 
 afterAll(async () => {
-  await git?.close();
   db?.close();
   await docker.removeLabelled(label);
   rmSync(dir, { recursive: true, force: true });
@@ -290,9 +288,13 @@ describe('a month of the sample repository through every stage (real Docker engi
         'docker_build.sh',
         'expert.patch',
         'instruction.md',
+        'lock.json',
         'metadata.json',
+        'perfmine',
         'problem_statement.md',
         'score.sh',
+        'source',
+        'usr',
         'workloads.json',
       ]);
     }
@@ -332,14 +334,11 @@ describe('a month of the sample repository through every stage (real Docker engi
     const folder = join(out, '2025-04', 'fixture__fastmath-101');
     const dockerfile = readFileSync(join(folder, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`FROM ${BASE_IMAGE}\n`);
-    git = await serveGitOverHttp(docker, BASE_IMAGE, sample.path, dir, 'fastmath');
-    // `docker build` of the folder as it is, with the repository's URL as the build argument.
+    // `docker build` of the folder as it is: its own sealed history, no clone and no network
     const tag = `perfmine-test/task-fastmath-101:${process.pid}`;
     const built = await docker.buildImage({
       tag,
-      context: readdirSync(folder).map((name) => ({ name, content: readFileSync(join(folder, name)) })),
-      buildArgs: { REPO_URL: git.url },
-      network: 'default',
+      context: buildContext(readTaskFolder(folder), dockerfile),
       timeoutMs: 600_000,
     });
     if (!built.ok) console.log(built.log);

@@ -232,7 +232,7 @@ describe('synthesize over a history with three build eras (real Docker engine)',
     const store = new BuildScripts(db);
     const result = await rebuildEnvironment(docker, config, show.rebuild, { log, store, commitDate: show.commitDate });
     expect(result).toMatchObject({ verified: true, imageTag: envImageTag(REPO, c5.sha), failure: null });
-    expect(result.steps.map((s) => s.step)).toEqual(['script', 'build', 'tamper', 'import', 'asv', 'pytest']);
+    expect(result.steps.map((s) => s.step)).toEqual(['script', 'build', 'history', 'tamper', 'import', 'asv', 'pytest', 'scan']);
     expect(await docker.imageExists(show.imageTag)).toBe(true);
     expect(store.get(result.attemptId!)).toMatchObject({ source: 'cache', sourceDetail: 'perfmine cache rebuild', outcome: 'verified' });
   }, 300_000);
