@@ -18,7 +18,8 @@ import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
  * `positive` (cues only), `ambiguous` (neither: the LLM decides).
  */
 
-export type CueSource = 'title' | 'body' | 'branch' | 'label';
+/** Where a cue was found; `files`: the changed files themselves (benchmarks changed beside the code, stages/filter/decide.ts). */
+export type CueSource = 'title' | 'body' | 'branch' | 'label' | 'files';
 
 export interface CueMatch {
   /** Stable cue name, e.g. `speed`, `revert`. */
