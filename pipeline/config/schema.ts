@@ -155,6 +155,11 @@ const repositorySection = z
   .object({
     /** The image this repository's environments start from, instead of `docker.baseImage`. */
     baseImage: z.string().min(1).optional(),
+    /** The `X.Y` Pythons its base image offers, instead of `synthesize.pythonVersions` (a trixie image: ["3.13"]). */
+    pythonVersions: z
+      .array(z.string().regex(/^\d+\.\d+$/, 'expected X.Y'))
+      .min(1)
+      .optional(),
     /** Debian packages installed on the base image for this repository (e.g. libgeos-dev, libhdf5-dev, gfortran). */
     debianPackages: z.array(z.string().regex(/^[a-z0-9][a-z0-9+.-]+$/, 'expected a Debian package name')).default([]),
   })

@@ -97,6 +97,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           asvConfigPath,
           ...settings,
           baseImage: env.baseImage,
+          ...(env.pythonVersions ? { pythonVersions: [...env.pythonVersions] } : {}),
           // absent unless listed, so that the inputs (and hashes) of other repositories stay as they were
           ...(env.debianPackages.length > 0 ? { debianPackages: [...env.debianPackages] } : {}),
         };

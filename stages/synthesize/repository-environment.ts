@@ -6,6 +6,8 @@ export interface RepositoryEnvironment {
   readonly baseImage: string;
   /** Sorted, each once; empty: the base image as it is. */
   readonly debianPackages: readonly string[];
+  /** The Pythons its base image offers, when the repository says (else `synthesize.pythonVersions`). */
+  readonly pythonVersions: readonly string[] | null;
   /** The setting that chose them (`repositories."owner/name"`), or null for `docker.baseImage`. */
   readonly setting: string | null;
 }
@@ -17,10 +19,11 @@ export interface RepositoryEnvironment {
 export function repositoryEnvironment(config: Pick<Config, 'docker' | 'repositories'>, repo: string): RepositoryEnvironment {
   const name = Object.keys(config.repositories).find((k) => k.toLowerCase() === repo.toLowerCase());
   const own = name === undefined ? undefined : config.repositories[name];
-  if (!own) return { baseImage: config.docker.baseImage, debianPackages: [], setting: null };
+  if (!own) return { baseImage: config.docker.baseImage, debianPackages: [], pythonVersions: null, setting: null };
   return {
     baseImage: own.baseImage ?? config.docker.baseImage,
     debianPackages: normalizePackages(own.debianPackages),
+    pythonVersions: own.pythonVersions ?? null,
     setting: `repositories."${name}"`,
   };
 }

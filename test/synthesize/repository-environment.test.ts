@@ -20,22 +20,25 @@ describe('per-repository environments (pure)', () => {
       docker: { baseImage: 'perfmine/base:bookworm' },
       repositories: {
         'shapely/shapely': { debianPackages: ['libgeos-dev', 'cython3', 'libgeos-dev'] },
-        'pydata/xarray': { baseImage: 'perfmine/base:trixie' },
+        'pydata/xarray': { baseImage: 'perfmine/base:trixie', pythonVersions: ['3.13'] },
       },
     });
     expect(repositoryEnvironment(config, 'Shapely/Shapely')).toEqual({
       baseImage: 'perfmine/base:bookworm',
       debianPackages: ['cython3', 'libgeos-dev'],
+      pythonVersions: null,
       setting: 'repositories."shapely/shapely"',
     });
     expect(repositoryEnvironment(config, 'pydata/xarray')).toEqual({
       baseImage: 'perfmine/base:trixie',
       debianPackages: [],
+      pythonVersions: ['3.13'],
       setting: 'repositories."pydata/xarray"',
     });
     expect(repositoryEnvironment(config, 'networkx/networkx')).toEqual({
       baseImage: 'perfmine/base:bookworm',
       debianPackages: [],
+      pythonVersions: null,
       setting: null,
     });
 
@@ -81,8 +84,15 @@ describe("synthesize's plan: a repository's own base image and packages change o
       return new Map(items.map((i) => [i.repo, i.input as SynthesizeInput]));
     };
     const before = await plan({});
-    const after = await plan({ 'acme/geo': { baseImage: 'perfmine/base:trixie', debianPackages: ['libhdf5-dev', 'gfortran'] } });
-    expect(after.get('acme/geo')).toMatchObject({ baseImage: 'perfmine/base:trixie', debianPackages: ['gfortran', 'libhdf5-dev'] });
+    const after = await plan({
+      'acme/geo': { baseImage: 'perfmine/base:trixie', pythonVersions: ['3.13'], debianPackages: ['libhdf5-dev', 'gfortran'] },
+    });
+    expect(after.get('acme/geo')).toMatchObject({
+      baseImage: 'perfmine/base:trixie',
+      pythonVersions: ['3.13'],
+      debianPackages: ['gfortran', 'libhdf5-dev'],
+    });
+    expect(before.get('acme/geo')!.pythonVersions).toEqual(['3.11']);
     expect(before.get('acme/geo')!.debianPackages).toBeUndefined();
     expect(hashOf(after.get('acme/geo'))).not.toBe(hashOf(before.get('acme/geo')));
     // the other repository's input, and so its hash, is exactly what it was
