@@ -61,8 +61,10 @@ export const POSITIVE_CUES: readonly Rule[] = [
   { cue: 'avoid-copy', re: /\bavoid(?:s|ing)?\s+(?:an?\s+|unnecessary\s+|extra\s+|redundant\s+)?cop(?:y|ies|ying)\b|\bzero[\s-]copy\b/i },
   {
     cue: 'runtime',
-    // not "runtime dependency", "runtime error" ...: what runs, not how long
-    re: /\b(?:run|execution|import|load|wall)[\s-]?times?\b(?!\s+(?:dependenc|requirement|error|exception|warning|type|check|environment|option|argument|config|behaviou?r))/i,
+    // "run time", "import time", "execution time" ...; the single word "runtime" only with what
+    // says it got shorter ("improve runtime", "runtime of"): alone it is mostly "runtime
+    // dependency", "runtime error", "at runtime", or a branch named "...-runtime"
+    re: /\b(?:run|execution|import|load|wall)[\s-]times?\b(?!\s+(?:dependenc|requirement|error|exception|warning|type|check|environment|option|argument|config|behaviou?r))|\b(?:improv\w*|reduc\w*|lower\w*|better|faster|shorter|decreas\w*)\s+(?:the\s+|its\s+)?runtimes?\b|\bruntimes?\s+(?:of|improvements?|performance|cost|overhead|reduction)\b/i,
   },
   { cue: 'timing', re: /%timeit\b|\btimeit\b|\b\d+(?:\.\d+)?\s*(?:ms|µs|us|ns)\s*±/i },
   { cue: 'gil', re: /\b(?:release|releasing|drop|no)\s*(?:the\s+)?gil\b|\bnogil\b/i },
@@ -84,15 +86,14 @@ export const POSITIVE_CUES: readonly Rule[] = [
  * The cues that count in a body taken from a commit message (a squash commit's list of the pull
  * request's commits, a merge commit's body): only those that say performance outright or name a
  * technique. Commit lists are long and talk about everything (a docstring's "runtime
- * complexity", an "energy optimization", making a test "more performant"); on real months the
- * other cues there were all false positives.
+ * complexity", an "energy optimization", making a test "more performant", "use precomputed
+ * values" in a new algorithm); on real months the other cues there were all false positives.
  */
 export const COMMIT_BODY_CUES: ReadonlySet<string> = new Set([
   'speed',
   'faster',
   'short-circuit',
   'early-exit',
-  'precompute',
   'avoid-recompute',
   'vectorize',
   'timing',

@@ -67,6 +67,10 @@ describe('message rules on real-world-shaped titles', () => {
     expect(stripHtmlComments('a <!-- b --> c <!-- unclosed')).toBe('a   c  ');
   });
 
+  it('does not read a branch named "...-runtime" as a speed cue (rich #3763, a dependency removed)', () => {
+    expect(judgeMessage({ title: 'Remove typing-extensions', ...none, headRef: 'remove-typing-extensions-runtime' }).positive).toEqual([]);
+  });
+
   it('reads the branch name as words split on -, _ and / (rich #3546: "use sets" from faster-cell-len)', () => {
     const d = judgeMessage({ title: 'use sets', body: '', labels: [], headRef: 'faster-cell-len' });
     expect(d.verdict).toBe('positive');
@@ -137,6 +141,8 @@ describe('the vocabulary of real performance pull requests (issue 31 review)', (
     ['Compute `is_strongly_connected` lazily', 'lazily'],
     ['Avoid O(E) lookup in nx.display', 'complexity'],
     ['Fix SCC to have O(|E|+|V|) time complexity instead of O(|V|^3)', 'complexity'],
+    ['Improve runtime of number_of_nonisomorphic_trees()', 'runtime'],
+    ['feat: speedup import time using sys.platform', 'runtime'],
   ];
   it.each(kept)('%s → %s', (title, cue) => {
     const d = judgeMessage({ title, ...none });
@@ -152,6 +158,7 @@ describe('the vocabulary of real performance pull requests (issue 31 review)', (
     'Avoid relying on pandas in isnull',
     'Remove `typing-extensions` as a runtime dependency',
     'Raise a clearer runtime error for bad input',
+    'Upstream CI: limit runtime',
   ];
   it.each(notCues)('%s → no cue', (title) => {
     expect(judgeMessage({ title, ...none }).positive).toEqual([]);
@@ -174,6 +181,7 @@ describe('a body read from a commit message', () => {
       'Adds a new method to spring_layout based on "energy" optimization',
       '* Update tests\n\nMaking test_long_paths_graphs more performant',
       '* clear the cache of the fixture\n\n* memory of the old API',
+      '* implement suggestion to use precomputed values',
     ]) {
       expect(squash(body).positive, body).toEqual([]);
       // the same text as a pull request's own description keeps its cues
