@@ -6,6 +6,8 @@
 #   scripts/build-base-image.sh [TAG]        (default perfmine/base:bookworm)
 #
 # Environment: PERFMINE_DEBIAN_MIRROR (default http://deb.debian.org/debian),
+#              PERFMINE_DEBIAN_SUITE (default bookworm; e.g. trixie for a newer Python, NumPy,
+#              Cython, GEOS: a repository's own base image, `repositories."owner/name".baseImage`),
 #              PERFMINE_REBUILD_BASE=1 to rebuild even when the tag exists.
 # The image has no asv: production images add the real asv with pip (or from a wheelhouse, see
 # the README); tests add the stand-in from test/fakes/.
@@ -13,6 +15,7 @@ set -euo pipefail
 
 tag=${1:-${PERFMINE_BASE_IMAGE:-perfmine/base:bookworm}}
 mirror=${PERFMINE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+suite=${PERFMINE_DEBIAN_SUITE:-bookworm}
 log() { printf '[build-base-image] %s\n' "$*" >&2; }
 
 if ! docker version >/dev/null 2>&1; then
@@ -33,9 +36,9 @@ packages=(
 root=$(mktemp -d /var/tmp/perfmine-rootfs.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 
-log "debootstrap bookworm (minbase) into $root from $mirror"
+log "debootstrap $suite (minbase) into $root from $mirror"
 include=$(IFS=,; echo "${packages[*]}")
-debootstrap --variant=minbase --include="$include" bookworm "$root" "$mirror" >"$root.log" 2>&1 \
+debootstrap --variant=minbase --include="$include" "$suite" "$root" "$mirror" >"$root.log" 2>&1 \
   || { tail -n 40 "$root.log" >&2; rm -f "$root.log"; exit 1; }
 rm -f "$root.log"
 
@@ -50,7 +53,7 @@ tar -C "$root" -c . | docker import \
   --change 'ENV PIP_BREAK_SYSTEM_PACKAGES=1' \
   --change 'ENV PIP_DISABLE_PIP_VERSION_CHECK=1' \
   --change 'ENV PYTHONDONTWRITEBYTECODE=1' \
-  --change 'LABEL org.perfmine.base=bookworm' \
+  --change "LABEL org.perfmine.base=$suite" \
   --change 'WORKDIR /' \
   --change 'CMD ["/bin/bash"]' \
   - "$tag" >/dev/null

@@ -147,6 +147,24 @@ const executorSection = z
   })
   .strict();
 
+/**
+ * One repository's own environment: a base image of its own, and Debian packages added to the
+ * base image in a tier of their own (pipeline/services/environments/package-tier.ts).
+ */
+const repositorySection = z
+  .object({
+    /** The image this repository's environments start from, instead of `docker.baseImage`. */
+    baseImage: z.string().min(1).optional(),
+    /** The `X.Y` Pythons its base image offers, instead of `synthesize.pythonVersions` (a trixie image: ["3.13"]). */
+    pythonVersions: z
+      .array(z.string().regex(/^\d+\.\d+$/, 'expected X.Y'))
+      .min(1)
+      .optional(),
+    /** Debian packages installed on the base image for this repository (e.g. libgeos-dev, libhdf5-dev, gfortran). */
+    debianPackages: z.array(z.string().regex(/^[a-z0-9][a-z0-9+.-]+$/, 'expected a Debian package name')).default([]),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     /** SQLite store. */
@@ -173,6 +191,8 @@ export const configSchema = z
     validate: validateConfig.prefault({}),
     emit: emitConfig.prefault({}),
     executor: executorSection.prefault({}),
+    /** Per repository (`"owner/name"`): its own base image and Debian packages. */
+    repositories: z.record(repoName, repositorySection).default({}),
   })
   .strict();
 

@@ -18,7 +18,7 @@ import {
 } from '../../pipeline/concepts/records/classify-output.js';
 import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { renderProblemStatement } from './problem-statement.js';
-import { clip, fileChangesTable, problemSources } from './sources.js';
+import { clip, fileChangesTable, problemSources, withFacts } from './sources.js';
 import { indexSource, keepVerbatim } from './verbatim.js';
 
 /** Every reason classify drops a candidate for: short, stable, shown by `perfmine status`. */
@@ -73,7 +73,8 @@ function checkedIssues(
 
 /**
  * `--llm none`: YES only when the filter found a positive performance cue in the title, the body
- * or the name of the branch the pull request came from (labels do not count). The problem statement never holds the pull request's own title,
+ * or the name of the branch the pull request came from, or asv benchmarks changed beside the
+ * core files (labels do not count). The problem statement never holds the pull request's own title,
  * body, branch name or commit messages (they describe the change, not the symptom): it holds the
  * repository, the linked issues written before the pull request (without their parts that name
  * the solution), and MEASURED_WORKLOADS_SLOT where emit puts the workloads validate measured
@@ -86,7 +87,7 @@ export function classifyHeuristically(c: PullRequestCandidate, deps: StatementDe
     return {
       status: 'dropped',
       reason: 'no-perf-cue',
-      detail: 'heuristic (--llm none): no performance cue in the title, body or branch name',
+      detail: 'heuristic (--llm none): no performance cue in the title, body or branch name, and no asv benchmark changed',
     };
   }
   const listed = [...new Set(cues.map((m) => `${m.cue} ("${m.text}" in the ${m.where})`))].join(', ');
@@ -127,7 +128,7 @@ export function classifyHeuristically(c: PullRequestCandidate, deps: StatementDe
 export async function classifyWithLlm(c: PullRequestCandidate, llm: LlmService, deps: ClassifyDeps): Promise<Outcome<ClassifyOutput>> {
   const { config } = deps;
   const sources = problemSources(c.pr, config.maxDescriptionChars);
-  const fileChanges = fileChangesTable(c.pr.files);
+  const fileChanges = withFacts(fileChangesTable(c.pr.files), c.filter);
   const shownDiff = readableDiff(c.pr.diff);
   const common = { item: deps.item, ...(deps.signal ? { signal: deps.signal } : {}) };
   // both prompts read the same three inputs

@@ -1,5 +1,6 @@
 import type { Comment, FileChange, LinkedIssue, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
+import { benchmarkCue, type FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
 
 /**
  * The texts classify shows to the LLM and checks extractions against. Pure.
@@ -21,6 +22,13 @@ export interface ProblemSources {
   /** Linked issues opened before the pull request, with only their earlier comments. */
   readonly earlierIssues: readonly LinkedIssue[];
 }
+
+/** How the body is labelled for the LLM: a commit's body describes commits, not the problem. */
+const BODY_LABEL = {
+  'pull-request': 'Pull request description',
+  'squash-commit': "Body of the squash commit (the pull request's commits as git kept them; its description is not in the history)",
+  'merge-commit': 'Body of the merge commit (under the pull request title)',
+} as const;
 
 function before(iso: string, limit: string): boolean {
   const a = Date.parse(iso);
@@ -50,7 +58,7 @@ export function problemSources(pr: PullRequest, maxChars: number): ProblemSource
 
   const problemParts = [`Pull request title: ${pr.title}`];
   if (pr.labels.length > 0) problemParts.push(`Labels: ${pr.labels.join(', ')}`);
-  problemParts.push(`Pull request description:\n${body || '(empty)'}`);
+  problemParts.push(`${BODY_LABEL[pr.bodySource ?? 'pull-request']}:\n${body || '(empty)'}`);
   for (const issue of earlierIssues) {
     problemParts.push(`Linked issue ${issueRef(pr, issue)}: ${issue.title}\n${issue.body || '(empty)'}`);
     for (const c of issue.comments) problemParts.push(`Comment on issue ${issueRef(pr, issue)}:\n${stripHtmlComments(c.body).trim()}`);
@@ -96,4 +104,15 @@ export function fileChangesTable(files: readonly FileChange[], max = 200): strin
   });
   const more = files.length > max ? [`| ... ${files.length - max} more files | | | |`] : [];
   return ['| file | status | added | deleted |', '| --- | --- | ---: | ---: |', ...rows, ...more].join('\n');
+}
+
+/**
+ * The file table with the facts filter established about the files: asv benchmarks changed
+ * beside the core files (a benchmark added or updated for the code the pull request changes).
+ */
+export function withFacts(table: string, filter: Pick<FilterOutput, 'positiveCues' | 'benchmarkDir'>): string {
+  const cue = benchmarkCue({ positive: filter.positiveCues });
+  if (!cue) return table;
+  const dir = filter.benchmarkDir ?? 'the benchmark directory';
+  return `${table}\n\nFact: this pull request changes asv benchmarks (under ${dir}/) together with library code; ${cue.text}.`;
 }

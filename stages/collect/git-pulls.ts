@@ -186,6 +186,43 @@ export function headRefFromMessage(message: string): string | null {
   return ref === '' ? null : ref;
 }
 
+/** Trailer lines git and GitHub append to a commit message (who, not what): never part of a body. */
+const TRAILER = /^(?:Co-authored-by|Signed-off-by|Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by|Helped-by|Change-Id)\s*:/i;
+/** GitHub's separator between a squash's list of commits and the co-authors it gathered. */
+const SEPARATOR = /^-{3,}\s*$/;
+
+/**
+ * The body a merge or squash commit's message carries, or null when it carries none. A squash
+ * commit's body is what follows its subject: GitHub writes there the list of the pull request's
+ * commits (`* perf: short-circuit ...`), a single commit's own body, or the pull request's
+ * description, as the repository is set. A merge commit's is what follows the title paragraph
+ * under `Merge pull request #N from ...` (GitHub writes the description there when the repository
+ * asks for it). Trailers (`Co-authored-by:`, `Signed-off-by:` ...) and the `---------` line
+ * GitHub puts before them are left out: they name people, not the change.
+ */
+export function bodyFromMessage(message: string): { readonly body: string; readonly source: 'squash-commit' | 'merge-commit' } | null {
+  const subject = parsePrSubject(message);
+  if (!subject) return null;
+  const lines = message.replace(/\r\n?/g, '\n').split('\n').slice(1);
+  let rest: string[];
+  if (subject.kind === 'merge') {
+    const title = lines.findIndex((l) => l.trim() !== '');
+    if (title < 0) return null;
+    // the title paragraph: GitHub writes the pull request's title there, on one line
+    let end = title;
+    while (end < lines.length && lines[end]!.trim() !== '') end += 1;
+    rest = lines.slice(end);
+  } else {
+    rest = lines;
+  }
+  const kept = rest.filter((l) => !TRAILER.test(l.trim()) && !SEPARATOR.test(l));
+  const body = kept
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return body === '' ? null : { body, source: subject.kind === 'merge' ? 'merge-commit' : 'squash-commit' };
+}
+
 /** `https://github.com/o/r/pull/N` when the clone's remote is GitHub. */
 export function pullUrl(remote: string | null, repo: string, number: number): string | null {
   if (!remote || !/github\.com[:/]/i.test(remote)) return null;
@@ -208,7 +245,10 @@ export interface GitRecordInput {
 /** The collected record of a pull request found in git. */
 export function buildGitPullRequest(input: GitRecordInput): PullRequest {
   const { candidate: c, commit } = input;
-  const missing: string[] = [...GIT_MISSING];
+  const fromCommit = bodyFromMessage(commit.message);
+  // The body read from the commit stands for the pull request's, named by `bodySource`; only
+  // when the commit has none is the body missing.
+  const missing: string[] = GIT_MISSING.filter((f) => f !== 'body' || fromCommit === null);
   if (input.url === null) missing.push('url');
   if (c.headSha === null) missing.push('headSha');
   const headRef = headRefFromMessage(commit.message);
@@ -220,7 +260,8 @@ export function buildGitPullRequest(input: GitRecordInput): PullRequest {
     number: c.number,
     url: input.url,
     title: titleFromMessage(commit.message),
-    body: '',
+    body: fromCommit?.body ?? '',
+    ...(fromCommit ? { bodySource: fromCommit.source } : {}),
     labels: [],
     author: null,
     authorAssociation: null,

@@ -7,8 +7,9 @@ import type { CollectInput } from './input.js';
 import type { CollectOutput, PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 
 // 2: records keep the branch the pull request came from (`headRef`), which the message rules
-// read; the content hash is the SHA-256 of the stored JSON and the diff
-const VERSION = 2;
+// read; the content hash is the SHA-256 of the stored JSON and the diff. 3: the git source reads
+// a squash or merge commit's body as the pull request's (`bodySource`)
+const VERSION = 3;
 
 /** What `persist` stores of a collected pull request: the record and its serialized form. */
 interface CollectRows {

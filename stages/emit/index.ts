@@ -223,6 +223,7 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
         sealedHistory: blobs,
         measuringTool,
         lock: synthesize.lock ?? null,
+        packageTier: synthesize.packageTier ?? null,
         provenance: {
           categorySource: classify.categoryModel ?? null,
           categoryReason: classify.categoryReason ?? null,

@@ -4,6 +4,7 @@ import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/veri
 import { SEAL_PATH, taskSourceDockerfileLines, TASK_SOURCE_DIR } from '../../pipeline/services/environments/source-tier.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { LOCK_READER_PATH } from '../../pipeline/services/environments/source-tier.js';
+import { packageTierDockerfile } from '../../pipeline/services/environments/package-tier.js';
 import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../pipeline/services/environments/lock.js';
 
 /**
@@ -39,6 +40,12 @@ export interface TaskFileInput {
   readonly measuringTool: string;
   /** What the verified environment holds (synthesize's lock); null for an environment built before locks. */
   readonly lock: EnvironmentLock | null;
+  /**
+   * The repository's own base image and the Debian packages perfmine installed on it (its
+   * package tier, `repositories."owner/name"`): the Dockerfile starts from that base image and
+   * installs the packages, instead of naming the tier, which exists only in perfmine's engine.
+   */
+  readonly packageTier?: { readonly baseImage: string; readonly debianPackages: readonly string[] } | null;
 }
 
 export interface TaskProvenance {
@@ -92,8 +99,14 @@ export function taskDockerfile(input: {
   pythonVersion: string | null;
   perfmineFiles: readonly TarEntry[];
   lock: EnvironmentLock | null;
+  packageTier?: { readonly baseImage: string; readonly debianPackages: readonly string[] } | null;
 }): string {
   const { row, lock } = input;
+  const tier = input.packageTier ?? null;
+  const baseImage = tier ? tier.baseImage : input.baseImage;
+  // the package tier's own lines after its FROM (apt-get install of the repository's Debian packages)
+  const packages =
+    tier && tier.debianPackages.length > 0 ? packageTierDockerfile(tier.baseImage, tier.debianPackages).trimEnd().split('\n').slice(1) : [];
   const executables = input.perfmineFiles.filter((f) => ((f.mode ?? 0o644) & 0o111) !== 0).map((f) => `/${f.name}`);
   const py = '"${PERFMINE_PYTHON:-python3}"';
   const lockFiles = lock ? lockFileNames(lock) : [];
@@ -111,7 +124,8 @@ export function taskDockerfile(input: {
       ? `# the locked dependencies (requirements.lock, hash-checked), the verified build script, then a check that the installed set is the lock.`
       : '# then the verified build script.',
     `#   docker build -t ${row.image_name} .${hashed ? '   (--build-arg PIP_INDEX_URL=... for another index than the one locked)' : ''}`,
-    ...taskSourceDockerfileLines({ baseImage: input.baseImage, sha: row.base_commit }),
+    ...taskSourceDockerfileLines({ baseImage, sha: row.base_commit }),
+    ...packages,
     ...(executables.length > 0 ? [`RUN chmod 0755 ${executables.join(' ')}`] : []),
     ...(input.pythonVersion ? [`ENV PERFMINE_PYTHON=python${input.pythonVersion}`] : []),
     ...(lockFiles.length > 0 ? [`COPY ${lockFiles.join(' ')} /perfmine/`] : []),
@@ -203,6 +217,7 @@ export function metadataJson(input: TaskFileInput): string {
       verified_image: input.verifiedImage,
       build_script_source: input.scriptSource,
       python_version: input.pythonVersion,
+      package_tier: input.packageTier ?? null,
       sealed_history: input.sealedHistory,
       lock: input.lock
         ? {

@@ -1,9 +1,9 @@
 import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
 import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
 import type { FilterConfig } from './config.js';
-import { judgeMessage } from './message.js';
+import { judgeMessage, type CueMatch } from './message.js';
 import type { FilterOutput } from '../../pipeline/concepts/records/filter-output.js';
-import { benchmarkDirGlob, pathMatcher, type PathMatcher } from '../../pipeline/concepts/path-matcher.js';
+import { benchmarkDirGlob, globToRegExp, pathMatcher, type PathMatcher } from '../../pipeline/concepts/path-matcher.js';
 import { withinTokens, type TextSource } from './tokens.js';
 
 /** Every reason filter drops a pull request for: short, stable, shown by `perfmine status`. */
@@ -47,6 +47,26 @@ function matcherFor(config: FilterConfig, benchmarkDir: string | null): PathMatc
 }
 
 /**
+ * The positive cue of a pull request that changes files under the base commit's asv
+ * `benchmark_dir` next to core files (a benchmark added or changed for the code it changes), or
+ * null. Its text names the files, relative to the benchmark directory.
+ */
+export function benchmarksChanged(
+  files: readonly { readonly path: string; readonly previousPath: string | null }[],
+  benchmarkDirGlob: string | null,
+  coreFiles: number,
+): CueMatch | null {
+  if (benchmarkDirGlob === null || coreFiles === 0) return null;
+  const re = globToRegExp(benchmarkDirGlob);
+  const dir = benchmarkDirGlob.slice(0, -'**'.length);
+  const changed = files.filter((f) => re.test(f.path) || (f.previousPath !== null && re.test(f.previousPath))).map((f) => f.path);
+  if (changed.length === 0) return null;
+  const names = changed.map((p) => (p.startsWith(dir) ? p.slice(dir.length) : p)).join(', ');
+  const text = `benchmarks changed: ${names}`;
+  return { cue: 'benchmarks', where: 'files', text: text.length <= 60 ? text : `${text.slice(0, 59)}…` };
+}
+
+/**
  * The filter's decision about one collected pull request. Pure: the record, its content hash and
  * the configuration in, the decision out. Rules run cheapest first and the first failing one is
  * the reason; the diff is measured only when every other rule passed, and read only when its size
@@ -67,6 +87,11 @@ export function decideFilter(
   const coreFiles = pr.files
     .filter((f) => matcher.nonFunctional(f.path) === null || (f.previousPath !== null && matcher.nonFunctional(f.previousPath) === null))
     .map((f) => f.path);
+  const benchmarkCue = benchmarksChanged(pr.files, benchmarkDir, coreFiles.length);
+  // Changed benchmarks do not outweigh a negative title (deprecations, renames and reverts update
+  // the benchmarks that use what they change): they turn only an ambiguous message positive.
+  const positiveCues = benchmarkCue ? [...message.positive, benchmarkCue] : message.positive;
+  const messageVerdict = benchmarkCue && message.verdict === 'ambiguous' ? 'positive' : message.verdict;
   const changedFiles = Math.max(pr.changedFiles, pr.files.length);
   const changedLines = pr.additions + pr.deletions;
 
@@ -79,8 +104,8 @@ export function decideFilter(
     baseSha: pr.baseSha,
     mergeSha: pr.mergeSha,
     contentHash,
-    messageVerdict: message.verdict,
-    positiveCues: [...message.positive],
+    messageVerdict,
+    positiveCues: [...positiveCues],
     negativeCues: [...message.negative],
     coreFiles,
     changedFiles,
@@ -103,9 +128,10 @@ export function decideFilter(
   if (coreFiles.length === 0) {
     return drop('no-core-files', `all ${pr.files.length} changed files are tests, docs, benchmarks, CI, packaging or prose`);
   }
-  if (message.verdict === 'negative') {
+  if (messageVerdict === 'negative') {
     const cues = message.negative.map((c) => `${c.cue} ("${c.text}")`).join(', ');
-    return drop('negative-message', `the message says ${cues} and gives no performance cue`);
+    const bench = benchmarkCue ? ` (${benchmarkCue.text}: not enough against the title)` : '';
+    return drop('negative-message', `the message says ${cues} and gives no performance cue${bench}`);
   }
   const diff = measure(pr.diff, config.maxDiffTokens);
   output.diffTokens = diff.tokens;
@@ -114,12 +140,12 @@ export function decideFilter(
     return drop('diff-too-large', `the diff has ${diff.tokens} tokens (${config.tokenizer}; limit ${config.maxDiffTokens})`);
   }
   const size = diff.tokens === null ? `a diff of ${diff.bytes} bytes (so at most that many tokens)` : `${diff.tokens} diff tokens`;
-  const cues = message.positive.map((c) => c.cue);
+  const cues = positiveCues.map((c) => c.cue);
   return {
     status: 'done',
     reason: null,
     detail:
-      message.verdict === 'ambiguous'
+      messageVerdict === 'ambiguous'
         ? `${coreFiles.length} core files, ${size}; no message cue either way (the LLM decides)`
         : `${coreFiles.length} core files, ${size}; performance cues: ${[...new Set(cues)].join(', ')}`,
     output,

@@ -7,7 +7,8 @@ import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
  *   a body: bodies are full of PR-template boilerplate ("make sure linting passes", "tests
  *   added") that says nothing about the change.
  * - Positive performance cues are looked for in the title, the body (HTML comments removed: PR
- *   templates keep their guidance there), the name of the branch the pull request came from
+ *   templates keep their guidance there; a body read from a squash or merge commit, only the
+ *   cues of COMMIT_BODY_CUES and `perf`/`performance`), the name of the branch the pull request came from
  *   (split into words on `-`, `_` and `/`: `faster-cell-len` reads `faster cell len`) and the
  *   labels.
  * - A revert or a backport restates another pull request's title ("Revert \"PERF: faster x\""):
@@ -18,7 +19,8 @@ import { stripHtmlComments } from '../../pipeline/concepts/html-comments.js';
  * `positive` (cues only), `ambiguous` (neither: the LLM decides).
  */
 
-export type CueSource = 'title' | 'body' | 'branch' | 'label';
+/** Where a cue was found; `files`: the changed files themselves (benchmarks changed beside the code, stages/filter/decide.ts). */
+export type CueSource = 'title' | 'body' | 'branch' | 'label' | 'files';
 
 export interface CueMatch {
   /** Stable cue name, e.g. `speed`, `revert`. */
@@ -55,11 +57,50 @@ export const POSITIVE_CUES: readonly Rule[] = [
   { cue: 'efficient', re: /\b(?:in)?efficien(?:t|tly|cy)\b/i },
   { cue: 'overhead', re: /\boverhead\b/i },
   { cue: 'bottleneck', re: /\bbottlenecks?\b/i },
-  { cue: 'complexity', re: /\bO\((?:n|1|log|m|k)[^)]{0,12}\)|\bquadratic\b|\bcomplexity\b/i },
+  { cue: 'complexity', re: /\bO\((?:n|1|log|m|k|e|v|\|)[^)]{0,12}\)|\bquadratic\b|\bcomplexity\b/i },
   { cue: 'avoid-copy', re: /\bavoid(?:s|ing)?\s+(?:an?\s+|unnecessary\s+|extra\s+|redundant\s+)?cop(?:y|ies|ying)\b|\bzero[\s-]copy\b/i },
-  { cue: 'runtime', re: /\b(?:run|execution|import|load|wall)[\s-]?times?\b/i },
+  {
+    cue: 'runtime',
+    // "run time", "import time", "execution time" ...; the single word "runtime" only with what
+    // says it got shorter ("improve runtime", "runtime of"): alone it is mostly "runtime
+    // dependency", "runtime error", "at runtime", or a branch named "...-runtime"
+    re: /\b(?:run|execution|import|load|wall)[\s-]times?\b(?!\s+(?:dependenc|requirement|error|exception|warning|type|check|environment|option|argument|config|behaviou?r))|\b(?:improv\w*|reduc\w*|lower\w*|better|faster|shorter|decreas\w*)\s+(?:the\s+|its\s+)?runtimes?\b|\bruntimes?\s+(?:of|improvements?|performance|cost|overhead|reduction)\b/i,
+  },
   { cue: 'timing', re: /%timeit\b|\btimeit\b|\b\d+(?:\.\d+)?\s*(?:ms|µs|us|ns)\s*±/i },
   { cue: 'gil', re: /\b(?:release|releasing|drop|no)\s*(?:the\s+)?gil\b|\bnogil\b/i },
+  // The vocabulary of real performance pull requests that name the technique, not the effect.
+  { cue: 'short-circuit', re: /\bshort[\s-]?circuit(?:s|ed|ing)?\b/i },
+  {
+    cue: 'early-exit',
+    re: /\bearly[\s-](?:exit|return|break|stop|termination|out)s?\b|\b(?:return|exit|break|stop|bail\s+out)s?\s+early\b/i,
+  },
+  { cue: 'precompute', re: /\bpre[\s-]?comput(?:e|es|ed|ing|ation)\b/i },
+  {
+    cue: 'avoid-recompute',
+    re: /\bavoid(?:s|ing)?\s+(?:re-[a-z]+|re(?:comput|calculat|creat|build|allocat|pars|read|load|sort|index|cast|explor|evaluat|validat|convert|travers|scan|hash|fetch)[a-z]*|repeated|redundant|unnecessary|needless)\b/i,
+  },
+  { cue: 'lazily', re: /\blazily\b/i },
+];
+
+/**
+ * The cues that count in a body taken from a commit message (a squash commit's list of the pull
+ * request's commits, a merge commit's body): only those that say performance outright or name a
+ * technique. Commit lists are long and talk about everything (a docstring's "runtime
+ * complexity", an "energy optimization", making a test "more performant", "use precomputed
+ * values" in a new algorithm); on real months the other cues there were all false positives.
+ */
+export const COMMIT_BODY_CUES: ReadonlySet<string> = new Set([
+  'speed',
+  'faster',
+  'short-circuit',
+  'early-exit',
+  'avoid-recompute',
+  'vectorize',
+  'timing',
+]);
+const COMMIT_BODY_RULES: readonly Rule[] = [
+  { cue: 'performance', re: /\bperf(?:ormance)?\b/i },
+  ...POSITIVE_CUES.filter((r) => COMMIT_BODY_CUES.has(r.cue)),
 ];
 
 export const NEGATIVE_PATTERNS: readonly Rule[] = [
@@ -140,15 +181,20 @@ export function judgeMessage(input: {
   readonly labels: readonly string[];
   /** The branch the pull request came from (GitHub's `head.ref`), when known. */
   readonly headRef?: string | null | undefined;
+  /** Where the body came from (absent: the pull request's description). */
+  readonly bodySource?: 'squash-commit' | 'merge-commit' | undefined;
 }): MessageDecision {
   const body = stripHtmlComments(input.body);
+  const fromCommit = input.bodySource !== undefined;
   const negative = matches(NEGATIVE_PATTERNS, input.title, 'title');
-  const bodyRevert = BODY_REVERT.exec(body);
+  // A commit body's "This reverts commit" is about one of the pull request's own commits (a
+  // revert within the branch); a reverting pull request says so in its title.
+  const bodyRevert = fromCommit ? null : BODY_REVERT.exec(body);
   if (bodyRevert && !negative.some((n) => n.cue === 'revert')) negative.push({ cue: 'revert', where: 'body', text: bodyRevert[0] });
 
   const positive = [
     ...matches(POSITIVE_CUES, ownTitleText(input.title), 'title'),
-    ...matches(POSITIVE_CUES, body, 'body'),
+    ...matches(fromCommit ? COMMIT_BODY_RULES : POSITIVE_CUES, body, 'body'),
     ...matches(POSITIVE_CUES, branchText(input.headRef, input.title), 'branch'),
   ];
   for (const label of input.labels) {

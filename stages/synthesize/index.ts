@@ -17,6 +17,9 @@ import { synthesizeCommit } from './synthesis.js';
 import { synthesizeResultSettings } from './result-settings.js';
 import { stageRemote } from '../../pipeline/executor/stage-remote.js';
 import { publishImage } from '../../pipeline/services/environments/image-registry.js';
+import { ensurePackageTier } from '../../pipeline/services/environments/package-tier.js';
+import { containerLimits } from '../../pipeline/services/docker.js';
+import { repositoryEnvironment } from './repository-environment.js';
 
 /**
  * What a commit's environment depends on (its hash decides whether a done item runs again): the
@@ -29,7 +32,10 @@ export const synthesizeInputSchema = z.object({
   cloneSource: z.string(),
   /** From the collected pull request (null: found in the tree). */
   asvConfigPath: z.string().nullable(),
+  /** The repository's base image (`repositories."owner/name".baseImage`, else `docker.baseImage`). */
   baseImage: z.string(),
+  /** Debian packages its builds add to the base image, in a tier of their own; absent when none. */
+  debianPackages: z.array(z.string()).optional(),
   wheelhouse: z.string().nullable(),
   /** How verification discovers the benchmarks (the harness, or asv). */
   discovery: z.enum(['harness', 'check', 'just-discover']),
@@ -88,6 +94,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
       return groupCandidates(candidates).map((g) => {
         const asvConfigPath =
           g.prs.map((n) => loadPullRequest(ctx.db, g.repo, n)?.asvConfig?.path).find((p): p is string => typeof p === 'string') ?? null;
+        const env = repositoryEnvironment(ctx.config, g.repo);
         const input: SynthesizeInput = {
           repo: g.repo,
           sha: g.sha,
@@ -95,6 +102,10 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           asvConfigPath,
           ...settings,
           verifyNetwork: ctx.config.validate.networkRepos.includes(g.repo),
+          baseImage: env.baseImage,
+          ...(env.pythonVersions ? { pythonVersions: [...env.pythonVersions] } : {}),
+          // absent unless listed, so that the inputs (and hashes) of other repositories stay as they were
+          ...(env.debianPackages.length > 0 ? { debianPackages: [...env.debianPackages] } : {}),
         };
         return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
       });
@@ -103,7 +114,25 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
     async run(ctx: ItemContext, item: WorkItem<SynthesizeInput>) {
       const input = synthesizeInputSchema.parse(item.input);
       const port = portFactory(ctx);
-      const prepared = await port.prepareTarget(input, ctx.signal);
+      // The repository's own base image, with its Debian packages in a tier of their own.
+      const own = repositoryEnvironment(ctx.config, input.repo).setting;
+      const baseImage =
+        own === null
+          ? input.baseImage
+          : await ensurePackageTier(
+              ctx.services.docker,
+              input.repo,
+              input.baseImage,
+              input.debianPackages ?? [],
+              {
+                setting: own,
+                timeoutMs: ctx.config.synthesize.timeouts.repoImage * 1000,
+                limits: containerLimits(ctx.config.docker),
+                tailChars: ctx.config.synthesize.tailChars,
+              },
+              ctx.signal,
+            );
+      const prepared = await port.prepareTarget({ ...input, baseImage }, ctx.signal);
       if (prepared.kind === 'no-asv-config')
         return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
       if (prepared.kind === 'python-unavailable') return { status: 'dropped', reason: 'python-unavailable', detail: prepared.reason };
@@ -143,7 +172,10 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         attemptId: a.id,
         pythonVersion: python.version,
         repoImageTag: target.repoImage,
-        baseImage: input.baseImage,
+        baseImage,
+        ...(input.debianPackages && input.debianPackages.length > 0
+          ? { packageTier: { baseImage: input.baseImage, debianPackages: input.debianPackages } }
+          : {}),
         toolchainImage: target.toolchainImage,
         asvConfigPath: target.asvConfigPath,
         importName: target.facts.importName,

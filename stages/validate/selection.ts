@@ -88,9 +88,37 @@ function onlyAddsDefinitions(hunk: DiffHunk): boolean {
     });
 }
 
-/** The innermost `def` whose lines hold the hunk's base-side lines (an insertion: the gap after oldStart). */
+/**
+ * The base-side lines a hunk changes, without its context lines: a removed line is its own line;
+ * an added line goes between two base lines (k - 0.5), or, indented, with the base line before it
+ * (a statement added at the end of a function's body belongs to that function). Null when the
+ * hunk changes nothing. The context lines are left out because they reach past the function a
+ * change is in (the blank lines after its last statement): on shapely #1961 an edit of a
+ * function's last lines was taken for a module-level change, and every workload was measured.
+ */
+export function changedSpan(hunk: DiffHunk): readonly [number, number] | null {
+  let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  const mark = (at: number) => {
+    from = Math.min(from, at);
+    to = Math.max(to, at);
+  };
+  for (const line of hunk.lines) {
+    if (line.side === 'context') old += 1;
+    else if (line.side === 'removed') {
+      mark(old);
+      old += 1;
+    } else mark(/^\s+\S/.test(line.text) ? old - 1 : old - 0.5);
+  }
+  return from === Number.POSITIVE_INFINITY ? null : [from, to];
+}
+
+/** The innermost `def` whose lines hold the lines the hunk changes (changedSpan). */
 function enclosingFunction(hunk: DiffHunk, outline: readonly OutlineSpan[]): OutlineSpan | null {
-  const [from, to] = hunk.oldLines === 0 ? [hunk.oldStart + 0.5, hunk.oldStart + 0.5] : [hunk.oldStart, hunk.oldStart + hunk.oldLines - 1];
+  const span = changedSpan(hunk);
+  if (span === null) return null;
+  const [from, to] = span;
   let best: OutlineSpan | null = null;
   for (const span of outline) {
     if (span[0] !== 'def' || span[2] > from || span[3] < to) continue;

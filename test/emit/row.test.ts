@@ -180,6 +180,21 @@ describe('dataset rows', () => {
     ).toEqual(['numtheory==1.0 \\', `    --hash=sha256:${'b'.repeat(64)}`, '']);
     expect(buildConstraints(lock)).toBe('cython==3.0.0\nnumtheory==1.0\n');
     expect(taskDockerfile({ row, baseImage: 'b', pythonVersion: null, perfmineFiles, lock: null })).not.toContain('PERFMINE_PYTHON=');
+    // a repository with a package tier of its own: its base image and its Debian packages, not the tier's local tag
+    const tiered = taskDockerfile({
+      row,
+      baseImage: 'perfmine/pkgs-acme-fastlib:0123456789abcdef',
+      pythonVersion: '3.13',
+      perfmineFiles,
+      lock: null,
+      packageTier: { baseImage: 'perfmine/base:trixie', debianPackages: ['libgeos-dev', 'cython3'] },
+    });
+    expect(tiered).not.toContain('perfmine/pkgs-');
+    expect(tiered.split('\n').filter((l) => l.startsWith('FROM '))).toEqual([
+      'FROM perfmine/base:trixie AS source',
+      'FROM perfmine/base:trixie',
+    ]);
+    expect(tiered).toContain(' && apt-get install -y --no-install-recommends cython3 libgeos-dev \\');
   });
 
   it('lists every workload with its place in the suite, medians, speedup, p-value and both verdicts', () => {

@@ -67,6 +67,10 @@ describe('message rules on real-world-shaped titles', () => {
     expect(stripHtmlComments('a <!-- b --> c <!-- unclosed')).toBe('a   c  ');
   });
 
+  it('does not read a branch named "...-runtime" as a speed cue (rich #3763, a dependency removed)', () => {
+    expect(judgeMessage({ title: 'Remove typing-extensions', ...none, headRef: 'remove-typing-extensions-runtime' }).positive).toEqual([]);
+  });
+
   it('reads the branch name as words split on -, _ and / (rich #3546: "use sets" from faster-cell-len)', () => {
     const d = judgeMessage({ title: 'use sets', body: '', labels: [], headRef: 'faster-cell-len' });
     expect(d.verdict).toBe('positive');
@@ -121,5 +125,72 @@ describe('message rules on real-world-shaped titles', () => {
     expect(d.positive.map((c) => c.where).sort()).toEqual(['body', 'label']);
     expect(textCues(d).map((c) => c.cue)).toEqual(['faster']);
     expect(textCues(judgeMessage({ title: 'Rework', ...none, labels: ['Performance'] }))).toEqual([]);
+  });
+});
+
+describe('the vocabulary of real performance pull requests (issue 31 review)', () => {
+  const kept: [string, string][] = [
+    ['enh: short-circuit in `is_regular` for directed graphs', 'short-circuit'],
+    ['Kruskal MST early break for efficiency', 'early-exit'],
+    ['Actually make the fast code path return early for Aligner.align', 'early-exit'],
+    ['Precompute the offsets once per call', 'precompute'],
+    ["Avoid re-exploring nodes in Kosaraju's SCC algorithm", 'avoid-recompute'],
+    ['Avoid repeated cache conversion failures for backends', 'avoid-recompute'],
+    ['Avoid redundant metadata reads in `ZarrArrayWrapper`', 'avoid-recompute'],
+    ['Avoid recasting a CFTimeIndex', 'avoid-recompute'],
+    ['Compute `is_strongly_connected` lazily', 'lazily'],
+    ['Avoid O(E) lookup in nx.display', 'complexity'],
+    ['Fix SCC to have O(|E|+|V|) time complexity instead of O(|V|^3)', 'complexity'],
+    ['Improve runtime of number_of_nonisomorphic_trees()', 'runtime'],
+    ['feat: speedup import time using sys.platform', 'runtime'],
+  ];
+  it.each(kept)('%s → %s', (title, cue) => {
+    const d = judgeMessage({ title, ...none });
+    expect(d.positive.map((c) => c.cue)).toContain(cue);
+  });
+
+  // What the review left out, measured on the titles of the five repositories' histories: "skip"
+  // and "reuse" are about tests and code reuse far more often than speed, "lazy" about a feature.
+  const notCues = [
+    'Skip tests if scipy not available',
+    'Refactor tree_isomorphism to improve code reuse and readability',
+    'DOC: clarify lazy exception behavior in topological_sort generator',
+    'Avoid relying on pandas in isnull',
+    'Remove `typing-extensions` as a runtime dependency',
+    'Raise a clearer runtime error for bad input',
+    'Upstream CI: limit runtime',
+  ];
+  it.each(notCues)('%s → no cue', (title) => {
+    expect(judgeMessage({ title, ...none }).positive).toEqual([]);
+  });
+});
+
+describe('a body read from a commit message', () => {
+  const squash = (body: string) => judgeMessage({ title: 'Add a thing', body, labels: [], bodySource: 'squash-commit' });
+  it('counts performance said outright and named techniques', () => {
+    expect(squash('* perf: short-circuit when both graphs are empty\n\n* tests').positive.map((c) => c.cue)).toEqual([
+      'performance',
+      'short-circuit',
+    ]);
+    expect(squash('Optimizing nothing\n\nThis makes it 3x faster').positive.map((c) => c.cue)).toEqual(['faster']);
+  });
+  it('does not count the words a list of commits uses for everything else (real false positives)', () => {
+    // a docstring fix, an energy minimisation, a test made quicker, a review note
+    for (const body of [
+      '* Add detailed algorithm description and fix runtime complexity in connected_dominating_set',
+      'Adds a new method to spring_layout based on "energy" optimization',
+      '* Update tests\n\nMaking test_long_paths_graphs more performant',
+      '* clear the cache of the fixture\n\n* memory of the old API',
+      '* implement suggestion to use precomputed values',
+    ]) {
+      expect(squash(body).positive, body).toEqual([]);
+      // the same text as a pull request's own description keeps its cues
+      expect(judgeMessage({ title: 'Add a thing', body, labels: [] }).positive.length, body).toBeGreaterThan(0);
+    }
+  });
+  it("does not read a reverted intermediate commit as the pull request's revert", () => {
+    const body = '* Add the argument\n\n* Revert "Add the argument"\n\nThis reverts commit 0123456789abcdef.\n\n* Add it again';
+    expect(squash(body)).toMatchObject({ verdict: 'ambiguous', negative: [] });
+    expect(judgeMessage({ title: 'Add a thing', body, labels: [] }).negative.map((c) => c.cue)).toEqual(['revert']);
   });
 });

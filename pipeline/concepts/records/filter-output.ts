@@ -3,7 +3,7 @@ import { collectOutputSchema } from './pull-request.js';
 
 const cueMatchSchema = z.object({
   cue: z.string(),
-  where: z.enum(['title', 'body', 'branch', 'label']),
+  where: z.enum(['title', 'body', 'branch', 'label', 'files']),
   text: z.string(),
 });
 
@@ -15,7 +15,10 @@ export const filterOutputSchema = collectOutputSchema.extend({
   // contentHash: the hash of the collected record the decision was made on.
   /** `positive` / `mixed` / `ambiguous` / `negative` (see stages/filter/message.ts). */
   messageVerdict: z.enum(['positive', 'mixed', 'ambiguous', 'negative']),
-  /** Positive performance cues found (title, body, branch name, labels); `--llm none` relies on all but the labels. */
+  /**
+   * Positive performance cues found (title, body, branch name, labels, and `files`: asv benchmarks
+   * changed beside core files); `--llm none` relies on all but the labels.
+   */
   positiveCues: z.array(cueMatchSchema),
   negativeCues: z.array(cueMatchSchema),
   /** Changed files outside the non-functional paths. */
@@ -41,7 +44,15 @@ export type CueMatchOutput = z.infer<typeof cueMatchSchema>;
 /** One performance cue filter found (stages/filter/message.ts). */
 export type RecordedCue = z.infer<typeof cueMatchSchema>;
 
-/** Positive cues found in the title, the body or the branch name (labels do not count): what `--llm none` relies on. */
+/**
+ * Positive cues found in the title, the body, the branch name or the changed benchmarks (labels
+ * do not count): what `--llm none` relies on.
+ */
 export function textCues(decision: { readonly positive: readonly RecordedCue[] }): readonly RecordedCue[] {
-  return decision.positive.filter((c) => c.where === 'title' || c.where === 'body' || c.where === 'branch');
+  return decision.positive.filter((c) => c.where !== 'label');
+}
+
+/** The changed-benchmarks cue, when filter found one (stages/filter/decide.ts). */
+export function benchmarkCue(decision: { readonly positive: readonly RecordedCue[] }): RecordedCue | null {
+  return decision.positive.find((c) => c.where === 'files' && c.cue === 'benchmarks') ?? null;
 }

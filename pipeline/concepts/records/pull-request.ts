@@ -49,6 +49,13 @@ export const pullRequestSchema = z.object({
   url: z.string().nullable(),
   title: z.string(),
   body: z.string(),
+  /**
+   * Where `body` came from: the pull request's own description (GitHub), or, from git, the body
+   * of the squash commit (GitHub's list of the pull request's commits, or one commit's message)
+   * or of the merge commit (under its title). Absent for GitHub's description and for an empty
+   * body. The kinds are kept apart because a commit body describes the commits, not the problem.
+   */
+  bodySource: z.enum(['squash-commit', 'merge-commit']).optional(),
   labels: z.array(z.string()),
   author: z.string().nullable(),
   authorAssociation: z.string().nullable(),

@@ -23,8 +23,13 @@ export const synthesizeOutputSchema = z.object({
   // ---- added by the synthesize stage (issue 6) ----
   /** The repository tier (clone at /repo, no checkout): build the expert side from it. */
   repoImageTag: z.string(),
-  /** The configured base image and the image builds start from (base, or base + asv wheelhouse). */
+  /**
+   * The image builds start from before the toolchain: the repository's base image
+   * (`repositories."owner/name".baseImage`, else `docker.baseImage`), or its Debian-packages tier.
+   */
   baseImage: z.string(),
+  /** When `baseImage` is a Debian-packages tier: the image under it and the packages it adds (to write them down in a task's Dockerfile). */
+  packageTier: z.object({ baseImage: z.string(), debianPackages: z.array(z.string()) }).optional(),
   toolchainImage: z.string(),
   /** asv configuration, relative to /repo. */
   asvConfigPath: z.string(),

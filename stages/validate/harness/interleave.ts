@@ -185,6 +185,8 @@ export async function measureInterleaved(
     });
     if (base.start.event !== 'ready') return none(null, null);
     const chosen = settings.choose ? await settings.choose(base, base.start, signal) : null;
+    // nothing chosen (a patch that changes no code any workload runs): nothing to measure
+    if (chosen !== null && chosen.size === 0) return none(null, null);
     const expert = (open.expert = await workers.open('expert', signal));
     if (expert.start.event !== 'ready') return none(expert.start, null);
     const calibration = settings.calibration ? (open.calibration = await workers.open('calibration', signal)) : null;

@@ -69,6 +69,27 @@ describe('selecting workloads by coverage', () => {
     ).toEqual(s.controls);
   });
 
+  it("places a hunk by the lines it changes, not by its context lines past the function's end (shapely #1961)", () => {
+    // add's last line changed; git's three context lines run past add (line 7) into the blank
+    // line and the class after it: still a change of add, not module-level code
+    const s = selectWorkloads(
+      input(
+        patch(
+          'pkg/core.py',
+          '@@ -5,5 +5,6 @@\n \n def add(a, b):\n-    return helper(a) + b\n+    c = helper(a)\n+    return c + b\n \n class Ops:\n',
+        ),
+      ),
+    );
+    expect(s.mode).toBe('coverage');
+    expect(s.selected).toEqual(['bench.time_add']);
+    // a statement appended after add's last line, indented, belongs to add
+    const appended = selectWorkloads(input(patch('pkg/core.py', '@@ -7,2 +7,3 @@\n     return helper(a) + b\n+    # done\n \n')));
+    expect(appended.selected).toEqual(['bench.time_add']);
+    // an unindented statement between two functions is module-level code
+    const between = selectWorkloads(input(patch('pkg/core.py', '@@ -7,2 +7,3 @@\n     return helper(a) + b\n+X = 1\n \n')));
+    expect(between.mode).toBe('all');
+  });
+
   it('maps a change in a function to every workload that ran it, through methods and callers', () => {
     const helper = selectWorkloads(input(patch('pkg/core.py', '@@ -4,1 +4,1 @@\n-    return x + 1\n+    return 1 + x\n')));
     expect([...helper.selected].sort()).toEqual(['bench.time_add', 'bench.time_helper']);
