@@ -72,3 +72,20 @@ export function toJsonl(rows: readonly TaskRow[]): string {
     .map((r) => `${JSON.stringify(r)}\n`)
     .join('');
 }
+
+/** What names a task and where it comes from: the head of its metadata, in the task folder and in exports. */
+export function taskIdentity(row: TaskRow) {
+  return {
+    instance_id: row.instance_id,
+    repo: row.repo,
+    pull_number: row.pull_number,
+    base_commit: row.base_commit,
+    merge_commit: row.merge_commit,
+    created_at: row.created_at,
+    merged_at: row.merged_at,
+    month: row.month,
+    category: row.category,
+    difficulty: row.difficulty,
+    classifier: row.classifier,
+  };
+}

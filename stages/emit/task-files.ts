@@ -1,5 +1,5 @@
 import type { StoredValidation, StoredWorkloadVerdict } from '../../cache/measurements.js';
-import type { TaskRow } from './row.js';
+import { taskIdentity, type TaskRow } from './row.js';
 import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/verification.js';
 import { SEAL_PATH, taskSourceDockerfileLines, TASK_SOURCE_DIR } from '../../pipeline/services/environments/source-tier.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
@@ -196,17 +196,7 @@ export function workloadsJson(workloads: readonly StoredWorkloadVerdict[]): stri
 export function metadataJson(input: TaskFileInput): string {
   const { row, validation: v, workloads } = input;
   return json({
-    instance_id: row.instance_id,
-    repo: row.repo,
-    pull_number: row.pull_number,
-    base_commit: row.base_commit,
-    merge_commit: row.merge_commit,
-    created_at: row.created_at,
-    merged_at: row.merged_at,
-    month: row.month,
-    category: row.category,
-    difficulty: row.difficulty,
-    classifier: row.classifier,
+    ...taskIdentity(row),
     category_source: input.provenance.categorySource,
     category_reason: input.provenance.categoryReason,
     problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },

@@ -6,7 +6,7 @@ import { workerCpusets } from './harness/cpus.js';
 import { diffFiles } from '../../pipeline/concepts/diff-lines.js';
 import type { StoredFingerprint } from '../../cache/fingerprints.js';
 import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
-import { measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
+import { calibratedSettings, measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
 import type { ReadyMessage } from './harness/messages.js';
 import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
 import { settledAtLook } from './harness/settle.js';
@@ -189,18 +189,7 @@ export async function measureWithHarness(
   const seed = h.seed ?? randomInt(2 ** 31);
   const budgetMs = config.timeBudgetSeconds * 1000;
   const startTimeoutMs = config.invocationTimeoutSeconds * 1000;
-  const settings: InterleaveSettings = {
-    rounds: h.rounds,
-    roundsPerProcess: h.roundsPerProcess,
-    samples: h.samples,
-    clock: h.clock,
-    mode: h.mode,
-    calibration: true,
-    seed,
-    budgetMs,
-    batchTimeoutSeconds: h.batchTimeoutSeconds,
-    warmupSeconds: h.warmupSeconds,
-  };
+  const settings = calibratedSettings(h, seed, budgetMs);
   const chosen: { selection: Selection | null } = { selection: null };
   const protocol = {
     adaptive: h.adaptive,

@@ -98,6 +98,28 @@ export interface InterleaveSettings {
   readonly choose?: (base: HarnessWorker, ready: ReadyMessage, signal?: AbortSignal) => Promise<ReadonlySet<string> | null>;
 }
 
+/** The harness options a measurement's settings are made of (validate's `harness` config). */
+export type HarnessOptions = Pick<
+  InterleaveSettings,
+  'rounds' | 'roundsPerProcess' | 'samples' | 'mode' | 'batchTimeoutSeconds' | 'clock' | 'warmupSeconds'
+>;
+
+/** The settings of one measurement with calibration, from the harness options, its seed and its time budget. */
+export function calibratedSettings(h: HarnessOptions, seed: number, budgetMs: number): InterleaveSettings {
+  return {
+    rounds: h.rounds,
+    roundsPerProcess: h.roundsPerProcess,
+    samples: h.samples,
+    clock: h.clock,
+    mode: h.mode,
+    calibration: true,
+    seed,
+    budgetMs,
+    batchTimeoutSeconds: h.batchTimeoutSeconds,
+    warmupSeconds: h.warmupSeconds,
+  };
+}
+
 export interface SideFailure {
   readonly status: FailureStatus | 'missing';
   readonly message: string;

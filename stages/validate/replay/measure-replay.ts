@@ -3,7 +3,7 @@ import type { Logger } from '../../../pipeline/logging.js';
 import type { ContainerLimits, DockerService } from '../../../pipeline/services/docker.js';
 import { harnessTarEntries } from '../../../pipeline/services/environments/harness-files.js';
 import { ContainerHarnessWorker, serveCommand } from '../harness/container-worker.js';
-import { measureInterleaved, type InterleavedMeasurement, type Side } from '../harness/interleave.js';
+import { calibratedSettings, measureInterleaved, type InterleavedMeasurement, type Side } from '../harness/interleave.js';
 import { harnessCalibrationTable, harnessPairTable } from '../harness/tables.js';
 import { settledAtLook } from '../harness/settle.js';
 import { applyRule, finalAlpha, tableEvidence, verdictOfTables } from '../paired/index.js';
@@ -90,16 +90,7 @@ export async function measureReplay(spec: ReplayMeasureSpec, signal?: AbortSigna
   const m = await measureInterleaved(
     { open },
     {
-      rounds: h.rounds,
-      roundsPerProcess: h.roundsPerProcess,
-      samples: h.samples,
-      clock: h.clock,
-      mode: h.mode,
-      calibration: true,
-      seed,
-      budgetMs,
-      batchTimeoutSeconds: h.batchTimeoutSeconds,
-      warmupSeconds: h.warmupSeconds,
+      ...calibratedSettings(h, seed, budgetMs),
       onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'replay round'),
       looks: h.adaptive.looks,
       choose: (_base, ready) => Promise.resolve(new Set(ready.workloads.map((w) => w.name).filter((n) => spec.workloads.has(n)))),

@@ -1,5 +1,6 @@
 import { contentDigest, type FileContent, type MonthTask } from '../../month-files.js';
 import type { TarEntry } from '../../../../pipeline/services/tar.js';
+import { taskIdentity } from '../../row.js';
 import { harborInstruction } from './instruction.js';
 import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from './reward-formula.js';
 import { AGENT_USER, agentUserLines, solveScript, testScript } from './scripts.js';
@@ -78,17 +79,9 @@ function metadataOf(task: MonthTask, inputs: HarborTaskInputs, improved: readonl
   return {
     source: 'perfmine',
     producer,
-    instance_id: row.instance_id,
-    repo: row.repo,
-    pull_number: row.pull_number,
-    base_commit: row.base_commit,
-    merge_commit: row.merge_commit,
-    created_at: row.created_at,
-    merged_at: row.merged_at,
-    month: row.month,
+    ...taskIdentity(row),
     category: row.category ?? undefined,
     difficulty: row.difficulty ?? undefined,
-    classifier: row.classifier,
     image_name: row.image_name,
     workloads: inputs.workloads.length,
     improved_workloads: [...improved],
