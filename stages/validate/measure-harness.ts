@@ -69,6 +69,9 @@ export interface MeasuredChange {
   readonly benchmarkDir: string;
 }
 
+/** How often a long fingerprinting pass says how far it is. */
+const FINGERPRINT_REPORT_MS = 30_000;
+
 /**
  * The choose hook of the measurement: fingerprints every workload on the base worker, reads the
  * outlines of the changed Python files and the suite's imported files there, and selects
@@ -85,12 +88,20 @@ function chooser(
     const started = Date.now();
     const root = `${env.repoDir.replace(/\/+$/, '')}/`;
     const reusable = await reusableFingerprints(env, ready, deps, signal);
+    const s = env.synthesized;
     const stored: StoredFingerprint[] = [];
+    // each fingerprint is kept as soon as it is taken: a large suite's first pass takes minutes
+    // (xarray: 528 workloads), and a run stopped in the middle resumes where it stopped
+    const keep = (f: StoredFingerprint) => {
+      stored.push(f);
+      deps.fingerprints?.save(s.repo, s.sha, s.commitDate, [f]);
+    };
+    let lastReport = started;
     for (const ref of ready.workloads) {
       const version = ready.benchmarks[ref.benchmark]?.version ?? null;
       const reused = reusable.get(ref.name);
       if (reused) {
-        stored.push(reused);
+        keep(reused);
         continue;
       }
       const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
@@ -98,10 +109,12 @@ function chooser(
       const code = f.ok
         ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const)
         : null;
-      stored.push({ workload: ref.name, version, code, opaque: f.ok && f.opaque });
+      keep({ workload: ref.name, version, code, opaque: f.ok && f.opaque });
+      if (Date.now() - lastReport >= FINGERPRINT_REPORT_MS) {
+        lastReport = Date.now();
+        log.info({ done: stored.length, total: ready.workloads.length, reused: reusable.size }, 'harness: fingerprinting the suite');
+      }
     }
-    const s = env.synthesized;
-    deps.fingerprints?.save(s.repo, s.sha, s.commitDate, stored);
     const fingerprints: Fingerprint[] = stored.map((f) => ({
       workload: f.workload,
       opaque: f.opaque,

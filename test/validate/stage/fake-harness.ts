@@ -53,6 +53,8 @@ export interface FakeHarnessScript {
   readonly fingerprints?: Readonly<Record<string, readonly (readonly [string, number, number])[] | null>>;
   readonly outlines?: Readonly<Record<string, readonly (readonly ['def' | 'class', string, number, number])[]>>;
   readonly imported?: readonly string[];
+  /** The run stops (an error out of the worker) at this fingerprint (from 0), as a killed run would. */
+  readonly fingerprintStopsAt?: number;
 }
 
 export class FakeHarnessWorker implements HarnessWorker {
@@ -104,6 +106,7 @@ export class FakeHarnessWorker implements HarnessWorker {
   readonly fingerprinted: string[] = [];
 
   async fingerprint(ref: { readonly name: string }) {
+    if (this.fingerprinted.length === this.script.fingerprintStopsAt) throw new Error('scripted: the run was stopped');
     this.fingerprinted.push(ref.name);
     const code = this.script.fingerprints?.[ref.name];
     if (code === null) return { ok: false as const, status: 'failed' as const, message: 'scripted: the workload raises' };

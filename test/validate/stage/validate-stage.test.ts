@@ -512,6 +512,37 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(counts).toEqual([16, 32]);
   });
 
+  it('keeps each fingerprint as it is taken: a run stopped in the middle of a suite resumes where it stopped', async () => {
+    const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
+    const fingerprints = Object.fromEntries(
+      RICH_BENCHMARKS.map((n) => [n, SPED_UP.has(n) ? code('/repo/fastlib/core.py') : code('/repo/fastlib/other.py')]),
+    );
+    const script = {
+      fingerprints,
+      outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] },
+      imported: ['/repo/fastlib/core.py', '/repo/fastlib/other.py'],
+    };
+    const { key, pr } = storeCandidate(db);
+    const recorded = () => (db.prepare('SELECT COUNT(*) AS n FROM fingerprints WHERE sha = ?').get(pr.baseSha) as { n: number }).n;
+    const ctx = testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) });
+    const stopped = new FakeRunner({ harness: { ...script, fingerprintStopsAt: 20 } });
+    await runStage(
+      ctx,
+      createValidateStage(() => stopped),
+      monthScope('2025-04'),
+    );
+    expect(ctx.ledger.get('validate', key)!.status).not.toBe('done');
+    expect(recorded()).toBe(20);
+    const again = new FakeRunner({ harness: script });
+    await runStage(
+      testContext(db, { config: testConfig({ validate: { harness: { seed: 7 } } }) }),
+      createValidateStage(() => again),
+      monthScope('2025-04'),
+    );
+    expect(again.workers.find((w) => w.side === 'base')!.fingerprinted).toHaveLength(12);
+    expect(recorded()).toBe(32);
+  });
+
   it('drops as no-improvement a patch that changes no code any workload runs, measuring nothing', async () => {
     const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
     const harness = {
