@@ -49,6 +49,14 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
     checks.push({ name: 'base image', status: 'skipped', detail: 'no Docker engine', required: true });
     checks.push({ name: engineCheckName(deps.config), status: 'skipped', detail: 'no Docker engine', required: true });
   }
+  for (const [repo, section] of Object.entries(deps.config.repositories)) {
+    if (!section.baseImage) continue;
+    checks.push(
+      engine.status === 'ok'
+        ? await checkRepositoryImage(deps, repo, section.baseImage, section.pythonVersions ?? [])
+        : { name: repositoryImageCheckName(repo), status: 'skipped', detail: 'no Docker engine', required: true },
+    );
+  }
   checks.push(await checkPackageIndex(deps));
   checks.push(...checkCredentials(deps.config, deps.credentials));
   checks.push(await checkLlm(deps));
@@ -82,6 +90,48 @@ async function checkBaseImage({ docker, config }: DoctorDeps): Promise<Check> {
       tag === 'perfmine/base:bookworm'
         ? 'run scripts/build-base-image.sh (debootstrap + docker import; no Docker Hub needed)'
         : `pull or build ${tag}, or pass --base-image`,
+    required: true,
+  };
+}
+
+function repositoryImageCheckName(repo: string): string {
+  return `base image of ${repo}`;
+}
+
+/** A repository's own base image (`repositories."owner/name".baseImage`): there, with the Pythons it is said to offer. */
+async function checkRepositoryImage(
+  { docker, timeoutMs }: DoctorDeps,
+  repo: string,
+  tag: string,
+  pythons: readonly string[],
+): Promise<Check> {
+  const name = repositoryImageCheckName(repo);
+  const setting = `repositories."${repo}"`;
+  if (!(await docker.imageExists(tag)))
+    return {
+      name,
+      status: 'missing',
+      detail: `${tag} (${setting}.baseImage) is not in the engine: none of ${repo}'s commits can be built`,
+      fix: `build it (a Debian base: PERFMINE_DEBIAN_SUITE=trixie scripts/build-base-image.sh ${tag}), pull it, or remove ${setting}.baseImage`,
+      required: true,
+    };
+  const wanted = pythons.length > 0 ? pythons.map((v) => `python${v}`) : ['python3'];
+  const result = await docker.run({
+    image: tag,
+    cmd: ['sh', '-c', 'for p in "$@"; do command -v "$p" >/dev/null || echo "$p"; done', 'sh', ...wanted],
+    timeoutMs: timeoutMs ?? 60_000,
+    limits: { cpus: 1, memoryMb: 512, pidsLimit: 64 },
+  });
+  const absent = result.stdout.split('\n').filter(Boolean);
+  if (result.exitCode === 0 && absent.length === 0) return ok(name, `${tag} with ${wanted.join(', ')}`);
+  return {
+    name,
+    status: 'missing',
+    detail:
+      result.exitCode === 0
+        ? `${tag} has no ${absent.join(', ')}${pythons.length > 0 ? ` (${setting}.pythonVersions)` : ''}`
+        : `${tag} could not be started: ${result.stderr.trim().split('\n').at(-1) ?? `exit ${result.exitCode}`}`,
+    fix: `set ${setting}.pythonVersions to the X.Y Pythons the image has, or use an image with them`,
     required: true,
   };
 }

@@ -55,6 +55,41 @@ describe('perfmine doctor', () => {
     expect(llm.requests.length).toBe(0); // listing models is a GET, not a completion
   });
 
+  it("checks each repository's own base image and the Pythons it is said to offer", async () => {
+    const config = testConfig({
+      llm: { mode: 'none' },
+      db: join(tempDir(), 'p.db'),
+      synthesize: { index: { upstream: `http://127.0.0.1:${await closedPort()}/simple/` } },
+      repositories: {
+        'acme/present': { baseImage: 'perfmine/base:bookworm', pythonVersions: ['3.11'] },
+        'acme/absent': { baseImage: 'perfmine/no-such-base:x' },
+        'acme/other-python': { baseImage: 'perfmine/base:bookworm', pythonVersions: ['3.11', '3.99'] },
+        'acme/default': { debianPackages: ['libgeos-dev'] },
+      },
+    });
+    const checks = await runDoctor({
+      config,
+      credentials: credentials(),
+      docker: new DockerService({ runLabel: 'test-doctor' }),
+      log: memoryLogger().log,
+      timeoutMs: 30_000,
+    });
+    const by = Object.fromEntries(checks.map((c) => [c.name, c]));
+    expect(by['base image of acme/present']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm with python3.11' });
+    expect(by['base image of acme/absent']).toMatchObject({
+      status: 'missing',
+      required: true,
+      detail: expect.stringMatching(/^perfmine\/no-such-base:x \(repositories."acme\/absent".baseImage\) is not in the engine/),
+      fix: expect.stringMatching(/scripts\/build-base-image\.sh perfmine\/no-such-base:x/),
+    });
+    expect(by['base image of acme/other-python']).toMatchObject({
+      status: 'missing',
+      detail: 'perfmine/base:bookworm has no python3.99 (repositories."acme/other-python".pythonVersions)',
+    });
+    // a repository on the default base image adds no check of its own
+    expect(by['base image of acme/default']).toBeUndefined();
+  });
+
   it('names the variable and what works without it', () => {
     const github = checkCredentials(testConfig({ source: 'github' }), credentials());
     expect(github.find((c) => c.name === 'GitHub token')).toMatchObject({ status: 'missing', required: true });
