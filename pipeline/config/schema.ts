@@ -162,6 +162,12 @@ const repositorySection = z
       .optional(),
     /** Debian packages installed on the base image for this repository (e.g. libgeos-dev, libhdf5-dev, gfortran). */
     debianPackages: z.array(z.string().regex(/^[a-z0-9][a-z0-9+.-]+$/, 'expected a Debian package name')).default([]),
+    /**
+     * pytest arguments this repository's tests need here (e.g. `["-o", "addopts="]` when its
+     * configuration names a plugin's options that no environment has): verification's collection
+     * takes them, and validate's test runs add them after `validate.pytestArgs`.
+     */
+    pytestArgs: z.array(z.string()).default([]),
   })
   .strict();
 

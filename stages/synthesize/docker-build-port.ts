@@ -9,6 +9,7 @@ import type { BuildPort, CommitTarget, PreparedTarget } from './build-port.js';
 import { buildSettings, Environments, wheelhouseOf, type AttemptRun } from '../../pipeline/services/environments/environment.js';
 import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
 import { prepareTarget, type TargetRequest } from './target.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 
 /** The build port on the Docker engine: tiered images, build and verification containers (environment.ts). */
 export class DockerBuildPort implements BuildPort {
@@ -89,6 +90,7 @@ export class DockerBuildPort implements BuildPort {
           commitDate: target.commitDate,
           baseImage: target.baseImage,
           verifyNetwork: this.#config.validate.networkRepos.includes(target.repo),
+          pytestArgs: repositoryEnvironment(this.#config, target.repo).pytestArgs,
           script,
           sourceImage: target.sourceImage,
           importName: target.facts.importName,

@@ -19,7 +19,7 @@ import { stageRemote } from '../../pipeline/executor/stage-remote.js';
 import { publishImage } from '../../pipeline/services/environments/image-registry.js';
 import { ensurePackageTier } from '../../pipeline/services/environments/package-tier.js';
 import { containerLimits } from '../../pipeline/services/docker.js';
-import { repositoryEnvironment } from './repository-environment.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 
 /**
  * What a commit's environment depends on (its hash decides whether a done item runs again): the
@@ -51,6 +51,8 @@ export const synthesizeInputSchema = z.object({
   reuse: z.boolean(),
   /** The repository is in validate.networkRepos: its suite downloads data when imported, so verification has the network. */
   verifyNetwork: z.boolean(),
+  /** The repository's own pytest arguments, which verification's collection takes; absent when none. */
+  pytestArgs: z.array(z.string()).optional(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
 
@@ -106,6 +108,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           ...(env.pythonVersions ? { pythonVersions: [...env.pythonVersions] } : {}),
           // absent unless listed, so that the inputs (and hashes) of other repositories stay as they were
           ...(env.debianPackages.length > 0 ? { debianPackages: [...env.debianPackages] } : {}),
+          ...(env.pytestArgs.length > 0 ? { pytestArgs: [...env.pytestArgs] } : {}),
         };
         return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
       });

@@ -7,6 +7,7 @@ import { attemptRecordOf, buildSettings, Environments, wheelhouseOf } from '../.
 import { describeFailure } from '../../pipeline/services/environments/failure.js';
 import { attemptImageTag, envImageTag } from '../../pipeline/services/environments/image-names.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 
 export interface RebuildResult {
   readonly key: string;
@@ -58,6 +59,7 @@ export async function rebuildEnvironment(
       commitDate: options.commitDate,
       baseImage: spec.baseImage,
       verifyNetwork: config.validate.networkRepos.includes(spec.repo),
+      pytestArgs: repositoryEnvironment(config, spec.repo).pytestArgs,
       lock: options.lock ?? null,
       importName: spec.importName,
       asvConfigPath: spec.asvConfigPath,

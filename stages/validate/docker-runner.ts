@@ -143,6 +143,7 @@ export class DockerMeasurementRunner implements MeasurementRunner {
       commitDate: s.commitDate,
       baseImage: s.baseImage,
       verifyNetwork: env.network,
+      pytestArgs: env.pytestArgs ?? [],
       lock: s.lock ?? null,
       importName: s.importName,
       asvConfigPath: s.asvConfigPath,

@@ -20,6 +20,7 @@ import type { Selection } from './selection.js';
 import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
 import { stageRemote } from '../../pipeline/executor/stage-remote.js';
 import type { Metrics } from '../../pipeline/metrics.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 
 export interface ValidateInput {
   readonly classify: ClassifyOutput;
@@ -147,6 +148,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
             python: pythonOf(config, synthesize),
             env: config.env,
             network: settings.network,
+            pytestArgs: repositoryEnvironment(ctx.config, classify.repo).pytestArgs,
           },
           layout: {
             repoDir: REPO_DIR,

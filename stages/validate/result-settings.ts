@@ -7,6 +7,7 @@ import {
 } from '../../pipeline/services/environments/environment.js';
 import type { BenchmarkDiscovery } from '../../pipeline/services/environments/verification.js';
 import type { HarnessConfig, ValidateConfig } from './config.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 
 /** The settings both engines' results depend on. */
 interface CommonSettings {
@@ -94,7 +95,8 @@ export function validateResultSettings(config: Config, repo: string): ValidateSe
     network: v.networkRepos.includes(repo),
     bench: v.bench,
     factor: v.factor,
-    pytestArgs: v.pytestArgs,
+    // the repository's own after the global ones (unchanged for a repository without them)
+    pytestArgs: [...v.pytestArgs, ...repositoryEnvironment(config, repo).pytestArgs],
     timeLimits: {
       timeBudgetSeconds: v.timeBudgetSeconds,
       invocationTimeoutSeconds: v.invocationTimeoutSeconds,

@@ -32,6 +32,11 @@ export interface CandidateEnvironment {
   readonly env: Readonly<Record<string, string>>;
   /** Whether measurement, tests and snapshot may use the network (per-repository config). */
   readonly network: boolean;
+  /**
+   * The repository's own pytest arguments (`repositories."owner/name".pytestArgs`): the test runs
+   * add them after `validate.pytestArgs`, and the expert build's verification takes them.
+   */
+  readonly pytestArgs?: readonly string[];
 }
 
 export interface ExpertBuildOutcome {

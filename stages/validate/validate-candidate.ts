@@ -177,7 +177,7 @@ async function measurementCheck(
 async function testsCheck({ candidate, deps, evidence, expertImage }: CheckInput): Promise<Partial<CandidateValidation>> {
   const { runner, config, log, signal } = deps;
   const env = candidate.environment;
-  const testOptions = { args: config.pytestArgs, timeLimitSeconds: config.testTimeoutSeconds };
+  const testOptions = { args: [...config.pytestArgs, ...(env.pytestArgs ?? [])], timeLimitSeconds: config.testTimeoutSeconds };
   const baseReading = readPytestRun(await runner.runTests(env, env.baseImage, testOptions, signal));
   evidence.tests = { base: baseReading };
   const tests: TestsSummary = {

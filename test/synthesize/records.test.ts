@@ -153,6 +153,19 @@ describe('verification commands and the tamper check', () => {
     expect(cmds[2]).toMatchObject({ workingDir: '/' });
     expect(cmds[3]).toMatchObject({ workingDir: '/repo/asv_bench', cmd: ['bash', '-c', 'asv check --python=same'] });
     expect(cmds[4]!.okExitCodes).toEqual([0, 5]);
+    expect(cmds[4]!.cmd[2]).toBe('"${PERFMINE_PYTHON:-python3}" -m pytest --collect-only -q -p no:cacheprovider');
+    // a repository's own pytest arguments, each quoted for the shell
+    const own = verifyCommands({
+      sha: 'abc',
+      importName: 'pkg',
+      asvConfigPath: null,
+      asvDiscover: 'harness',
+      patched: false,
+      pytestArgs: ['-o', 'addopts=', "-k not 'slow'"],
+    });
+    expect(own.at(-1)!.cmd[2]).toBe(
+      `"\${PERFMINE_PYTHON:-python3}" -m pytest --collect-only -q -p no:cacheprovider '-o' 'addopts=' '-k not '\\''slow'\\'''`,
+    );
     const jsonc = verifyCommands({
       sha: 'abc',
       importName: null,

@@ -7,7 +7,7 @@ import { hashOf } from '../../pipeline/hash.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { normalizePackages, packageTierDockerfile, packageTierTag } from '../../pipeline/services/environments/package-tier.js';
 import { synthesizeStage, type SynthesizeInput } from '../../stages/synthesize/index.js';
-import { repositoryEnvironment } from '../../stages/synthesize/repository-environment.js';
+import { repositoryEnvironment } from '../../pipeline/config/repository-environment.js';
 import { buildPythonRepo } from '../fixtures/python-repo.js';
 import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext } from './harness.js';
 
@@ -20,7 +20,7 @@ describe('per-repository environments (pure)', () => {
       docker: { baseImage: 'perfmine/base:bookworm' },
       repositories: {
         'shapely/shapely': { debianPackages: ['libgeos-dev', 'cython3', 'libgeos-dev'] },
-        'pydata/xarray': { baseImage: 'perfmine/base:trixie', pythonVersions: ['3.13'] },
+        'pydata/xarray': { baseImage: 'perfmine/base:trixie', pythonVersions: ['3.13'], pytestArgs: ['-o', 'addopts='] },
       },
     });
     expect(repositoryEnvironment(config, 'Shapely/Shapely')).toEqual({
@@ -28,18 +28,21 @@ describe('per-repository environments (pure)', () => {
       debianPackages: ['cython3', 'libgeos-dev'],
       pythonVersions: null,
       setting: 'repositories."shapely/shapely"',
+      pytestArgs: [],
     });
     expect(repositoryEnvironment(config, 'pydata/xarray')).toEqual({
       baseImage: 'perfmine/base:trixie',
       debianPackages: [],
       pythonVersions: ['3.13'],
       setting: 'repositories."pydata/xarray"',
+      pytestArgs: ['-o', 'addopts='],
     });
     expect(repositoryEnvironment(config, 'networkx/networkx')).toEqual({
       baseImage: 'perfmine/base:bookworm',
       debianPackages: [],
       pythonVersions: null,
       setting: null,
+      pytestArgs: [],
     });
 
     expect(configSchema.safeParse({ repositories: { 'a/b': { debianPackages: ['libgeos-dev; rm -rf /'] } } }).success).toBe(false);
@@ -85,13 +88,20 @@ describe("synthesize's plan: a repository's own base image and packages change o
     };
     const before = await plan({});
     const after = await plan({
-      'acme/geo': { baseImage: 'perfmine/base:trixie', pythonVersions: ['3.13'], debianPackages: ['libhdf5-dev', 'gfortran'] },
+      'acme/geo': {
+        baseImage: 'perfmine/base:trixie',
+        pythonVersions: ['3.13'],
+        debianPackages: ['libhdf5-dev', 'gfortran'],
+        pytestArgs: ['-o', 'addopts='],
+      },
     });
     expect(after.get('acme/geo')).toMatchObject({
       baseImage: 'perfmine/base:trixie',
       pythonVersions: ['3.13'],
       debianPackages: ['gfortran', 'libhdf5-dev'],
+      pytestArgs: ['-o', 'addopts='],
     });
+    expect(before.get('acme/geo')!.pytestArgs).toBeUndefined();
     expect(before.get('acme/geo')!.pythonVersions).toEqual(['3.11']);
     expect(before.get('acme/geo')!.debianPackages).toBeUndefined();
     expect(hashOf(after.get('acme/geo'))).not.toBe(hashOf(before.get('acme/geo')));

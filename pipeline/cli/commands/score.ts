@@ -21,6 +21,7 @@ import { Metrics } from '../../metrics.js';
 import { DockerService } from '../../services/docker.js';
 import { noteDb } from '../db-label.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
+import { repositoryEnvironment } from '../../config/repository-environment.js';
 
 export interface ScoreFlags {
   readonly task?: string;
@@ -111,7 +112,8 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
     const broken = new Map<string, ConfigError>();
     for (const id of new Set(parsed.predictions.map((p) => p.instanceId))) {
       try {
-        tasks.set(id, loadScoreTask(db, ledger, emitted.get(id)!, validate));
+        const task = emitted.get(id)!;
+        tasks.set(id, loadScoreTask(db, ledger, task, validate, repositoryEnvironment(config, task.row.repo).pytestArgs));
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         broken.set(id, error);

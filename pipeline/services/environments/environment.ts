@@ -169,6 +169,8 @@ export interface CommitBuildSpec {
    * repository in `validate.networkRepos`, whose suite downloads data when it is imported. Default none.
    */
   readonly verifyNetwork?: boolean;
+  /** Arguments verification's `pytest --collect-only` adds (`repositories."owner/name".pytestArgs`). */
+  readonly pytestArgs?: readonly string[];
   /** What a changed path is, for the tamper check's message. */
   readonly layout?: { readonly benchmarkDir: string | null; readonly testDirs: readonly string[] };
 }
@@ -654,6 +656,7 @@ export class Environments {
       asvConfigPath: spec.asvConfigPath,
       asvDiscover: this.settings.asvDiscover,
       patched: Boolean(spec.patch),
+      pytestArgs: spec.pytestArgs ?? [],
     }).map((command) => ({ command, limitMs: limits[command.step] ?? this.settings.timeoutsMs.import }));
     const files = [
       ...planned.flatMap((p) => p.command.files ?? []),

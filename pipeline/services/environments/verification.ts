@@ -56,6 +56,8 @@ export interface VerifySpec {
   readonly asvDiscover: BenchmarkDiscovery;
   /** Whether the build applied a patch (then /perfmine-verify/patch.diff is provided). */
   readonly patched: boolean;
+  /** Added to `pytest --collect-only` (the repository's own pytest arguments). */
+  readonly pytestArgs?: readonly string[];
 }
 
 export interface VerifyCommand {
@@ -164,7 +166,11 @@ export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   }
   commands.push({
     step: 'pytest',
-    cmd: ['bash', '-c', `${py} -m pytest --collect-only -q -p no:cacheprovider`],
+    cmd: [
+      'bash',
+      '-c',
+      `${py} -m pytest --collect-only -q -p no:cacheprovider${(spec.pytestArgs ?? []).map((a) => ` ${shellQuote(a)}`).join('')}`,
+    ],
     workingDir: REPO_DIR,
     env,
     okExitCodes: [0, 5],

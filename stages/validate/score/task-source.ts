@@ -53,7 +53,14 @@ export function resolveTaskArgument(arg: string): string {
 }
 
 /** The environment and layout of an emitted task, as validate's run assembles them; a ConfigError when the store lacks what it needs. */
-export function loadScoreTask(db: Db, ledger: Ledger, emitted: EmitOutput, config: ValidateConfig): ScoreTask {
+export function loadScoreTask(
+  db: Db,
+  ledger: Ledger,
+  emitted: EmitOutput,
+  config: ValidateConfig,
+  /** The repository's own pytest arguments (`repositories."owner/name".pytestArgs`). */
+  pytestArgs: readonly string[] = [],
+): ScoreTask {
   const row = emitted.row;
   const key = `${row.repo}#${row.pull_number}`;
   const missing = (what: string) =>
@@ -83,6 +90,7 @@ export function loadScoreTask(db: Db, ledger: Ledger, emitted: EmitOutput, confi
         python: pythonOf(config, s),
         env: config.env,
         network: config.networkRepos.includes(row.repo),
+        pytestArgs,
       },
       layout: {
         repoDir: REPO_DIR,

@@ -203,9 +203,13 @@ export class FakeRunner implements MeasurementRunner {
     return changed === undefined ? null : new Set(changed);
   }
 
-  async runTests(env: CandidateEnvironment, image: string) {
+  /** The arguments of every test run, by candidate. */
+  readonly testArgs: { readonly key: string; readonly args: readonly string[] }[] = [];
+
+  async runTests(env: CandidateEnvironment, image: string, options?: { readonly args?: readonly string[] }) {
     const side = image.startsWith('perfmine/expert:') ? 'expert' : 'base';
     this.calls.push(`pytest ${side}`);
+    this.testArgs.push({ key: env.key, args: options?.args ?? [] });
     const tests = this.#script(env).tests;
     const junit = side === 'base' ? (tests?.base ?? PASSING_JUNIT) : (tests?.expert ?? PASSING_JUNIT);
     return { exitCode: junit === null ? 4 : 0, timedOut: false, junitXml: junit, log: '', durationMs: 5000 };

@@ -71,4 +71,16 @@ describe('validate: which configuration changes re-measure a candidate', () => {
     const network = Object.fromEntries(fake.environments.map((e) => [e.key, e.network]));
     expect(network).toEqual({ [listed.key]: true, [unlisted.key]: false });
   });
+
+  it("gives a repository's own pytest arguments to its candidates' environments, and measures only those again", async () => {
+    const listed = storeCandidate(db, { repo: 'other/lib', number: 5, url: 'https://github.com/other/lib/pull/5' });
+    const unlisted = storeCandidate(db);
+    const global: ConfigInput = { validate: { engine: 'asv', pytestArgs: ['-x'] } };
+    const first = await validate(global);
+    expect(first.report).toMatchObject({ planned: 2, ran: 2 });
+    const second = await validate({ ...global, repositories: { 'other/lib': { pytestArgs: ['-o', 'addopts='] } } });
+    // only the listed repository's candidate is measured again, its expert build given its arguments
+    expect(second.report).toMatchObject({ planned: 2, ran: 1, reused: 1 });
+    expect(second.fake.environments.map((e) => [e.key, e.pytestArgs])).toEqual([[listed.key, ['-o', 'addopts=']]]);
+  });
 });

@@ -512,6 +512,18 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(counts).toEqual([16, 32]);
   });
 
+  it("runs the tests with validate.pytestArgs and then the repository's own", async () => {
+    const { fake, row } = await validate(
+      { expert: { names: SPED_UP, factor: 0.5 } },
+      { validate: { pytestArgs: ['-x'] }, repositories: { 'acme/fastlib': { pytestArgs: ['-o', 'addopts='] } } },
+    );
+    expect(row.status).toBe('done');
+    expect(fake.testArgs).toEqual([
+      { key: 'acme/fastlib#101', args: ['-x', '-o', 'addopts='] },
+      { key: 'acme/fastlib#101', args: ['-x', '-o', 'addopts='] },
+    ]);
+  });
+
   it('keeps each fingerprint as it is taken: a run stopped in the middle of a suite resumes where it stopped', async () => {
     const code = (file: string): (readonly [string, number, number])[] => [[file, 1, 5]];
     const fingerprints = Object.fromEntries(

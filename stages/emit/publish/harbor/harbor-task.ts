@@ -34,6 +34,8 @@ export interface HarborOptions {
   /** validate's correctness settings, which the verifier repeats. */
   readonly testTimeoutSeconds: number;
   readonly pytestArgs: readonly string[];
+  /** A repository's own pytest arguments, added after `pytestArgs` (`repositories."owner/name".pytestArgs`). */
+  readonly repositoryPytestArgs?: (repo: string) => readonly string[];
   readonly snapshotTimeoutSeconds: number;
   readonly snapshotCallSeconds: number;
   /** A side's build time limit in the verifier, and the environment's build timeout. */
@@ -148,7 +150,10 @@ export function verifySpec(task: MonthTask, inputs: HarborTaskInputs, options: H
     constraints: inputs.constraints ? 'constraints.txt' : null,
     protocol: inputs.protocol,
     build_timeout_seconds: options.buildTimeoutSeconds,
-    tests: { timeout_seconds: options.testTimeoutSeconds, args: options.pytestArgs },
+    tests: {
+      timeout_seconds: options.testTimeoutSeconds,
+      args: [...options.pytestArgs, ...(options.repositoryPytestArgs?.(task.row.repo) ?? [])],
+    },
     snapshot: { timeout_seconds: options.snapshotTimeoutSeconds, call_seconds: options.snapshotCallSeconds },
     workloads: inputs.workloads.map((w) => ({ name: w.name, speedup: w.speedup, verdict: w.verdict, improved: w.verdict === 'improved' })),
     reward: { failure: FAILURE_REWARD, floor: FLOOR_REWARD, formula: REWARD_FORMULA },

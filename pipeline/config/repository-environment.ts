@@ -1,5 +1,5 @@
-import type { Config } from '../../pipeline/config/schema.js';
-import { normalizePackages } from '../../pipeline/services/environments/package-tier.js';
+import type { Config } from './schema.js';
+import { normalizePackages } from '../services/environments/package-tier.js';
 
 /** Where a repository's environments start: its base image and the Debian packages added to it. */
 export interface RepositoryEnvironment {
@@ -10,6 +10,8 @@ export interface RepositoryEnvironment {
   readonly pythonVersions: readonly string[] | null;
   /** The setting that chose them (`repositories."owner/name"`), or null for `docker.baseImage`. */
   readonly setting: string | null;
+  /** The repository's own pytest arguments (`repositories."owner/name".pytestArgs`); empty when none. */
+  readonly pytestArgs: readonly string[];
 }
 
 /**
@@ -19,11 +21,12 @@ export interface RepositoryEnvironment {
 export function repositoryEnvironment(config: Pick<Config, 'docker' | 'repositories'>, repo: string): RepositoryEnvironment {
   const name = Object.keys(config.repositories).find((k) => k.toLowerCase() === repo.toLowerCase());
   const own = name === undefined ? undefined : config.repositories[name];
-  if (!own) return { baseImage: config.docker.baseImage, debianPackages: [], pythonVersions: null, setting: null };
+  if (!own) return { baseImage: config.docker.baseImage, debianPackages: [], pythonVersions: null, setting: null, pytestArgs: [] };
   return {
     baseImage: own.baseImage ?? config.docker.baseImage,
     debianPackages: normalizePackages(own.debianPackages),
     pythonVersions: own.pythonVersions ?? null,
     setting: `repositories."${name}"`,
+    pytestArgs: own.pytestArgs ?? [],
   };
 }
