@@ -135,6 +135,32 @@ describe('selecting workloads by coverage', () => {
     expect(s).toMatchObject({ mode: 'coverage', selected: ['bench.time_mul'] });
   });
 
+  it('ignores a reworded module docstring (networkx #8715), but not code beside it or a string that is not the docstring', () => {
+    // leiden.py's first hunk: a three-line docstring made one line, the imports as context
+    const docstring = patch(
+      'pkg/consts.py',
+      '@@ -1,6 +1,4 @@\n-"""Functions for detecting communities based on Leiden Community Detection\n-algorithm.\n-"""\n+"""Detecting communities based on the Leiden Community Detection algorithm"""\n \n import functools\n import itertools\n',
+    );
+    expect(selectWorkloads(input(docstring))).toMatchObject({ mode: 'coverage', selected: [] });
+    // with a shebang and a comment changed too, and a one-line docstring with a prefix and a comment after it
+    const oneLine = patch(
+      'pkg/consts.py',
+      "@@ -1,3 +1,3 @@\n #!/usr/bin/env python\n-r'''Old.'''  # note\n+r'''New.'''\n-# old comment\n+# new comment\n",
+    );
+    expect(selectWorkloads(input(oneLine)).selected).toEqual([]);
+    // a statement written after the closing quotes, on its line or the next, is code
+    const after = patch('pkg/consts.py', '@@ -1,2 +1,2 @@\n-"""Doc."""\n+"""Doc."""; LIMIT = 20\n LIMIT = 10\n');
+    expect(selectWorkloads(input(after)).mode).toBe('all');
+    const next = patch('pkg/consts.py', '@@ -1,3 +1,3 @@\n """Doc\n """\n-LIMIT = 10\n+LIMIT = 20\n');
+    expect(selectWorkloads(input(next)).mode).toBe('all');
+    // a hunk that starts below line 1 may start inside a string: not trusted
+    const inside = patch('pkg/consts.py', '@@ -4,3 +4,3 @@\n text\n """\n-LIMIT = 10\n+LIMIT = 20\n');
+    expect(selectWorkloads(input(inside)).mode).toBe('all');
+    // a string assigned to a name is code
+    const assigned = patch('pkg/consts.py', '@@ -1,1 +1,1 @@\n-NAME = """a"""\n+NAME = """b"""\n');
+    expect(selectWorkloads(input(assigned)).mode).toBe('all');
+  });
+
   it('falls back to all for compiled sources, build files, binary changes and unreadable outlines', () => {
     expect(selectWorkloads(input(patch('pkg/_speed.c', '@@ -1,1 +1,1 @@\n-int x;\n+long x;\n'))).reason).toMatch(
       /not Python source changed: pkg\/_speed\.c/,
