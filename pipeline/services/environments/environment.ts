@@ -356,7 +356,9 @@ export class Environments {
     const dir = await mkdtemp(join(tmpdir(), 'perfmine-bundle-'));
     try {
       const bundle = join(dir, 'repo.bundle');
-      await git(clone.path, ['bundle', 'create', bundle, '--all']);
+      await git(clone.path, ['bundle', 'create', bundle, '--all']).catch((error: unknown) => {
+        throw incompleteClone(error, clone.path);
+      });
       // the clone's submodule repositories, so that the source tier can seal each at its gitlinked commit
       const moduleEntries: TarEntry[] = [];
       for (const [i, m] of modules.entries()) {
@@ -779,6 +781,23 @@ export class Environments {
 function splitImageTag(ref: string): { repo: string; tagPart: string } {
   const colon = ref.lastIndexOf(':');
   return colon > ref.lastIndexOf('/') ? { repo: ref.slice(0, colon), tagPart: ref.slice(colon + 1) } : { repo: ref, tagPart: 'latest' };
+}
+
+/**
+ * A clone that lacks objects its history reaches (a partial clone, or a snapshot without its
+ * largest blobs) cannot be bundled: said as such, with the command that lists what is missing.
+ */
+function incompleteClone(error: unknown, clonePath: string): unknown {
+  if (!(error instanceof ItemError) || !/unable to read [0-9a-f]{40}|missing (blob|tree|commit)/.test(error.message)) return error;
+  const object = /unable to read ([0-9a-f]{40})/.exec(error.message)?.[1];
+  return new ItemError(
+    'git-failed',
+    `the clone at ${clonePath} lacks objects its history reaches${object ? ` (${object}, and perhaps more)` : ''}: a partial clone or an incomplete snapshot cannot be bundled into the repository tier`,
+    {
+      fix: `list them with \`git -C ${clonePath} fsck --connectivity-only\`; fetch them (\`git -C ${clonePath} fetch --refetch origin\`) or use a complete clone`,
+      cause: error,
+    },
+  );
 }
 
 async function git(cwd: string, args: readonly string[]): Promise<string> {
