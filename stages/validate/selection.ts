@@ -77,17 +77,6 @@ export interface Selection {
 const DOC_LIKE = /(^|\/)(docs?|doc_src|examples?|\.github)\/|\.(md|rst|txt|png|jpe?g|gif|svg|html?|css|ipynb)$/i;
 const REQUIREMENTS = /(^|\/)requirements[^/]*\.txt$/i;
 
-/** A hunk at module level that only adds definitions or imports, removing nothing but blanks and comments. */
-function onlyAddsDefinitions(hunk: DiffHunk): boolean {
-  if (hunk.lines.some((l) => l.side === 'removed' && codeOf(l.text).trim() !== '')) return false;
-  return hunk.lines
-    .filter((l) => l.side === 'added')
-    .every((l) => {
-      const code = codeOf(l.text);
-      return code.trim() === '' || /^\s/.test(code) || /^(def |async def |class |@|import |from \S+ import )/.test(code);
-    });
-}
-
 /** A module-level string literal statement's opening: optional prefix, then a triple quote. */
 const STRING_STATEMENT = /^[rRuU]?("""|''')/;
 
@@ -147,42 +136,57 @@ function onlyChangesModuleDocstring(hunk: DiffHunk): boolean {
 }
 
 /**
- * The base-side lines a hunk changes, without its context lines: a removed line is its own line;
- * an added line goes between two base lines (k - 0.5), or, indented, with the base line before it
- * (a statement added at the end of a function's body belongs to that function). Null when the
- * hunk changes nothing. The context lines are left out because they reach past the function a
- * change is in (the blank lines after its last statement): on shapely #1961 an edit of a
- * function's last lines was taken for a module-level change, and every workload was measured.
+ * Where each line a hunk changes sits in the base file: a removed line at its own line; an added
+ * line between two base lines (k - 0.5), or, indented, with the base line before it (a statement
+ * added at the end of a function's body belongs to that function). Context lines are left out:
+ * they reach past the function a change is in (the blank lines after its last statement; on
+ * shapely #1961 an edit of a function's last lines was taken for a module-level change).
  */
-export function changedSpan(hunk: DiffHunk): readonly [number, number] | null {
+export function changedLines(hunk: DiffHunk): { readonly at: number; readonly side: 'added' | 'removed'; readonly text: string }[] {
   let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
-  let from = Number.POSITIVE_INFINITY;
-  let to = Number.NEGATIVE_INFINITY;
-  const mark = (at: number) => {
-    from = Math.min(from, at);
-    to = Math.max(to, at);
-  };
+  const out: { at: number; side: 'added' | 'removed'; text: string }[] = [];
   for (const line of hunk.lines) {
     if (line.side === 'context') old += 1;
     else if (line.side === 'removed') {
-      mark(old);
+      out.push({ at: old, side: 'removed', text: line.text });
       old += 1;
-    } else mark(/^\s+\S/.test(line.text) ? old - 1 : old - 0.5);
+    } else out.push({ at: /^\s+\S/.test(line.text) ? old - 1 : old - 0.5, side: 'added', text: line.text });
   }
-  return from === Number.POSITIVE_INFINITY ? null : [from, to];
+  return out;
 }
 
-/** The innermost `def` whose lines hold the lines the hunk changes (changedSpan). */
-function enclosingFunction(hunk: DiffHunk, outline: readonly OutlineSpan[]): OutlineSpan | null {
-  const span = changedSpan(hunk);
-  if (span === null) return null;
-  const [from, to] = span;
+/** The innermost `def` whose lines hold line `at`. */
+function functionAt(at: number, outline: readonly OutlineSpan[]): OutlineSpan | null {
   let best: OutlineSpan | null = null;
   for (const span of outline) {
-    if (span[0] !== 'def' || span[2] > from || span[3] < to) continue;
+    if (span[0] !== 'def' || span[2] > at || span[3] < at) continue;
     if (best === null || span[3] - span[2] < best[3] - best[2]) best = span;
   }
   return best;
+}
+
+/**
+ * The functions a hunk changes, each changed line placed on its own (a hunk may run across
+ * several functions: networkx #8715 rewrote the end of one and the helpers after it in one hunk
+ * of 305 lines), and the first module-level line it changes that is code: not blank, not a
+ * comment, and not a definition or import it adds (a new `def`, `class`, decorator or import
+ * line, or an indented line of a new definition's body).
+ */
+function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions: OutlineSpan[]; moduleLevel: number | null } {
+  const functions: OutlineSpan[] = [];
+  let moduleLevel: number | null = null;
+  for (const line of changedLines(hunk)) {
+    const fn = functionAt(line.at, outline);
+    if (fn) {
+      if (!functions.includes(fn)) functions.push(fn);
+      continue;
+    }
+    const code = codeOf(line.text);
+    if (code.trim() === '') continue;
+    if (line.side === 'added' && (/^\s/.test(code) || /^(def |async def |class |@|import |from \S+ import )/.test(code))) continue;
+    moduleLevel ??= Math.ceil(line.at);
+  }
+  return { functions, moduleLevel };
 }
 
 /** The fixed control choice: unselected workloads ordered by a hash of their names. */
@@ -223,15 +227,13 @@ export function selectWorkloads(input: SelectionInput): Selection {
     if (outline === undefined || outline === null) return all(`the base's ${path} could not be read to place the changes`);
     const absolute = `${root}${path}`;
     for (const hunk of file.hunks) {
-      const fn = enclosingFunction(hunk, outline);
-      if (fn) {
+      if (onlyChangesModuleDocstring(hunk)) continue;
+      const placed = placeHunk(hunk, outline);
+      for (const fn of placed.functions)
         if (!touched.some((t) => t.file === absolute && t.first === fn[2]))
           touched.push({ file: absolute, name: fn[1], first: fn[2], last: fn[3] });
-        continue;
-      }
-      if (onlyAddsDefinitions(hunk) || onlyChangesModuleDocstring(hunk)) continue;
-      if (input.imported.has(absolute))
-        return all(`module-level code changed in ${path} (line ${hunk.oldStart}), which the suite imports`, touched);
+      if (placed.moduleLevel !== null && input.imported.has(absolute))
+        return all(`module-level code changed in ${path} (line ${placed.moduleLevel}), which the suite imports`, touched);
     }
   }
 
@@ -240,7 +242,9 @@ export function selectWorkloads(input: SelectionInput): Selection {
     f.opaque ||
     f.code.some(([file, first, last]) => touched.some((t) => t.file === file && first <= t.last && last >= t.first));
   const selected = input.fingerprints.filter(runsTouched).map((f) => f.workload);
-  const touchedText = touched.map((t) => `${t.file.slice(root.length)}:${t.name}`).join(', ');
+  const touchedNames = [...new Set(touched.map((t) => `${t.file.slice(root.length)}:${t.name}`))];
+  const touchedText =
+    touchedNames.length > 6 ? `${touchedNames.slice(0, 6).join(', ')} and ${touchedNames.length - 6} more` : touchedNames.join(', ');
   if (selected.length === names.length)
     return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
   const unselected = names.filter((n) => !selected.includes(n));

@@ -135,6 +135,28 @@ describe('selecting workloads by coverage', () => {
     expect(s).toMatchObject({ mode: 'coverage', selected: ['bench.time_mul'] });
   });
 
+  it('places each changed line of a hunk that runs across functions (networkx #8715: one hunk of 305 lines)', () => {
+    // the end of helper, the blank line between, and add's signature, in one run of changed lines
+    const across = selectWorkloads(
+      input(
+        patch(
+          'pkg/core.py',
+          '@@ -3,5 +3,5 @@\n def helper(x):\n-    return x + 1\n-\n-def add(a, b):\n+    return 1 + x\n+\n+def add(a, b, /):\n     return helper(a) + b\n \n',
+        ),
+      ),
+    );
+    expect(across).toMatchObject({ mode: 'coverage', selected: ['bench.time_add', 'bench.time_helper'] });
+    expect(across.touched.map((t) => t.name)).toEqual(['helper', 'add']);
+    // a module-level statement among them still measures everything
+    const withConstant = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -4,3 +4,4 @@\n-    return x + 1\n+    return x + 2\n+LIMIT = 3\n \n def add(a, b):\n')),
+    );
+    expect(withConstant).toMatchObject({
+      mode: 'all',
+      reason: expect.stringMatching(/module-level code changed in pkg\/core\.py \(line 5\)/),
+    });
+  });
+
   it('ignores a reworded module docstring (networkx #8715), but not code beside it or a string that is not the docstring', () => {
     // leiden.py's first hunk: a three-line docstring made one line, the imports as context
     const docstring = patch(
