@@ -34,8 +34,9 @@ export const filterStage = defineStage<FilterInput, FilterOutput>({
   // 2: the name of the branch the pull request came from is read for performance cues; an
   // item's input is the record's hash and the rules', not collect's whole output. 3: asv benchmarks
   // changed beside core files are a cue; technique cues (short-circuit, early exit, precompute,
-  // avoid re-..., lazily); a body from a commit message is read for a few cues only
-  version: 3,
+  // avoid re-..., lazily); a body from a commit message is read for a few cues only. 4: a cache
+  // cleared or invalidated is not a cue; avoiding building, computing ... a structure is
+  version: 4,
   description: 'rules: merged into the default branch, asv config at the base commit, core files touched, size limits, message patterns',
   system: 'local',
 

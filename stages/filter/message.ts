@@ -53,7 +53,13 @@ export const POSITIVE_CUES: readonly Rule[] = [
   { cue: 'throughput', re: /\bthroughput\b/i },
   { cue: 'memory', re: /\bmemory\b/i },
   { cue: 'vectorize', re: /\bvectori[sz](?:e|es|ed|ing|ation)\b/i },
-  { cue: 'cache', re: /\bcach(?:e|es|ed|ing)\b|\bmemoi[sz](?:e|es|ed|ing|ation)\b|\blru_cache\b/i },
+  {
+    cue: 'cache',
+    // not a cache being cleared, invalidated or reset: that fixes stale results ("Clear hashed
+    // cache when clearing meta", rich #2943; "Clear the dispatch cache in remove_node_attributes",
+    // networkx #8806), it does not make anything faster
+    re: /(?<!\b(?:clear|clears|cleared|clearing|invalidat\w*|reset\w*|flush\w*|purg\w*|evict\w*|stale)\s+(?:[\w`.-]+\s+){0,2})\bcach(?:e|es|ed|ing)\b|\bmemoi[sz](?:e|es|ed|ing|ation)\b|\blru_cache\b/i,
+  },
   { cue: 'efficient', re: /\b(?:in)?efficien(?:t|tly|cy)\b/i },
   { cue: 'overhead', re: /\boverhead\b/i },
   { cue: 'bottleneck', re: /\bbottlenecks?\b/i },
@@ -77,7 +83,9 @@ export const POSITIVE_CUES: readonly Rule[] = [
   { cue: 'precompute', re: /\bpre[\s-]?comput(?:e|es|ed|ing|ation)\b/i },
   {
     cue: 'avoid-recompute',
-    re: /\bavoid(?:s|ing)?\s+(?:re-[a-z]+|re(?:comput|calculat|creat|build|allocat|pars|read|load|sort|index|cast|explor|evaluat|validat|convert|travers|scan|hash|fetch)[a-z]*|repeated|redundant|unnecessary|needless)\b/i,
+    // also work avoided outright: "Avoid building the flow dict in maximum_flow_value" (networkx
+    // #8754), "Avoid constructing intermediate paths"
+    re: /\bavoid(?:s|ing)?\s+(?:re-[a-z]+|re(?:comput|calculat|creat|build|allocat|pars|read|load|sort|index|cast|explor|evaluat|validat|convert|travers|scan|hash|fetch)[a-z]*|repeated|redundant|unnecessary|needless|(?:building|constructing|materiali[sz]ing|computing|allocating)\s+(?:the\s+|an?\s+)?(?:\w+\s+)?(?:intermediate|temporary|full|whole|entire|dict|list|array|copy|copies|graph|matrix|paths?|index|object)s?)\b/i,
   },
   { cue: 'lazily', re: /\blazily\b/i },
 ];
