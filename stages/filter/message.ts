@@ -58,7 +58,7 @@ export const POSITIVE_CUES: readonly Rule[] = [
     // not a cache being cleared, invalidated or reset: that fixes stale results ("Clear hashed
     // cache when clearing meta", rich #2943; "Clear the dispatch cache in remove_node_attributes",
     // networkx #8806), it does not make anything faster
-    re: /(?<!\b(?:clear|clears|cleared|clearing|invalidat\w*|reset\w*|flush\w*|purg\w*|evict\w*|stale)\s+(?:[\w`.-]+\s+){0,2})\bcach(?:e|es|ed|ing)\b|\bmemoi[sz](?:e|es|ed|ing|ation)\b|\blru_cache\b/i,
+    re: /(?<!\b(?:clear|clears|cleared|clearing|clean|cleans|cleaned|cleaning|invalidat\w*|reset\w*|flush\w*|purg\w*|evict\w*|stale)\s+(?:[\w`.-]+\s+){0,2})\bcach(?:e|es|ed|ing)\b|\bmemoi[sz](?:e|es|ed|ing|ation)\b|\blru_cache\b/i,
   },
   { cue: 'efficient', re: /\b(?:in)?efficien(?:t|tly|cy)\b/i },
   { cue: 'overhead', re: /\boverhead\b/i },

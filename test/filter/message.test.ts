@@ -166,6 +166,7 @@ describe('the vocabulary of real performance pull requests (issue 31 review)', (
     'Clear hashed cache when clearing meta.',
     'Clear the dispatch cache in `remove_{node,edge}_attributes`',
     'Invalidate the cache after relabeling',
+    'clean cached hash',
     // avoiding a construct is not avoiding work
     'Avoid building docs on forks',
   ];
