@@ -12,6 +12,8 @@ export interface RepositoryEnvironment {
   readonly setting: string | null;
   /** The repository's own pytest arguments (`repositories."owner/name".pytestArgs`); empty when none. */
   readonly pytestArgs: readonly string[];
+  /** How the asv config's `pythons` bounds the Python of a build (`repositories."owner/name".asvPythons`). */
+  readonly asvPythons: 'require' | 'prefer';
 }
 
 /**
@@ -21,12 +23,21 @@ export interface RepositoryEnvironment {
 export function repositoryEnvironment(config: Pick<Config, 'docker' | 'repositories'>, repo: string): RepositoryEnvironment {
   const name = Object.keys(config.repositories).find((k) => k.toLowerCase() === repo.toLowerCase());
   const own = name === undefined ? undefined : config.repositories[name];
-  if (!own) return { baseImage: config.docker.baseImage, debianPackages: [], pythonVersions: null, setting: null, pytestArgs: [] };
+  if (!own)
+    return {
+      baseImage: config.docker.baseImage,
+      debianPackages: [],
+      pythonVersions: null,
+      setting: null,
+      pytestArgs: [],
+      asvPythons: 'require',
+    };
   return {
     baseImage: own.baseImage ?? config.docker.baseImage,
     debianPackages: normalizePackages(own.debianPackages),
     pythonVersions: own.pythonVersions ?? null,
     setting: `repositories."${name}"`,
     pytestArgs: own.pytestArgs ?? [],
+    asvPythons: own.asvPythons ?? 'require',
   };
 }

@@ -168,6 +168,12 @@ const repositorySection = z
      * takes them, and validate's test runs add them after `validate.pytestArgs`.
      */
     pytestArgs: z.array(z.string()).default([]),
+    /**
+     * `require` (default): a commit none of whose asv config `pythons` the image offers is dropped
+     * as python-unavailable; `prefer`: one of them is taken when offered, else the newest Python
+     * requires-python allows (the harness, like asv's `--python=same`, runs on the environment's own).
+     */
+    asvPythons: z.enum(['require', 'prefer']).default('require'),
   })
   .strict();
 

@@ -53,6 +53,8 @@ export const synthesizeInputSchema = z.object({
   verifyNetwork: z.boolean(),
   /** The repository's own pytest arguments, which verification's collection takes; absent when none. */
   pytestArgs: z.array(z.string()).optional(),
+  /** `prefer` when the repository takes the asv config's pythons as a preference only; absent: `require`. */
+  asvPythons: z.literal('prefer').optional(),
 });
 export type SynthesizeInput = z.infer<typeof synthesizeInputSchema>;
 
@@ -109,6 +111,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
           // absent unless listed, so that the inputs (and hashes) of other repositories stay as they were
           ...(env.debianPackages.length > 0 ? { debianPackages: [...env.debianPackages] } : {}),
           ...(env.pytestArgs.length > 0 ? { pytestArgs: [...env.pytestArgs] } : {}),
+          ...(env.asvPythons === 'prefer' ? { asvPythons: 'prefer' as const } : {}),
         };
         return { key: commitKey(g.repo, g.sha), input, repo: g.repo, at: g.at };
       });

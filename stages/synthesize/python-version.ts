@@ -31,15 +31,33 @@ export function asvPythonsFilter(asvPythons: readonly string[] | null | undefine
   return (v) => series.some((p) => v === p || v.startsWith(`${p}.`));
 }
 
+/**
+ * How the asv config's `pythons` bounds the choice: `require` (the default) drops a commit none of
+ * whose listed Pythons the image offers; `prefer` takes one of them when offered, else the newest
+ * that requires-python allows (`repositories."owner/name".asvPythons`: with perfmine's harness, as
+ * with asv's `--python=same`, the suite runs on the environment's own interpreter; xarray's config
+ * of 2025 lists only 3.11, which no trixie image has).
+ */
+export type AsvPythonsRule = 'require' | 'prefer';
+
 export function choosePython(
   meta: PythonMetadata,
   offered: readonly string[],
   asvPythons: readonly string[] | null = null,
+  rule: AsvPythonsRule = 'require',
 ): PythonChoice | PythonUnavailable {
   if (offered.length === 0) throw new RangeError('no Python version offered');
-  const inAsv = asvPythonsFilter(asvPythons);
+  const listedByAsv = asvPythonsFilter(asvPythons);
   const spec = meta.requiresPython?.trim() || null;
   const bySpec = spec ? offered.filter((v) => seriesSatisfies(v, spec) !== false) : [...offered];
+  const inAsv = rule === 'prefer' && listedByAsv && !bySpec.some(listedByAsv) ? null : listedByAsv;
+  if (inAsv === null && listedByAsv !== null && bySpec.length > 0) {
+    const choice = chooseAmong(meta, bySpec, '');
+    return {
+      ...choice,
+      reason: `${choice.reason}; none of the asv config's pythons [${(asvPythons ?? []).join(', ')}] is offered (asvPythons: prefer)`,
+    };
+  }
   const allowed = inAsv ? bySpec.filter(inAsv) : bySpec;
   if (allowed.length === 0) {
     const bounds = [

@@ -3,7 +3,7 @@ import type { DockerService } from '../../pipeline/services/docker.js';
 import type { Environments } from '../../pipeline/services/environments/environment.js';
 import { parseCloneSource } from '../../pipeline/services/environments/environment.js';
 import { ImageGitTree, LocalGitTree, type GitTree } from './git-tree.js';
-import { choosePython } from './python-version.js';
+import { choosePython, type AsvPythonsRule } from './python-version.js';
 import { extractFacts, FACT_FILES } from './repo-facts.js';
 import type { CommitTarget, PreparedTarget } from './build-port.js';
 import { parseAsvConfig } from '../../pipeline/concepts/asv-config.js';
@@ -17,6 +17,8 @@ export interface TargetRequest {
   readonly baseImage: string;
   readonly wheelhouse: string | null;
   readonly pythonVersions: readonly string[];
+  /** How the asv config's `pythons` bounds the choice (absent: `require`). */
+  readonly asvPythons?: AsvPythonsRule | undefined;
 }
 
 /**
@@ -61,7 +63,12 @@ export async function prepareTarget(
   const asvConfigText = await tree.readFile(request.sha, asvConfigPath);
   const benchmarkDir = benchmarkDirOf(asvConfigPath, asvConfigText);
   const asvConfig = asvConfigText === null ? null : parseAsvConfig(asvConfigText);
-  const python = choosePython(facts.python, request.pythonVersions, asvConfig?.ok ? (asvConfig.config.pythons ?? null) : null);
+  const python = choosePython(
+    facts.python,
+    request.pythonVersions,
+    asvConfig?.ok ? (asvConfig.config.pythons ?? null) : null,
+    request.asvPythons ?? 'require',
+  );
   if (python.version === null) return { kind: 'python-unavailable', reason: python.reason };
   log.info(
     { commitDate, importName: facts.importName, backend: facts.buildBackend, python: python.version, pythonReason: python.reason },

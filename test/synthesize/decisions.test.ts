@@ -130,6 +130,23 @@ describe('choosePython', () => {
     });
   });
 
+  it("takes the asv config's pythons as a preference when the repository says so (xarray: [3.11] on a 3.13 image)", () => {
+    const xarray = { requiresPython: '>=3.10', classifierVersions: ['3.10', '3.11', '3.12', '3.13'] };
+    expect(choosePython(xarray, ['3.13'], ['3.11'])).toMatchObject({ version: null });
+    expect(choosePython(xarray, ['3.13'], ['3.11'], 'prefer')).toEqual({
+      version: '3.13',
+      satisfiesMetadata: true,
+      reason:
+        'newest offered version that satisfies requires-python ">=3.10" listed in the classifiers; none of the asv config\'s pythons [3.11] is offered (asvPythons: prefer)',
+    });
+    // one of them offered: still taken first
+    expect(choosePython(xarray, ['3.11', '3.13'], ['3.11'], 'prefer')).toMatchObject({ version: '3.11' });
+    // requires-python still binds
+    expect(choosePython({ requiresPython: '>=3.14', classifierVersions: [] }, ['3.13'], ['3.11'], 'prefer')).toMatchObject({
+      version: null,
+    });
+  });
+
   it('takes the newest version the commit allows when the image offers several (asv pythons, requires-python)', () => {
     const offered = ['3.9', '3.10', '3.11', '3.12'];
     expect(choosePython({ requiresPython: '>=3.8', classifierVersions: [] }, offered, ['3.10', '3.11'])).toMatchObject({

@@ -29,6 +29,7 @@ describe('per-repository environments (pure)', () => {
       pythonVersions: null,
       setting: 'repositories."shapely/shapely"',
       pytestArgs: [],
+      asvPythons: 'require',
     });
     expect(repositoryEnvironment(config, 'pydata/xarray')).toEqual({
       baseImage: 'perfmine/base:trixie',
@@ -36,6 +37,7 @@ describe('per-repository environments (pure)', () => {
       pythonVersions: ['3.13'],
       setting: 'repositories."pydata/xarray"',
       pytestArgs: ['-o', 'addopts='],
+      asvPythons: 'require',
     });
     expect(repositoryEnvironment(config, 'networkx/networkx')).toEqual({
       baseImage: 'perfmine/base:bookworm',
@@ -43,6 +45,7 @@ describe('per-repository environments (pure)', () => {
       pythonVersions: null,
       setting: null,
       pytestArgs: [],
+      asvPythons: 'require',
     });
 
     expect(configSchema.safeParse({ repositories: { 'a/b': { debianPackages: ['libgeos-dev; rm -rf /'] } } }).success).toBe(false);
@@ -93,6 +96,7 @@ describe("synthesize's plan: a repository's own base image and packages change o
         pythonVersions: ['3.13'],
         debianPackages: ['libhdf5-dev', 'gfortran'],
         pytestArgs: ['-o', 'addopts='],
+        asvPythons: 'prefer',
       },
     });
     expect(after.get('acme/geo')).toMatchObject({
@@ -100,8 +104,10 @@ describe("synthesize's plan: a repository's own base image and packages change o
       pythonVersions: ['3.13'],
       debianPackages: ['gfortran', 'libhdf5-dev'],
       pytestArgs: ['-o', 'addopts='],
+      asvPythons: 'prefer',
     });
     expect(before.get('acme/geo')!.pytestArgs).toBeUndefined();
+    expect(before.get('acme/geo')!.asvPythons).toBeUndefined();
     expect(before.get('acme/geo')!.pythonVersions).toEqual(['3.11']);
     expect(before.get('acme/geo')!.debianPackages).toBeUndefined();
     expect(hashOf(after.get('acme/geo'))).not.toBe(hashOf(before.get('acme/geo')));
