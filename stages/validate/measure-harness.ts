@@ -97,6 +97,10 @@ function chooser(
       deps.fingerprints?.save(s.repo, s.sha, s.commitDate, [f]);
     };
     let lastReport = started;
+    // workloads that skip at the base (NotImplementedError in setup, SkipNotImplemented: networkx's
+    // drug-network parameter without the network) can be faster on no side: neither selected nor
+    // controls; not stored either (a skip can depend on the machine), so checked again next time
+    const skipping: string[] = [];
     for (const ref of ready.workloads) {
       const version = ready.benchmarks[ref.benchmark]?.version ?? null;
       const reused = reusable.get(ref.name);
@@ -105,6 +109,10 @@ function chooser(
         continue;
       }
       const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
+      if (!f.ok && f.status === 'skipped') {
+        skipping.push(ref.name);
+        continue;
+      }
       // only the checkout's code matters (the harness and the standard library run too)
       const code = f.ok
         ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const)
@@ -130,7 +138,7 @@ function chooser(
             signal,
           )
         : {};
-    const selection = selectWorkloads({
+    const chosen = selectWorkloads({
       diff: change.patch,
       repoDir: env.repoDir,
       benchmarkDir: change.benchmarkDir,
@@ -139,6 +147,14 @@ function chooser(
       fingerprints,
       controls: config.selectionControls,
     });
+    const selection: Selection =
+      skipping.length === 0
+        ? chosen
+        : {
+            ...chosen,
+            reason: `${chosen.reason}; ${skipping.length} workload${skipping.length === 1 ? '' : 's'} skip at the base`,
+            skipped: [...chosen.skipped, ...skipping],
+          };
     into.selection = selection;
     log.info(
       {
@@ -153,7 +169,7 @@ function chooser(
       },
       'harness: workloads selected',
     );
-    if (selection.mode === 'all') return null;
+    if (selection.mode === 'all') return skipping.length === 0 ? null : new Set(selection.selected);
     // no workload runs the changed code: the candidate is no-improvement without a measurement
     // (controls alone decide nothing; on rich they cost 37 s a candidate)
     return selection.selected.length === 0 ? new Set<string>() : new Set([...selection.selected, ...selection.controls]);

@@ -53,6 +53,8 @@ export interface FakeHarnessScript {
   readonly fingerprints?: Readonly<Record<string, readonly (readonly [string, number, number])[] | null>>;
   readonly outlines?: Readonly<Record<string, readonly (readonly ['def' | 'class', string, number, number])[]>>;
   readonly imported?: readonly string[];
+  /** Workloads that skip at the base (NotImplementedError in setup): their fingerprint answers `skipped`. */
+  readonly skipping?: readonly string[];
   /** The run stops (an error out of the worker) at this fingerprint (from 0), as a killed run would. */
   readonly fingerprintStopsAt?: number;
 }
@@ -108,6 +110,8 @@ export class FakeHarnessWorker implements HarnessWorker {
   async fingerprint(ref: { readonly name: string }) {
     if (this.fingerprinted.length === this.script.fingerprintStopsAt) throw new Error('scripted: the run was stopped');
     this.fingerprinted.push(ref.name);
+    if (this.script.skipping?.includes(ref.name))
+      return { ok: false as const, status: 'skipped' as const, message: 'NotImplementedError in setup: no network' };
     const code = this.script.fingerprints?.[ref.name];
     if (code === null) return { ok: false as const, status: 'failed' as const, message: 'scripted: the workload raises' };
     return { ok: true as const, code: code ?? [], opaque: false };

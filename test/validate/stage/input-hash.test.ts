@@ -74,7 +74,7 @@ describe('validate: which configuration changes re-measure a candidate', () => {
 
   it("gives a repository's own pytest arguments to its candidates' environments, and measures only those again", async () => {
     const listed = storeCandidate(db, { repo: 'other/lib', number: 5, url: 'https://github.com/other/lib/pull/5' });
-    const unlisted = storeCandidate(db);
+    storeCandidate(db);
     const global: ConfigInput = { validate: { engine: 'asv', pytestArgs: ['-x'] } };
     const first = await validate(global);
     expect(first.report).toMatchObject({ planned: 2, ran: 2 });

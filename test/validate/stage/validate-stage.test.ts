@@ -555,6 +555,27 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(recorded()).toBe(32);
   });
 
+  it('neither selects nor takes as controls the workloads that skip at the base (networkx: a data set out of reach)', async () => {
+    const skipping = RICH_BENCHMARKS.slice(0, 3);
+    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
+    const harness = {
+      fingerprints,
+      skipping,
+      outlines: { '/repo/fastlib/core.py': [['def', 'group_sum', 1, 5] as const] },
+      imported: ['/repo/fastlib/other.py'],
+    };
+    const { key, row, fake } = await validate({ harness });
+    expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    expect(row.detail).toMatch(/changes no code any workload runs/);
+    expect(row.detail).toMatch(/3 workloads skip at the base/);
+    // nothing measured: the skipping workloads were not taken for changed code they might run
+    expect(fake.workers).toHaveLength(1);
+    const selection = loadValidation(db, key)!.selection!;
+    expect(selection.selected).toEqual([]);
+    expect(selection.controls.filter((c) => skipping.includes(c))).toEqual([]);
+    expect(selection.skipped).toEqual(expect.arrayContaining(skipping));
+  });
+
   it('drops as no-improvement a patch that changes no code any workload runs, measuring nothing', async () => {
     const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
     const harness = {
