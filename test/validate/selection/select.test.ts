@@ -157,6 +157,22 @@ describe('selecting workloads by coverage', () => {
     });
   });
 
+  it("takes a module-level change of a benchmark module for its workloads' change, not the package's (xarray #10316)", () => {
+    const fingerprints: Fingerprint[] = [
+      ...FINGERPRINTS.slice(0, 3),
+      { workload: 'other.time_noop', code: [code('benchmarks/other.py', 1, 2)], opaque: false },
+    ];
+    const s = selectWorkloads(
+      input(patch('benchmarks/bench.py', '@@ -1,1 +1,1 @@\n-SIZES = [10, 100]\n+SIZES = make_sizes(100)\n'), {
+        fingerprints,
+        outlines: new Map([['benchmarks/bench.py', [['def', 'time_add', 2, 3] as OutlineSpan]]]),
+        imported: new Set(['/repo/pkg/core.py', '/repo/benchmarks/bench.py', '/repo/benchmarks/other.py']),
+      }),
+    );
+    expect(s).toMatchObject({ mode: 'coverage', selected: ['bench.time_add', 'bench.time_mul', 'bench.time_helper'] });
+    expect(s.reason).toMatch(/3 of 4 workloads run the changed code \(benchmarks\/bench\.py:\(module\)\)/);
+  });
+
   it('ignores a reworded module docstring (networkx #8715), but not code beside it or a string that is not the docstring', () => {
     // leiden.py's first hunk: a three-line docstring made one line, the imports as context
     const docstring = patch(
