@@ -142,15 +142,20 @@ function onlyChangesModuleDocstring(hunk: DiffHunk): boolean {
  * they reach past the function a change is in (the blank lines after its last statement; on
  * shapely #1961 an edit of a function's last lines was taken for a module-level change).
  */
-export function changedLines(hunk: DiffHunk): { readonly at: number; readonly side: 'added' | 'removed'; readonly text: string }[] {
+export function changedLines(
+  hunk: DiffHunk,
+): { readonly at: number; readonly side: 'added' | 'removed'; readonly text: string; readonly run: number }[] {
   let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
-  const out: { at: number; side: 'added' | 'removed'; text: string }[] = [];
+  let run = 0;
+  const out: { at: number; side: 'added' | 'removed'; text: string; run: number }[] = [];
   for (const line of hunk.lines) {
-    if (line.side === 'context') old += 1;
-    else if (line.side === 'removed') {
-      out.push({ at: old, side: 'removed', text: line.text });
+    if (line.side === 'context') {
       old += 1;
-    } else out.push({ at: /^\s+\S/.test(line.text) ? old - 1 : old - 0.5, side: 'added', text: line.text });
+      run += 1;
+    } else if (line.side === 'removed') {
+      out.push({ at: old, side: 'removed', text: line.text, run });
+      old += 1;
+    } else out.push({ at: /^\s+\S/.test(line.text) ? old - 1 : old - 0.5, side: 'added', text: line.text, run });
   }
   return out;
 }
@@ -175,15 +180,27 @@ function functionAt(at: number, outline: readonly OutlineSpan[]): OutlineSpan | 
 function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions: OutlineSpan[]; moduleLevel: number | null } {
   const functions: OutlineSpan[] = [];
   let moduleLevel: number | null = null;
+  // the run of added lines a new module-level definition opened: its body is its own, not the
+  // function before it (an indented added line otherwise goes with the base line before it)
+  let newDefinition: number | null = null;
   for (const line of changedLines(hunk)) {
+    const code = codeOf(line.text);
+    const closing = /^[)\]}]+(\s*->\s*[^:]+)?\s*:?\s*$/.test(code);
+    if (line.side === 'added' && /^(def |async def |class |@)/.test(code)) {
+      newDefinition = line.run;
+      continue;
+    }
+    if (newDefinition === line.run && line.side === 'added' && (code.trim() === '' || /^\s/.test(code) || closing)) continue;
+    if (newDefinition !== line.run || line.side !== 'added' || (code.trim() !== '' && !/^\s/.test(code))) newDefinition = null;
     const fn = functionAt(line.at, outline);
     if (fn) {
       if (!functions.includes(fn)) functions.push(fn);
       continue;
     }
-    const code = codeOf(line.text);
     if (code.trim() === '') continue;
-    if (line.side === 'added' && (/^\s/.test(code) || /^(def |async def |class |@|import |from \S+ import )/.test(code))) continue;
+    if (line.side === 'added' && (/^\s/.test(code) || /^(import |from \S+ import )/.test(code))) continue;
+    // brackets closing a statement begun on another line are that statement's, placed by its first line
+    if (line.side === 'added' && closing) continue;
     moduleLevel ??= Math.ceil(line.at);
   }
   return { functions, moduleLevel };

@@ -133,6 +133,9 @@ describe('selecting workloads by coverage', () => {
     ].join('');
     const s = selectWorkloads(input(diff));
     expect(s).toMatchObject({ mode: 'coverage', selected: ['bench.time_mul'] });
+    // a new function whose signature spans lines, closed at the margin (networkx #8562)
+    const multiline = patch('pkg/core.py', '@@ -15,0 +16,6 @@\n+\n+\n+def magnetic(\n+    G, *, q=0.25\n+) -> float:\n+    return q\n');
+    expect(selectWorkloads(input(multiline))).toMatchObject({ mode: 'coverage', selected: [] });
   });
 
   it('places each changed line of a hunk that runs across functions (networkx #8715: one hunk of 305 lines)', () => {
