@@ -97,9 +97,11 @@ function chooser(
       deps.fingerprints?.save(s.repo, s.sha, s.commitDate, [f]);
     };
     let lastReport = started;
-    // workloads that skip at the base (NotImplementedError in setup, SkipNotImplemented: networkx's
-    // drug-network parameter without the network) can be faster on no side: neither selected nor
-    // controls; not stored either (a skip can depend on the machine), so checked again next time
+    // workloads that skip or fail at the base (NotImplementedError in setup, SkipNotImplemented:
+    // networkx's drug-network parameter without the network; an exception, or past the
+    // benchmark's timeout, as the measurement's batches would be) can be faster on no side: neither
+    // selected nor controls; not stored either (either can depend on the machine), so checked again
+    // next time. A worker that crashed says nothing of the workload: that one is still selected.
     const skipping: string[] = [];
     for (const ref of ready.workloads) {
       const version = ready.benchmarks[ref.benchmark]?.version ?? null;
@@ -109,7 +111,7 @@ function chooser(
         continue;
       }
       const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
-      if (!f.ok && f.status === 'skipped') {
+      if (!f.ok && (f.status === 'skipped' || f.status === 'failed' || f.status === 'timeout')) {
         skipping.push(ref.name);
         continue;
       }
@@ -152,7 +154,7 @@ function chooser(
         ? chosen
         : {
             ...chosen,
-            reason: `${chosen.reason}; ${skipping.length} workload${skipping.length === 1 ? '' : 's'} skip at the base`,
+            reason: `${chosen.reason}; ${skipping.length} workload${skipping.length === 1 ? '' : 's'} skip or fail at the base`,
             skipped: [...chosen.skipped, ...skipping],
           };
     into.selection = selection;

@@ -555,9 +555,12 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(recorded()).toBe(32);
   });
 
-  it('neither selects nor takes as controls the workloads that skip at the base (networkx: a data set out of reach)', async () => {
+  it('neither selects nor takes as controls the workloads that skip or fail at the base (networkx: a data set out of reach)', async () => {
     const skipping = RICH_BENCHMARKS.slice(0, 3);
-    const fingerprints = Object.fromEntries(RICH_BENCHMARKS.map((n) => [n, [['/repo/fastlib/other.py', 1, 5] as const]]));
+    const failing = RICH_BENCHMARKS[3]!;
+    const fingerprints = Object.fromEntries(
+      RICH_BENCHMARKS.map((n) => [n, n === failing ? null : [['/repo/fastlib/other.py', 1, 5] as const]]),
+    );
     const harness = {
       fingerprints,
       skipping,
@@ -567,13 +570,13 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const { key, row, fake } = await validate({ harness });
     expect(row).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
     expect(row.detail).toMatch(/changes no code any workload runs/);
-    expect(row.detail).toMatch(/3 workloads skip at the base/);
+    expect(row.detail).toMatch(/4 workloads skip or fail at the base/);
     // nothing measured: the skipping workloads were not taken for changed code they might run
     expect(fake.workers).toHaveLength(1);
     const selection = loadValidation(db, key)!.selection!;
     expect(selection.selected).toEqual([]);
     expect(selection.controls.filter((c) => skipping.includes(c))).toEqual([]);
-    expect(selection.skipped).toEqual(expect.arrayContaining(skipping));
+    expect(selection.skipped).toEqual(expect.arrayContaining([...skipping, failing]));
   });
 
   it('drops as no-improvement a patch that changes no code any workload runs, measuring nothing', async () => {
