@@ -11,6 +11,18 @@ import { closedPort } from '../fakes/index-faults.js';
 import { credentials, memoryLogger, testConfig } from '../helpers/context.js';
 import { REPO_ROOT, runCli, tempDir } from '../helpers/index.js';
 
+/** Doctor's checks against the real engine, by name. */
+async function checksByName(config: Parameters<typeof runDoctor>[0]['config']): Promise<Record<string, Check>> {
+  const checks = await runDoctor({
+    config,
+    credentials: credentials(),
+    docker: new DockerService({ runLabel: 'test-doctor' }),
+    log: memoryLogger().log,
+    timeoutMs: 30_000,
+  });
+  return Object.fromEntries(checks.map((c) => [c.name, c]));
+}
+
 describe('perfmine doctor', () => {
   let llm: FakeLlmServer;
   beforeAll(async () => {
@@ -26,14 +38,7 @@ describe('perfmine doctor', () => {
       // an index that does not answer, on loopback (nothing here reaches out to PyPI)
       synthesize: { index: { upstream: silent } },
     });
-    const checks = await runDoctor({
-      config,
-      credentials: credentials(),
-      docker: new DockerService({ runLabel: 'test-doctor' }),
-      log: memoryLogger().log,
-      timeoutMs: 30_000,
-    });
-    const by = Object.fromEntries(checks.map((c) => [c.name, c]));
+    const by = await checksByName(config);
     expect(by['Docker engine']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^Docker \d+/) });
     expect(by['base image']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm' });
     // The default engine, perfmine's harness, needs only the image's Python.
@@ -67,14 +72,7 @@ describe('perfmine doctor', () => {
         'acme/default': { debianPackages: ['libgeos-dev'] },
       },
     });
-    const checks = await runDoctor({
-      config,
-      credentials: credentials(),
-      docker: new DockerService({ runLabel: 'test-doctor' }),
-      log: memoryLogger().log,
-      timeoutMs: 30_000,
-    });
-    const by = Object.fromEntries(checks.map((c) => [c.name, c]));
+    const by = await checksByName(config);
     expect(by['base image of acme/present']).toMatchObject({ status: 'ok', detail: 'perfmine/base:bookworm with python3.11' });
     expect(by['base image of acme/absent']).toMatchObject({
       status: 'missing',

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuildScripts, type NewAttempt } from '../../cache/build-scripts.js';
 import { Ledger } from '../../cache/ledger.js';
 import { savePullRequest } from '../../cache/pull-requests.js';
-import type { Db } from '../../cache/store.js';
+import { openStore, type Db } from '../../cache/store.js';
 import { loadConfig } from '../../pipeline/config/load.js';
 import type { Config } from '../../pipeline/config/schema.js';
 import { createContext } from '../../pipeline/context.js';
@@ -19,10 +20,10 @@ import type { PipelineContext } from '../../pipeline/stage.js';
 import { monthWindow } from '../../pipeline/window.js';
 import type { ClassifyOutput } from '../../pipeline/concepts/records/classify-output.js';
 import type { PullRequest } from '../../pipeline/concepts/records/pull-request.js';
-import type { FixtureCommit } from '../fixtures/python-repo.js';
+import { buildPythonRepo, type FixtureCommit, type PythonRepo } from '../fixtures/python-repo.js';
 import { Environments, type BuildSettings } from '../../pipeline/services/environments/environment.js';
 import { scriptHash } from '../../pipeline/services/environments/script-check.js';
-import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
+import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
 
 /** A label value unique to this test run: everything the run creates carries it. */
 export function testLabel(name: string): string {
@@ -215,4 +216,50 @@ export function testEnvironments(docker: DockerService, limits: BuildSettings['l
     },
     memoryLogger().log,
   );
+}
+
+/**
+ * A suite over one generated repository (two commits of the setup.py era, with `extraFiles`)
+ * whose first commit is a seeded candidate of `repo`, built against the real engine: its store,
+ * engine, temporary folder and logger, created before the suite and removed after it.
+ */
+export function oneCandidateSuite(
+  name: string,
+  repo: string,
+  extraFiles: Readonly<Record<string, string>>,
+): {
+  readonly fixture: PythonRepo;
+  readonly db: Db;
+  readonly docker: DockerService;
+  readonly dir: string;
+  readonly log: Logger;
+  readonly lines: string[];
+} {
+  const docker = new DockerService({ runLabel: testLabel(name) });
+  const dir = tempDir(name);
+  const { log, lines } = memoryLogger('info');
+  const state: { fixture?: PythonRepo; db?: Db } = {};
+  beforeAll(async () => {
+    await ensureAsvFakeImage();
+    state.fixture = buildPythonRepo({ dir: join(dir, 'repo'), eras: [{ era: 'setup-py', commits: 2 }], extraFiles });
+    state.db = openStore(join(dir, 'perfmine.db'));
+    seedCandidates(state.db, repo, state.fixture.commits, [0]);
+  }, 300_000);
+  afterAll(async () => {
+    state.db?.close();
+    await docker.removeLabelled(docker.runLabel);
+    rmSync(dir, { recursive: true, force: true });
+  }, 300_000);
+  return {
+    get fixture() {
+      return state.fixture!;
+    },
+    get db() {
+      return state.db!;
+    },
+    docker,
+    dir,
+    log,
+    lines,
+  };
 }

@@ -1,14 +1,10 @@
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Db } from '../../cache/store.js';
+import { describe, expect, it } from 'vitest';
 import { runStage } from '../../pipeline/runner.js';
-import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeOutputSchema } from '../../pipeline/concepts/records/synthesize-output.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
-import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
-import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from './harness.js';
+import { ASV_FAKE_IMAGE } from '../fakes/asv-image.js';
+import { gitScope, oneCandidateSuite, testConfig, testContext } from './harness.js';
 
 /**
  * A repository that needs a system library (its package refuses to import without GEOS, as
@@ -17,12 +13,6 @@ import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContex
  * own (the base image + apt-get install from Debian's mirror).
  */
 const REPO = 'fixture/geos';
-const label = testLabel('package-tier');
-const docker = new DockerService({ runLabel: label });
-const dir = tempDir('package-tier');
-const { log, lines } = memoryLogger('info');
-let fixture: PythonRepo;
-let db: Db;
 
 const NEEDS_GEOS = [
   'import shutil',
@@ -33,25 +23,11 @@ const NEEDS_GEOS = [
   '',
 ].join('\n');
 
+const suite = oneCandidateSuite('package-tier', REPO, { 'fixpkg/__init__.py': NEEDS_GEOS });
+
 describe("a repository's Debian packages in a tier of their own (real Docker engine, Debian's mirror)", () => {
-  beforeAll(async () => {
-    await ensureAsvFakeImage();
-    fixture = buildPythonRepo({
-      dir: join(dir, 'repo'),
-      eras: [{ era: 'setup-py', commits: 2 }],
-      extraFiles: { 'fixpkg/__init__.py': NEEDS_GEOS },
-    });
-    db = openStore(join(dir, 'perfmine.db'));
-    seedCandidates(db, REPO, fixture.commits, [0]);
-  }, 300_000);
-
-  afterAll(async () => {
-    db?.close();
-    await docker.removeLabelled(label);
-    rmSync(dir, { recursive: true, force: true });
-  }, 300_000);
-
   it('fails without the package, verifies with it, and records the tier it built on', async () => {
+    const { db, docker, dir, log, lines, fixture } = suite;
     const base = testConfig(join(dir, 'perfmine.db'), { llm: { mode: 'none' } });
     const without = await runStage(testContext({ db, config: base, docker, log }), synthesizeStage, gitScope(fixture.path));
     expect(without).toMatchObject({ ran: 1, dropped: { 'no-verified-script': 1 } });

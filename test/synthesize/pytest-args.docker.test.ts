@@ -1,14 +1,9 @@
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BuildScripts } from '../../cache/build-scripts.js';
-import { openStore, type Db } from '../../cache/store.js';
 import { runStage } from '../../pipeline/runner.js';
-import { DockerService } from '../../pipeline/services/docker.js';
 import { synthesizeStage } from '../../stages/synthesize/index.js';
-import { ensureAsvFakeImage } from '../fakes/asv-image.js';
-import { buildPythonRepo, type PythonRepo } from '../fixtures/python-repo.js';
-import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContext, testLabel } from './harness.js';
+import { gitScope, oneCandidateSuite, testConfig, testContext } from './harness.js';
 
 /**
  * A repository whose pytest configuration names a plugin's option that no environment here has
@@ -17,32 +12,11 @@ import { gitScope, memoryLogger, seedCandidates, tempDir, testConfig, testContex
  * `repositories."owner/name".pytestArgs` clear `addopts`, with no change to the build script.
  */
 const REPO = 'fixture/addopts';
-const label = testLabel('pytest-args');
-const docker = new DockerService({ runLabel: label });
-const dir = tempDir('pytest-args');
-const { log, lines } = memoryLogger('info');
-let fixture: PythonRepo;
-let db: Db;
+const suite = oneCandidateSuite('pytest-args', REPO, { 'pytest.ini': '[pytest]\naddopts = --mypy-only-local-stub\n' });
 
 describe("a repository's own pytest arguments reach verification's collection (real Docker engine)", () => {
-  beforeAll(async () => {
-    await ensureAsvFakeImage();
-    fixture = buildPythonRepo({
-      dir: join(dir, 'repo'),
-      eras: [{ era: 'setup-py', commits: 2 }],
-      extraFiles: { 'pytest.ini': '[pytest]\naddopts = --mypy-only-local-stub\n' },
-    });
-    db = openStore(join(dir, 'perfmine.db'));
-    seedCandidates(db, REPO, fixture.commits, [0]);
-  }, 300_000);
-
-  afterAll(async () => {
-    db?.close();
-    await docker.removeLabelled(label);
-    rmSync(dir, { recursive: true, force: true });
-  }, 300_000);
-
   it('fails collection without them, naming the option, and verifies the same script with them', async () => {
+    const { db, docker, dir, log, lines, fixture } = suite;
     const base = testConfig(join(dir, 'perfmine.db'), { llm: { mode: 'none' } });
     const without = await runStage(testContext({ db, config: base, docker, log }), synthesizeStage, gitScope(fixture.path));
     expect(without).toMatchObject({ ran: 1, dropped: { 'no-verified-script': 1 } });
