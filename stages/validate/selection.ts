@@ -142,7 +142,7 @@ function onlyChangesModuleDocstring(hunk: DiffHunk): boolean {
  * they reach past the function a change is in (the blank lines after its last statement; on
  * shapely #1961 an edit of a function's last lines was taken for a module-level change).
  */
-export function changedLines(
+function changedLines(
   hunk: DiffHunk,
 ): { readonly at: number; readonly side: 'added' | 'removed'; readonly text: string; readonly run: number }[] {
   let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
@@ -191,7 +191,7 @@ function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions
       continue;
     }
     if (newDefinition === line.run && line.side === 'added' && (code.trim() === '' || /^\s/.test(code) || closing)) continue;
-    if (newDefinition !== line.run || line.side !== 'added' || (code.trim() !== '' && !/^\s/.test(code))) newDefinition = null;
+    newDefinition = null;
     const fn = functionAt(line.at, outline);
     if (fn) {
       if (!functions.includes(fn)) functions.push(fn);
