@@ -59,21 +59,28 @@ export function renderProjectPage(page: ProjectPage, format: PageFormat, urlOf: 
     };
     return { contentType: contentTypeOf(format), body: `${JSON.stringify(body)}\n` };
   }
-  const lines = [
+  const title = `Links for ${escapeHtml(page.name)}`;
+  return {
+    contentType: contentTypeOf(format),
+    body: htmlDocument(title, [`    <h1>${title}</h1>`, ...page.files.map((f) => htmlLink(f, urlOf(f)))]),
+  };
+}
+
+/** PEP 503's HTML page around `bodyLines` (already escaped). */
+function htmlDocument(title: string, bodyLines: readonly string[]): string {
+  return [
     '<!DOCTYPE html>',
     '<html>',
     '  <head>',
     '    <meta name="pypi:repository-version" content="1.0">',
-    `    <title>Links for ${escapeHtml(page.name)}</title>`,
+    `    <title>${title}</title>`,
     '  </head>',
     '  <body>',
-    `    <h1>Links for ${escapeHtml(page.name)}</h1>`,
-    ...page.files.map((f) => htmlLink(f, urlOf(f))),
+    ...bodyLines,
     '  </body>',
     '</html>',
     '',
-  ];
-  return { contentType: contentTypeOf(format), body: lines.join('\n') };
+  ].join('\n');
 }
 
 /** The project list in `format`; each project's page at `${prefix}${name}/`. */
@@ -83,18 +90,6 @@ export function renderProjectList(names: readonly string[], format: PageFormat, 
     const body = { meta: { 'api-version': '1.0' }, projects: sorted.map((name) => ({ name })) };
     return { contentType: contentTypeOf(format), body: `${JSON.stringify(body)}\n` };
   }
-  const lines = [
-    '<!DOCTYPE html>',
-    '<html>',
-    '  <head>',
-    '    <meta name="pypi:repository-version" content="1.0">',
-    '    <title>Simple index</title>',
-    '  </head>',
-    '  <body>',
-    ...sorted.map((name) => `    <a href="${escapeHtml(`${prefix}${encodeURIComponent(name)}/`)}">${escapeHtml(name)}</a><br />`),
-    '  </body>',
-    '</html>',
-    '',
-  ];
-  return { contentType: contentTypeOf(format), body: lines.join('\n') };
+  const links = sorted.map((name) => `    <a href="${escapeHtml(`${prefix}${encodeURIComponent(name)}/`)}">${escapeHtml(name)}</a><br />`);
+  return { contentType: contentTypeOf(format), body: htmlDocument('Simple index', links) };
 }
