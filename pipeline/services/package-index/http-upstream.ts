@@ -98,21 +98,17 @@ export class HttpUpstream implements Upstream {
 
   async openFile(file: IndexFile): Promise<FileBody> {
     return this.#retrying(file.url, async () => {
-      const controller = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, this.#options.timeoutMs);
+      const limit = timeLimit(this.#options.timeoutMs);
+      const { controller } = limit;
       let response: Response;
       try {
         response = await this.#fetch(file.url, { headers: { 'user-agent': userAgent() }, signal: controller.signal, redirect: 'follow' });
       } catch (error) {
-        throw timedOut
+        throw limit.timedOut()
           ? indexFailure('upstream-timeout', `${file.url}: no answer within ${this.#options.timeoutMs} ms`, { cause: error })
           : indexFailure('upstream-unreachable', `${file.url}: ${describe(error)}`, { cause: error });
       } finally {
-        clearTimeout(timer);
+        limit.clear();
       }
       if (response.status !== 200 || !response.body) {
         await response.body?.cancel().catch(() => undefined);
@@ -129,14 +125,9 @@ export class HttpUpstream implements Upstream {
 
   /** One attempt at a page: the whole answer within the time limit. */
   async #pageExchange(url: string, headers: Record<string, string>, conditional: boolean): Promise<PageAnswer> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.#options.timeoutMs);
+    const limit = timeLimit(this.#options.timeoutMs);
     try {
-      const response = await this.#fetch(url, { headers, signal: controller.signal, redirect: 'follow' });
+      const response = await this.#fetch(url, { headers, signal: limit.controller.signal, redirect: 'follow' });
       if (response.status === 304 && conditional) {
         await response.body?.cancel().catch(() => undefined);
         return { status: 304, headers: response.headers, body: Buffer.alloc(0), finalUrl: url };
@@ -149,11 +140,11 @@ export class HttpUpstream implements Upstream {
       return { status: 200, headers: response.headers, body, finalUrl: response.url || url };
     } catch (error) {
       if (indexFailureReason(error) !== null) throw error;
-      if (timedOut)
+      if (limit.timedOut())
         throw indexFailure('upstream-timeout', `${url}: no complete answer within ${this.#options.timeoutMs} ms`, { cause: error });
       throw indexFailure('upstream-unreachable', `${url}: ${describe(error)}`, { cause: error });
     } finally {
-      clearTimeout(timer);
+      limit.clear();
     }
   }
 
@@ -170,6 +161,17 @@ export class HttpUpstream implements Upstream {
       }
     }
   }
+}
+
+/** An abort controller that aborts after `ms`, and whether that is what aborted it. */
+function timeLimit(ms: number): { readonly controller: AbortController; timedOut(): boolean; clear(): void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, ms);
+  return { controller, timedOut: () => timedOut, clear: () => clearTimeout(timer) };
 }
 
 function userAgent(): string {
