@@ -508,14 +508,19 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
       const expert = await agent(readFileSync(join(folder, 'expert.patch'), 'utf8'));
       // the names validate measured
       expect(expert.list.trim().split('\n').sort()).toEqual(recorded.map((w) => w.name).sort());
-      // the workloads validate found improved, and only those; each speedup range overlaps validate's pairs' range
+      // the workloads validate found improved, and only those; each speedup range overlaps validate's
+      // pairs' range within a factor of 1.5. time_fib's speedup is ~1500x: its patched side runs
+      // in about a microsecond, where the load of the other test files moves a ratio by more than
+      // its spread over three rounds (CI once saw compare's range end 1.4% below validate's), while
+      // a compare that measured something else (no change, a tenth of it) is off by far more.
       const improved = recorded.filter((w) => w.perfmine_verdict.change === 'improved');
       expect(expert.compare.improved.sort()).toEqual(improved.map((w) => w.name).sort());
+      const slack = 1.5;
       for (const w of improved) {
         const mine = expert.compare.workloads.find((x) => x.name === w.name)!.interval!;
         const speedups = w.perfmine_verdict.normalized_ratios.filter((x): x is number => x !== null).map((x) => 1 / x);
-        expect(mine[0], w.name).toBeLessThanOrEqual(Math.max(...speedups));
-        expect(mine[1], w.name).toBeGreaterThanOrEqual(Math.min(...speedups));
+        expect(mine[0] / slack, w.name).toBeLessThanOrEqual(Math.max(...speedups));
+        expect(mine[1] * slack, w.name).toBeGreaterThanOrEqual(Math.min(...speedups));
       }
       // /repo afterwards differs from the base by the change only
       // (the change, and nothing else, undoes it exactly)
