@@ -15,6 +15,8 @@ export interface StoredFingerprint {
   /** [path relative to the checkout, first line, last line], or null when fingerprinting failed. */
   readonly code: readonly (readonly [string, number, number])[] | null;
   readonly opaque: boolean;
+  /** How long taking it took at the base, in milliseconds (setup and one traced call); null: not known. */
+  readonly ms: number | null;
 }
 
 export interface FingerprintSet {
@@ -30,6 +32,7 @@ interface Row {
   version: string | null;
   code: string | null;
   opaque: number;
+  ms: number | null;
 }
 
 export class FingerprintCache {
@@ -46,6 +49,7 @@ export class FingerprintCache {
           version: r.version,
           code: r.code === null ? null : (JSON.parse(r.code) as [string, number, number][]),
           opaque: r.opaque === 1,
+          ms: r.ms,
         },
       ]),
     );
@@ -71,13 +75,13 @@ export class FingerprintCache {
   /** Records (or replaces) a commit's fingerprints. */
   save(repo: string, sha: string, commitDate: string, fingerprints: readonly StoredFingerprint[]): void {
     const insert = this.db.prepare(
-      `INSERT INTO fingerprints (repo, sha, commit_date, workload, version, code, opaque, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (repo, sha, workload) DO UPDATE SET commit_date = excluded.commit_date, version = excluded.version, code = excluded.code, opaque = excluded.opaque, recorded_at = excluded.recorded_at`,
+      `INSERT INTO fingerprints (repo, sha, commit_date, workload, version, code, opaque, ms, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, sha, workload) DO UPDATE SET commit_date = excluded.commit_date, version = excluded.version, code = excluded.code, opaque = excluded.opaque, ms = excluded.ms, recorded_at = excluded.recorded_at`,
     );
     const now = nowIso();
     this.db.transaction(() => {
       for (const f of fingerprints)
-        insert.run(repo, sha, commitDate, f.workload, f.version, f.code === null ? null : JSON.stringify(f.code), f.opaque ? 1 : 0, now);
+        insert.run(repo, sha, commitDate, f.workload, f.version, f.code === null ? null : JSON.stringify(f.code), f.opaque ? 1 : 0, f.ms, now);
     })();
   }
 }

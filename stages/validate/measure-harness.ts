@@ -110,7 +110,9 @@ function chooser(
         keep(reused);
         continue;
       }
+      const taking = Date.now();
       const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
+      const ms = Date.now() - taking;
       if (!f.ok && (f.status === 'skipped' || f.status === 'failed' || f.status === 'timeout')) {
         skipping.push(ref.name);
         continue;
@@ -119,7 +121,7 @@ function chooser(
       const code = f.ok
         ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const)
         : null;
-      keep({ workload: ref.name, version, code, opaque: f.ok && f.opaque });
+      keep({ workload: ref.name, version, code, opaque: f.ok && f.opaque, ms });
       if (Date.now() - lastReport >= FINGERPRINT_REPORT_MS) {
         lastReport = Date.now();
         log.info({ done: stored.length, total: ready.workloads.length, reused: reusable.size }, 'harness: fingerprinting the suite');
@@ -128,6 +130,7 @@ function chooser(
     const fingerprints: Fingerprint[] = stored.map((f) => ({
       workload: f.workload,
       opaque: f.opaque,
+      ms: f.ms,
       code: f.code === null ? null : f.code.map(([p, a, b]) => [`${root}${p}`, a, b] as const),
     }));
     const changed = diffFiles(change.patch)

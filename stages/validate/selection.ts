@@ -22,9 +22,12 @@ import { codeOf, diffFiles, type DiffHunk } from '../../pipeline/concepts/diff-l
  *   run from the checkout (not an editable install): the fingerprints cannot be mapped, and every
  *   workload is selected.
  *
- * A few unselected workloads are measured beside the selected ones as controls (a fixed choice:
- * the first by a hash of their names), so that the verdict's noise model and calibration see
- * untouched workloads, and so that an unexpected change in one of them is seen.
+ * A few unselected workloads are measured beside the selected ones as controls, so that the
+ * verdict's noise model and calibration see untouched workloads, and so that an unexpected change
+ * in one of them is seen: a fixed choice, first those whose fingerprint took no longer than the
+ * slowest selected workload's, then those of unknown time, then the rest from the fastest, each
+ * group in the order of a hash of their names (controls cost rounds: on networkx five chosen by
+ * the hash alone took about 90 s a round beside one selected workload of a few seconds).
  */
 
 /** One executed code object: the real path of its file in the container, and its line range. */
@@ -36,6 +39,8 @@ export interface Fingerprint {
   readonly code: readonly CodeSpan[] | null;
   /** Its code runs in another interpreter (timeraw): selected. */
   readonly opaque: boolean;
+  /** How long taking it took (its setup and one traced call), in milliseconds; null or absent: not known. */
+  readonly ms?: number | null;
 }
 
 /** A file's def and class statements at the base: [kind, qualified name, first line, last line]. */
@@ -206,10 +211,24 @@ function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions
   return { functions, moduleLevel };
 }
 
-/** The fixed control choice: unselected workloads ordered by a hash of their names. */
-function controlsOf(candidates: readonly string[], n: number): string[] {
-  const key = (name: string) => createHash('sha256').update(name).digest('hex');
-  return [...candidates].sort((a, b) => (key(a) < key(b) ? -1 : 1)).slice(0, n);
+/**
+ * The fixed control choice (see the module comment): unselected workloads no slower than the
+ * slowest selected one, then those of unknown time, then the slower ones from the fastest; by a
+ * hash of their names within a group.
+ */
+function controlsOf(unselected: readonly Fingerprint[], selected: readonly Fingerprint[], n: number): string[] {
+  const known = (f: Fingerprint) => (typeof f.ms === 'number' ? f.ms : null);
+  const times = selected.map(known).filter((ms): ms is number => ms !== null);
+  const limit = times.length > 0 ? Math.max(...times) : null;
+  const rank = (f: Fingerprint): [group: number, ms: number, hash: string] => {
+    const ms = known(f);
+    const hash = createHash('sha256').update(f.workload).digest('hex');
+    if (ms === null || limit === null) return [1, 0, hash];
+    return ms <= limit ? [0, 0, hash] : [2, ms, hash];
+  };
+  const ranked = unselected.map((f) => ({ name: f.workload, key: rank(f) }));
+  ranked.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || (a.key[2] < b.key[2] ? -1 : a.key[2] > b.key[2] ? 1 : 0));
+  return ranked.slice(0, n).map((r) => r.name);
 }
 
 export function selectWorkloads(input: SelectionInput): Selection {
@@ -266,14 +285,16 @@ export function selectWorkloads(input: SelectionInput): Selection {
     f.code === null ||
     f.opaque ||
     f.code.some(([file, first, last]) => touched.some((t) => t.file === file && first <= t.last && last >= t.first));
-  const selected = input.fingerprints.filter(runsTouched).map((f) => f.workload);
+  const selectedPrints = input.fingerprints.filter(runsTouched);
+  const selected = selectedPrints.map((f) => f.workload);
   const touchedNames = [...new Set(touched.map((t) => `${t.file.slice(root.length)}:${t.name}`))];
   const touchedText =
     touchedNames.length > 6 ? `${touchedNames.slice(0, 6).join(', ')} and ${touchedNames.length - 6} more` : touchedNames.join(', ');
   if (selected.length === names.length)
     return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
-  const unselected = names.filter((n) => !selected.includes(n));
-  const controls = controlsOf(unselected, input.controls);
+  const unselectedPrints = input.fingerprints.filter((f) => !selected.includes(f.workload));
+  const unselected = unselectedPrints.map((f) => f.workload);
+  const controls = controlsOf(unselectedPrints, selectedPrints, input.controls);
   return {
     mode: 'coverage',
     reason:

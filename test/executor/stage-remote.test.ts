@@ -56,7 +56,7 @@ const stage = defineStage<{ repo: string; sha: string }, Out>({
     if (item.input.sha === 'boom') throw new ItemError('no-verified-script', 'nothing built');
     const attemptId = scripts.record(attempt(item.input.repo, item.input.sha, 'verified', '#!/bin/bash\n# built on the node\n'));
     new FingerprintCache(ctx.db).save(item.input.repo, item.input.sha, '2025-04-02T00:00:00.000Z', [
-      { workload: 'bench.time_a', version: 'v1', code: [['x/a.py', 1, 9]], opaque: false },
+      { workload: 'bench.time_a', version: 'v1', code: [['x/a.py', 1, 9]], opaque: false, ms: 12 },
     ]);
     ctx.metrics.add('docker.buildMs', 1234);
     return { status: 'done', output: { attemptId, neighbours, speedup: Infinity }, detail: `attempt ${attemptId}` };
@@ -102,7 +102,10 @@ describe('a stage item run on a node from a slice of the store', () => {
     expect(output.attemptId).toBe(other + 1);
     expect(scripts.get(output.attemptId)).toMatchObject({ repo: 'o/a', sha: 's5', script: '#!/bin/bash\n# built on the node\n' });
     expect(coordinator.prepare('SELECT COUNT(*) AS n FROM build_attempts').get()).toEqual({ n: 6 });
-    expect(new FingerprintCache(coordinator).at('o/a', 's5')?.fingerprints.get('bench.time_a')?.code).toEqual([['x/a.py', 1, 9]]);
+    expect(new FingerprintCache(coordinator).at('o/a', 's5')?.fingerprints.get('bench.time_a')).toMatchObject({
+      code: [['x/a.py', 1, 9]],
+      ms: 12,
+    });
     expect(ctx.metrics.get('docker.buildMs')).toBe(1234);
   });
 
@@ -143,7 +146,7 @@ describe('a stage item run on a node from a slice of the store', () => {
   it('synthesize and validate run on the node; their slices read the migrated store', () => {
     expect(Object.keys(stageWorkerHandlers(Object.values(registry))).sort()).toEqual(['stage:synthesize', 'stage:validate']);
     const db = openStore(':memory:');
-    const fingerprint = { workload: 'w', version: null, code: null, opaque: false };
+    const fingerprint = { workload: 'w', version: null, code: null, opaque: false, ms: 12 };
     new FingerprintCache(db).save('o/a', 's', '2025-04-02T00:00:00.000Z', [fingerprint]);
     new FingerprintCache(db).save('o/b', 's', '2025-04-02T00:00:00.000Z', [fingerprint]);
     new BuildScripts(db).record(attempt('o/a', 's', 'verified'));

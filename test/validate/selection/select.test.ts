@@ -69,6 +69,31 @@ describe('selecting workloads by coverage', () => {
     ).toEqual(s.controls);
   });
 
+  it('chooses controls no slower than the slowest selected workload, then those of unknown time, then the fastest of the rest', () => {
+    const addChanged = patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n');
+    const timed = (ms: Record<string, number | null>) => FINGERPRINTS.map((f) => ({ ...f, ms: ms[f.workload] }));
+    const controls = (ms: Record<string, number | null>, n: number) =>
+      selectWorkloads(input(addChanged, { fingerprints: timed(ms), controls: n })).controls;
+    // time_add (selected) took 40 ms: time_noop (30 ms) comes first, however the hash orders it
+    const slowMul = { 'bench.time_add': 40, 'bench.time_mul': 9000, 'bench.time_helper': null, 'bench.time_noop': 30 };
+    expect(controls(slowMul, 1)).toEqual(['bench.time_noop']);
+    expect(controls(slowMul, 2)).toEqual(['bench.time_noop', 'bench.time_helper']);
+    expect(controls(slowMul, 3)).toEqual(['bench.time_noop', 'bench.time_helper', 'bench.time_mul']);
+    // all slower than the selected one: the fastest first
+    expect(controls({ 'bench.time_add': 1, 'bench.time_mul': 9000, 'bench.time_helper': 50, 'bench.time_noop': 700 }, 2)).toEqual([
+      'bench.time_helper',
+      'bench.time_noop',
+    ]);
+    // the same, but the cheap one is slow: it is not chosen before the other cheap one
+    expect(controls({ 'bench.time_add': 40, 'bench.time_mul': 30, 'bench.time_helper': 9000, 'bench.time_noop': 20 }, 2).sort()).toEqual([
+      'bench.time_mul',
+      'bench.time_noop',
+    ]);
+    // no time known for the selected workload: the hash alone, as before times were recorded
+    const untimed = selectWorkloads(input(addChanged, { controls: 3 })).controls;
+    expect(controls({ 'bench.time_add': null, 'bench.time_mul': 9000, 'bench.time_helper': 1, 'bench.time_noop': 2 }, 3)).toEqual(untimed);
+  });
+
   it("places a hunk by the lines it changes, not by its context lines past the function's end (shapely #1961)", () => {
     // add's last line changed; git's three context lines run past add (line 7) into the blank
     // line and the class after it: still a change of add, not module-level code
