@@ -56,7 +56,8 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
   return defineStage<ValidateInput, ValidateOutput, ValidateRows>({
     name: 'validate',
     // 2: measured in synthesize's images (checkout at /repo), the expert built and verified by synthesize's machinery
-    version: 2,
+    // 3: the PR's changes to the benchmarks, the asv config and the tests are not applied (both sides keep the base's)
+    version: 3,
     description:
       'asv in the verified image, base and expert alternating in fresh containers; asv verdict and paired verdict per workload; tests and snapshot',
     system: 'docker',
@@ -174,7 +175,12 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       }
       const output = summarize(item.input, validation, Date.now() - started);
       const d = validation.decision;
-      const detail = withSelection(d.detail, validation.selection);
+      const dropped = validation.patchDropped ?? [];
+      const detail =
+        withSelection(d.detail, validation.selection) +
+        (dropped.length > 0 && !d.detail.includes(dropped[0]!)
+          ? `; the base's benchmarks, asv config and tests on both sides (not applied: ${listed(dropped)})`
+          : '');
       const id = {
         key: item.key,
         repo: classify.repo,
@@ -211,6 +217,11 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
 function setFalsePositiveRate(metrics: Metrics): void {
   const compared = metrics.get('validate.calibrationCompared');
   if (compared > 0) metrics.set('validate.falsePositiveRate', metrics.get('validate.calibrationFlagged') / compared);
+}
+
+/** Up to four paths, and how many more. */
+function listed(paths: readonly string[]): string {
+  return paths.length > 4 ? `${paths.slice(0, 4).join(', ')} and ${paths.length - 4} more` : paths.join(', ');
 }
 
 /** The decision's detail, with what was measured when workloads were selected (`perfmine status --stage validate --items`). */

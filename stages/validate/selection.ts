@@ -14,6 +14,8 @@ import { codeOf, diffFiles, type DiffHunk } from '../../pipeline/concepts/diff-l
  *   script), none. A hunk there that only adds new definitions or imports (nothing removed but
  *   blanks and comments) changes nothing existing code runs: the functions that call the new code
  *   are changed elsewhere in the patch.
+ * - A change under the benchmark directory is ignored: validate and score do not apply it (both
+ *   sides run the base's suite; pipeline/concepts/measured-patch.ts).
  * - A changed file that is not Python source: compiled sources and build files select every
  *   workload; documentation and data under docs-like names select none; anything else, every
  *   workload (it may be read at run time).
@@ -253,6 +255,8 @@ export function selectWorkloads(input: SelectionInput): Selection {
   const touched: TouchedFunction[] = [];
   for (const file of diffFiles(input.diff)) {
     const path = file.previousPath ?? file.path;
+    // the benchmarks are the base's on both sides (measured-patch.ts): a change there is not applied
+    if (`${root}${path}`.startsWith(benchDir) || `${root}${file.path}`.startsWith(benchDir)) continue;
     if (file.binary) return all(`a binary file changed: ${path}`);
     if (!/\.pyi?$/.test(path)) {
       if (REQUIREMENTS.test(path) || !DOC_LIKE.test(path)) return all(`a file that is not Python source changed: ${path}`);
@@ -269,14 +273,6 @@ export function selectWorkloads(input: SelectionInput): Selection {
         if (!touched.some((t) => t.file === absolute && t.first === fn[2]))
           touched.push({ file: absolute, name: fn[1], first: fn[2], last: fn[3] });
       if (placed.moduleLevel === null || !input.imported.has(absolute)) continue;
-      // a benchmark module's own definitions (data, parameters, a class of new workloads) change
-      // what its workloads run, not what the package does: the workloads that run its code
-      // (xarray #10316 rebuilt indexing.py's index tables, and all 528 workloads were measured)
-      if (absolute.startsWith(benchDir)) {
-        if (!touched.some((t) => t.file === absolute && t.first === 0))
-          touched.push({ file: absolute, name: '(module)', first: 0, last: Number.MAX_SAFE_INTEGER });
-        continue;
-      }
       return all(`module-level code changed in ${path} (line ${placed.moduleLevel}), which the suite imports`, touched);
     }
   }

@@ -1,3 +1,4 @@
+import { measuredPatch } from '../../pipeline/concepts/measured-patch.js';
 import { ItemError } from '../../pipeline/errors.js';
 import {
   parseSnapshotComparison,
@@ -49,6 +50,8 @@ export interface CandidateValidation {
   readonly selection: Selection | null;
   /** How long the expert image took to build and verify (ms); null when it was not reached. */
   readonly expertBuildMs?: number | null;
+  /** The paths whose changes the patch brought and that were not applied: benchmarks, asv config, tests (measured-patch.ts). */
+  readonly patchDropped?: readonly string[];
 }
 
 export type ValidateDeps = MeasureDeps;
@@ -56,11 +59,15 @@ export type { MeasuredCandidate, InvocationRecord, InvocationStatus };
 
 /** `requireImprovement: false` (scoring an agent's patch): the tests and the snapshot first, then the measurement, whatever it finds. */
 export async function validateCandidate(
-  candidate: MeasuredCandidate,
+  given: MeasuredCandidate,
   deps: ValidateDeps,
   options: DecideOptions = { requireImprovement: true },
 ): Promise<CandidateValidation> {
   const { runner, config, log, signal } = deps;
+  // the base's suite, asv config and tests on both sides, as the task's verifier keeps them
+  const kept = measuredPatch(given.patch, given.layout);
+  const candidate: MeasuredCandidate = kept.dropped.length === 0 ? given : { ...given, patch: kept.patch };
+  if (kept.dropped.length > 0) log.info({ dropped: kept.dropped }, "the patch's benchmarks, asv config and tests are the base's");
   const env = candidate.environment;
   const invocations: InvocationRecord[] = [];
   let expertBuildMs: number | null = null;
@@ -77,8 +84,16 @@ export async function validateCandidate(
     protocol: null,
     harness: null,
     selection: null,
+    patchDropped: kept.dropped,
     ...rest,
   });
+
+  if (kept.patch.trim() === '')
+    return done({
+      kept: false,
+      reason: 'no-improvement',
+      detail: `the patch changes only what both sides keep from the base: ${kept.dropped.join(', ')}`,
+    });
 
   // 1. the expert image: the base commit with the patch applied, the build script rerun, verified
   const built = await runner.buildExpert(env, candidate.patch, config.buildTimeoutSeconds * 1000, signal);

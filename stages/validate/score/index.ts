@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FingerprintCache } from '../../../cache/fingerprints.js';
 import type { ScoreStore } from '../../../cache/scores.js';
+import { measuredPatch } from '../../../pipeline/concepts/measured-patch.js';
 import { PerfmineError } from '../../../pipeline/errors.js';
 import type { Logger } from '../../../pipeline/logging.js';
 import type { Metrics } from '../../../pipeline/metrics.js';
@@ -118,6 +119,12 @@ export async function measureSide(
   deps: Pick<ScoreDeps, 'runner' | 'config' | 'log' | 'metrics' | 'fingerprints' | 'signal'>,
 ): Promise<SideResult> {
   if (patch.trim() === '') return emptyPatchResult();
+  // a patch of benchmarks and tests alone changes nothing that is measured (both sides keep the base's)
+  const kept = measuredPatch(patch, candidate.layout);
+  if (kept.patch.trim() === '')
+    return emptyPatchResult(
+      `the patch changes only what both sides keep from the base (benchmarks, asv config, tests): ${kept.dropped.join(', ')}`,
+    );
   deps.log.info('scoring: building and measuring the patch against the base');
   const validation = await validateCandidate({ ...candidate, patch }, deps, { requireImprovement: false });
   deps.metrics?.add('score.measured', 1);

@@ -85,10 +85,10 @@ export function sideResultOf(v: CandidateValidation): SideResult {
 }
 
 /** The empty patch: nothing to build or measure; scored as the unchanged repository. */
-export function emptyPatchResult(): SideResult {
+export function emptyPatchResult(detail = 'the patch is empty'): SideResult {
   return {
     failure: 'empty-patch',
-    detail: 'the patch is empty',
+    detail,
     regressedTests: [],
     snapshotMismatches: [],
     workloads: [],

@@ -83,6 +83,8 @@ export const RICH_BENCHMARKS = Object.keys((JSON.parse(readReference(SOURCES.bas
 
 export class FakeRunner implements MeasurementRunner {
   readonly calls: string[] = [];
+  /** The patches expert images were built with. */
+  readonly patches: string[] = [];
   readonly #served = new Map<string, number>();
   readonly settings: AsvRunSettings[] = [];
   readonly layouts: AsvLayout[] = [];
@@ -108,6 +110,7 @@ export class FakeRunner implements MeasurementRunner {
 
   async buildExpert(env: CandidateEnvironment, patch: string) {
     this.calls.push('build');
+    this.patches.push(patch);
     this.environments.push(env);
     const kind = this.#script(env).build ?? 'ok';
     // The steps synthesize's build and verification would report.

@@ -180,6 +180,45 @@ describe('validate stage, engine asv (container seam faked with real asv results
     expect(fake.calls).toEqual(['build']);
   });
 
+  it("builds the expert with the base's benchmarks, asv config and tests: the PR's changes to them are not applied, and the detail says so", async () => {
+    const core =
+      'diff --git a/fastlib/core.py b/fastlib/core.py\n--- a/fastlib/core.py\n+++ b/fastlib/core.py\n@@ -1,3 +1,3 @@\n-    for k in keys: out[k] += v\n+    np.add.at(out, keys, values)\n';
+    const bench =
+      'diff --git a/benchmarks/bench.py b/benchmarks/bench.py\n--- a/benchmarks/bench.py\n+++ b/benchmarks/bench.py\n@@ -1 +1 @@\n-N = 100000\n+N = 10\n';
+    const test =
+      'diff --git a/tests/test_core.py b/tests/test_core.py\n--- a/tests/test_core.py\n+++ b/tests/test_core.py\n@@ -1 +1 @@\n-assert group_sum(x) == 3\n+pass\n';
+    const { key, pr } = storeCandidate(db, { diff: bench + core + test });
+    const fake = new FakeRunner({ expert: { names: SPED_UP, factor: 0.5 } });
+    const ctx = testContext(db, { config: testConfig({ validate: { engine: 'asv' } }) });
+    await runStage(
+      ctx,
+      createValidateStage(() => fake),
+      monthScope('2025-04'),
+    );
+    expect(pr.diff).toContain('benchmarks/bench.py');
+    expect(fake.patches).toEqual([core]);
+    const row = ctx.ledger.get('validate', key)!;
+    expect(row.status).toBe('done');
+    expect(row.detail).toContain(
+      "the base's benchmarks, asv config and tests on both sides (not applied: benchmarks/bench.py, tests/test_core.py)",
+    );
+
+    // a PR that changes only those: nothing to build or measure
+    const { key: only } = storeCandidate(db, { number: 102, diff: bench + test });
+    const quiet = new FakeRunner({});
+    const again = testContext(db, { config: testConfig({ validate: { engine: 'asv' } }) });
+    await runStage(
+      again,
+      createValidateStage(() => quiet),
+      monthScope('2025-04'),
+    );
+    expect(again.ledger.get('validate', only)).toMatchObject({ status: 'dropped', reason: 'no-improvement' });
+    expect(again.ledger.get('validate', only)!.detail).toContain(
+      'the patch changes only what both sides keep from the base: benchmarks/bench.py, tests/test_core.py',
+    );
+    expect(quiet.calls).toEqual([]);
+  });
+
   it('drops a patch that does not apply before measuring anything', async () => {
     const { key, row, fake } = await validate({ build: 'patch-fails' });
     expect(row).toMatchObject({ status: 'dropped', reason: 'patch-does-not-apply' });

@@ -1,0 +1,57 @@
+import { parsePatch } from './patch.js';
+
+/**
+ * What of a change is built, tested and measured: the patch without its changes to the benchmarks
+ * (asv's `benchmark_dir`), the asv configuration, the tests (`test_*.py`, `*_test.py`,
+ * `conftest.py`, anything under a `tests/` or `test/` directory) and pytest's own configuration
+ * files (`pytest.ini`, `.pytest.ini`, `tox.ini` at the root). Both sides keep the base commit's, as
+ * the task's verifier (perfmine_verify.py) keeps them for an agent's change: a change that edits
+ * a benchmark to do less work, or a test to pass, gains nothing, and the expert is judged by the
+ * rules its task will judge agents by. Pure.
+ */
+
+export interface ProtectedLayout {
+  /** The asv configuration, relative to the checkout. */
+  readonly configPath: string;
+  /** asv's benchmark_dir, relative to the checkout. */
+  readonly benchmarkDir?: string | null;
+}
+
+export interface MeasuredPatch {
+  /** The patch's sections that are kept, in their order, byte for byte. */
+  readonly patch: string;
+  /** The paths whose changes were dropped. */
+  readonly dropped: readonly string[];
+}
+
+const TEST_FILE = /(^|\/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$/;
+const TEST_DIR = /(^|\/)tests?\//;
+const PYTEST_CONFIG = /^(pytest\.ini|\.pytest\.ini|tox\.ini)$/;
+
+/** Whether a change to this path (relative to the checkout) is the base's on both sides. */
+export function isProtectedPath(path: string, layout: ProtectedLayout): boolean {
+  const bench = layout.benchmarkDir?.replace(/^\.\/+/, '').replace(/\/+$/, '');
+  return (
+    path === layout.configPath ||
+    (!!bench && (path === bench || path.startsWith(`${bench}/`))) ||
+    TEST_FILE.test(path) ||
+    TEST_DIR.test(path) ||
+    PYTEST_CONFIG.test(path)
+  );
+}
+
+/** The patch without the sections that change a protected path (on either side of a rename). */
+export function measuredPatch(patch: string, layout: ProtectedLayout): MeasuredPatch {
+  const sections = parsePatch(patch);
+  const protectedSection = (s: (typeof sections)[number]) =>
+    isProtectedPath(s.path, layout) || (s.previousPath !== null && isProtectedPath(s.previousPath, layout));
+  const dropped = sections.filter(protectedSection);
+  if (dropped.length === 0) return { patch, dropped: [] };
+  return {
+    patch: sections
+      .filter((s) => !protectedSection(s))
+      .map((s) => s.text)
+      .join(''),
+    dropped: dropped.map((s) => s.path),
+  };
+}
