@@ -9,6 +9,8 @@ import { describeFinding, scanImage } from '../../../pipeline/services/environme
 import type { ImageInventories } from '../../../cache/image-inventories.js';
 import type { ReplayStore } from '../../../cache/replays.js';
 import { workerCpusets } from '../harness/cpus.js';
+import { measuredPatch } from '../../../pipeline/concepts/measured-patch.js';
+import { benchmarkDirOf } from '../../../pipeline/services/environments/verification.js';
 import { EXPERT_PATCH_CONTEXT, expertDockerfile, PATCH_FAILED_MARKER } from './expert-dockerfile.js';
 import { machineOf, probeMachine, type ProbeReading } from './machine.js';
 import { measureReplay, type ReplayMeasurement } from './measure-replay.js';
@@ -248,6 +250,22 @@ async function probe(ctx: Context, image: string | null): Promise<{ reading: Pro
   return { reading, ms: Date.now() - started };
 }
 
+/** A file of /repo in the built base image (null: unreadable). */
+async function baseFile(ctx: Context, image: string, path: string, signal?: AbortSignal): Promise<string | null> {
+  const result = await ctx.settings.docker.run(
+    {
+      image,
+      cmd: ['cat', `/repo/${path}`],
+      network: 'none',
+      timeoutMs: 60_000,
+      limits: ctx.limits,
+      labels: { ...ctx.labels, 'org.perfmine.role': 'replay-probe' },
+    },
+    signal,
+  );
+  return result.exitCode === 0 ? result.stdout : null;
+}
+
 /** Stores and writes one record. */
 function keep(ctx: Context, r: ReplayRecord): ReplayRecord {
   writeFolderReplay(ctx.folder.dir, r);
@@ -381,12 +399,18 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
     }
 
     const variant = expertDockerfile(folder.dockerfile);
+    // the expert's changes to the benchmarks, the asv config and the tests are not applied, as
+    // validate did not apply them: both sides run the base's suite (benchmark_dir from its config)
+    const measured = measuredPatch(folder.expertPatch, {
+      configPath: folder.asvConfig,
+      benchmarkDir: benchmarkDirOf(folder.asvConfig, await baseFile(ctx, baseTag, folder.asvConfig, signal)),
+    });
     const expert = variant.ok
       ? await docker.buildImage(
           {
             ...buildCommon,
             tag: expertTag,
-            context: buildContext(folder, variant.dockerfile, [{ name: EXPERT_PATCH_CONTEXT, content: folder.expertPatch }]),
+            context: buildContext(folder, variant.dockerfile, [{ name: EXPERT_PATCH_CONTEXT, content: measured.patch }]),
           },
           signal,
         )
