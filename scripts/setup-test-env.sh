@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the test suite needs beyond `npm ci`, installed by the project's own files:
-# a running Docker engine and the local base image, a one-host Slurm cluster, a loopback Docker registry, Python's yaml. Idempotent and quick when all is present.
+# a running Docker engine and the local base images (bookworm, trixie), a one-host Slurm cluster, a loopback Docker registry, Python's yaml. Idempotent and quick when all is present.
 # Needs root (or sudo) the first time, for apt-get and dockerd.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +11,9 @@ bash "$here/setup-docker.sh"
 # It runs in a process group of its own: when a later step fails, the exit trap stops the build
 # (debootstrap included; the build's own trap removes its root filesystem) and prints its log.
 base_log=$(mktemp)
-setsid bash "$here/build-base-image.sh" >"$base_log" 2>&1 &
+# Then trixie's (Python 3.13: the harness's sys.monitoring tracer is tested there, and the
+# repository base images of the shakedown are built on it).
+setsid bash -c "bash '$here/build-base-image.sh' && PERFMINE_DEBIAN_SUITE=trixie bash '$here/build-base-image.sh' perfmine/base:trixie" >"$base_log" 2>&1 &
 base=$!
 stop_base() {
   if kill -0 "$base" 2>/dev/null; then

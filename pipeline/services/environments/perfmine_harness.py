@@ -1948,6 +1948,9 @@ def traced_codes(call):
             return monitoring.DISABLE
 
         monitoring.register_callback(tool, monitoring.events.PY_START, started)
+        # DISABLE turns a code object's event off until restart_events(), whatever the tool id's
+        # life: without this, a worker's second fingerprint misses every function its first ran
+        monitoring.restart_events()
         monitoring.set_events(tool, monitoring.events.PY_START)
         try:
             call()
@@ -1955,6 +1958,7 @@ def traced_codes(call):
             monitoring.set_events(tool, 0)
             monitoring.register_callback(tool, monitoring.events.PY_START, None)
             monitoring.free_tool_id(tool)
+            monitoring.restart_events()
         return codes
 
     def tracer(frame, event, arg):
