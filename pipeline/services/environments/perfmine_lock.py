@@ -11,6 +11,10 @@ library only). It lives in every environment at /perfmine/perfmine_lock.py.
         Compares the distributions installed now with a lock perfmine wrote (its "distributions":
         name, version, source): every locked distribution installed at its version and nothing
         else. Prints each difference and exits 3 when there is one; 0 when the sets are equal.
+        A distribution locked as "editable" (the package under test, built from the checkout) must
+        be installed from the checkout, at whatever version the checkout gives: a version from the
+        repository's history (setuptools-scm, hatch-vcs, versioneer) changes with a change to the
+        tree (`.d20261127` on a dirty tree), and the change is what is being built.
 """
 import argparse
 import json
@@ -82,6 +86,11 @@ def check(path):
             problems.append("missing: %s==%s (%s)" % (w["name"], w["version"], w.get("source", "?")))
         elif h and not w:
             problems.append("not in the lock: %s==%s" % (h["name"], h["version"]))
+        elif w.get("source") == "editable":
+            if not h["editable"]:
+                problems.append("%s: the lock has it built from the checkout (editable), %s is installed otherwise" % (w["name"], h["version"]))
+            elif w["version"] != h["version"]:
+                print("perfmine-lock: %s is built from the checkout: %s (the lock's build was %s)" % (w["name"], h["version"], w["version"]))
         elif w["version"] != h["version"]:
             problems.append("%s: the lock has %s, %s is installed" % (w["name"], w["version"], h["version"]))
     for p in problems:

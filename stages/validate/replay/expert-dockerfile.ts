@@ -10,6 +10,15 @@ export const EXPERT_PATCH_CONTEXT = '.perfmine-replay/expert.patch';
 /** The build fails with this line when the patch does not apply. */
 export const PATCH_FAILED_MARKER = 'perfmine-replay: the expert patch does not apply';
 
+/**
+ * Whether a build log says the patch did not apply: the marker as a line of output (the engine may
+ * colour it), not inside the echoed RUN command, which every log of the variant holds (a later
+ * step's failure, holoviz/param's lock check, was once reported as a patch that does not apply).
+ */
+export function patchNotApplied(log: string): boolean {
+  return log.split('\n').some((line) => line.replace(/\x1b\[[0-9;]*m/g, '').trim() === PATCH_FAILED_MARKER);
+}
+
 export type ExpertDockerfile = { readonly ok: true; readonly dockerfile: string } | { readonly ok: false; readonly why: string };
 
 /** The step that runs the build script: the last RUN instruction that names docker_build.sh. */

@@ -11,7 +11,7 @@ import type { ReplayStore } from '../../../cache/replays.js';
 import { workerCpusets } from '../harness/cpus.js';
 import { measuredPatch } from '../../../pipeline/concepts/measured-patch.js';
 import { benchmarkDirOf } from '../../../pipeline/services/environments/verification.js';
-import { EXPERT_PATCH_CONTEXT, expertDockerfile, PATCH_FAILED_MARKER } from './expert-dockerfile.js';
+import { EXPERT_PATCH_CONTEXT, expertDockerfile, patchNotApplied } from './expert-dockerfile.js';
 import { machineOf, probeMachine, type ProbeReading } from './machine.js';
 import { measureReplay, type ReplayMeasurement } from './measure-replay.js';
 import { replayProtocol, type ReplayProtocol } from './protocol.js';
@@ -419,7 +419,7 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
     if (!expert?.ok) {
       const p = await probe(ctx, baseTag);
       const built: Built = { ...noBuild, baseMs: base.durationMs, expertMs: expert?.durationMs ?? null, scan, scanMs };
-      const notApplied = expert?.log.includes(PATCH_FAILED_MARKER) ?? false;
+      const notApplied = expert ? patchNotApplied(expert.log) : false;
       const outcome = !variant.ok
         ? stopped('failed', 'dockerfile-not-understood', variant.why)
         : notApplied

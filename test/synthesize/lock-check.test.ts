@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packagePath } from '../../pipeline/package-root.js';
+
+/**
+ * perfmine_lock.py `check`, as a task's Dockerfile runs it after the build, on a site directory of
+ * its own (python3 -S with only that directory on the path). The package under test is locked as
+ * `editable`: a version from the repository's history changes when the tree changes (hatch-vcs
+ * gave holoviz/param `2.4.0a1.post1.dev6+g7698658.d20261127` once the expert patch was applied,
+ * and the replay's expert build failed on it), so only its being built from the checkout is
+ * checked; every other distribution must be at its locked version.
+ */
+const LOCK_PY = packagePath('pipeline', 'services', 'environments', 'perfmine_lock.py');
+const dir = mkdtempSync(join(tmpdir(), 'lock-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function site(name: string, dists: { name: string; version: string; editable: boolean }[]): string {
+  const root = join(dir, name);
+  for (const d of dists) {
+    const info = join(root, `${d.name}-${d.version}.dist-info`);
+    mkdirSync(info, { recursive: true });
+    writeFileSync(join(info, 'METADATA'), `Metadata-Version: 2.1\nName: ${d.name}\nVersion: ${d.version}\n`);
+    if (d.editable) writeFileSync(join(info, 'direct_url.json'), JSON.stringify({ url: 'file:///repo', dir_info: { editable: true } }));
+  }
+  return root;
+}
+
+function check(siteDir: string, lock: { name: string; version: string; source: string }[]) {
+  const path = join(siteDir, 'lock.json');
+  writeFileSync(path, JSON.stringify({ distributions: lock }));
+  const r = spawnSync('python3', ['-S', LOCK_PY, 'check', path], { env: { ...process.env, PYTHONPATH: siteDir }, encoding: 'utf8' });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+const LOCK = [
+  { name: 'param', version: '2.4.0a1.post1.dev6+g7698658', source: 'editable' },
+  { name: 'hatchling', version: '1.27.0', source: 'image' },
+];
+
+describe('the lock check of a built environment', () => {
+  it('accepts the package under test at the version its changed checkout gives, and says so', () => {
+    const s = site('dirty', [
+      { name: 'param', version: '2.4.0a1.post1.dev6+g7698658.d20261127', editable: true },
+      { name: 'hatchling', version: '1.27.0', editable: false },
+    ]);
+    const r = check(s, LOCK);
+    expect(r.out).toContain(
+      "param is built from the checkout: 2.4.0a1.post1.dev6+g7698658.d20261127 (the lock's build was 2.4.0a1.post1.dev6+g7698658)",
+    );
+    expect(r.code, r.out).toBe(0);
+  });
+
+  it('refuses another version of a locked dependency, the package under test installed otherwise, or missing', () => {
+    const other = check(
+      site('other', [
+        { name: 'param', version: '2.4.0a1.post1.dev6+g7698658', editable: true },
+        { name: 'hatchling', version: '1.28.0', editable: false },
+      ]),
+      LOCK,
+    );
+    expect(other).toMatchObject({ code: 3 });
+    expect(other.out).toContain('hatchling: the lock has 1.27.0, 1.28.0 is installed');
+    const wheel = check(
+      site('wheel', [
+        { name: 'param', version: '2.4.0', editable: false },
+        { name: 'hatchling', version: '1.27.0', editable: false },
+      ]),
+      LOCK,
+    );
+    expect(wheel).toMatchObject({ code: 3 });
+    expect(wheel.out).toContain('param: the lock has it built from the checkout (editable), 2.4.0 is installed otherwise');
+    const missing = check(site('missing', [{ name: 'hatchling', version: '1.27.0', editable: false }]), LOCK);
+    expect(missing).toMatchObject({ code: 3 });
+    expect(missing.out).toContain('missing: param==2.4.0a1.post1.dev6+g7698658 (editable)');
+  });
+});
