@@ -81,7 +81,17 @@ export class FingerprintCache {
     const now = nowIso();
     this.db.transaction(() => {
       for (const f of fingerprints)
-        insert.run(repo, sha, commitDate, f.workload, f.version, f.code === null ? null : JSON.stringify(f.code), f.opaque ? 1 : 0, f.ms, now);
+        insert.run(
+          repo,
+          sha,
+          commitDate,
+          f.workload,
+          f.version,
+          f.code === null ? null : JSON.stringify(f.code),
+          f.opaque ? 1 : 0,
+          f.ms,
+          now,
+        );
     })();
   }
 }
