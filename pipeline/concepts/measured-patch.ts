@@ -24,20 +24,36 @@ export interface MeasuredPatch {
   readonly dropped: readonly string[];
 }
 
-const TEST_FILE = /(^|\/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$/;
+export type ChangedKind = 'benchmark' | 'test' | 'asv-config' | 'other';
+
+type ChangedWhere = { readonly asvConfigPath: string | null; readonly benchmarkDir: string | null; readonly testDirs: readonly string[] };
+
+/** What a changed path is: a benchmark, a test, the asv configuration, or something else. */
+export function changedKind(path: string, where: ChangedWhere): ChangedKind {
+  if (where.asvConfigPath && path === where.asvConfigPath) return 'asv-config';
+  if (where.benchmarkDir && (path === where.benchmarkDir || path.startsWith(`${where.benchmarkDir}/`))) return 'benchmark';
+  if (where.testDirs.some((d) => path.startsWith(`${d}/`)) || /(^|\/)(test_[^/]*|[^/]*_test)\.py$|(^|\/)conftest\.py$/.test(path))
+    return 'test';
+  return 'other';
+}
+
+/** What each changed path is (changedKind), as the tamper check reports them. */
+export function categorizeChanged(paths: readonly string[], where: ChangedWhere): { path: string; kind: ChangedKind }[] {
+  return paths.map((path) => ({ path, kind: changedKind(path, where) }));
+}
+
 const TEST_DIR = /(^|\/)tests?\//;
 const PYTEST_CONFIG = /^(pytest\.ini|\.pytest\.ini|tox\.ini)$/;
 
-/** Whether a change to this path (relative to the checkout) is the base's on both sides. */
+/**
+ * Whether a change to this path (relative to the checkout) is the base's on both sides: what the
+ * tamper check calls the asv config, a benchmark or a test file (changedKind), and also a
+ * file under a `tests/` or `test/` directory at any depth and pytest's own config files.
+ */
 export function isProtectedPath(path: string, layout: ProtectedLayout): boolean {
-  const bench = layout.benchmarkDir?.replace(/^\.\/+/, '').replace(/\/+$/, '');
-  return (
-    path === layout.configPath ||
-    (!!bench && (path === bench || path.startsWith(`${bench}/`))) ||
-    TEST_FILE.test(path) ||
-    TEST_DIR.test(path) ||
-    PYTEST_CONFIG.test(path)
-  );
+  const benchmarkDir = layout.benchmarkDir?.replace(/^\.\/+/, '').replace(/\/+$/, '') || null;
+  const kind = changedKind(path, { asvConfigPath: layout.configPath, benchmarkDir, testDirs: [] });
+  return kind !== 'other' || TEST_DIR.test(path) || PYTEST_CONFIG.test(path);
 }
 
 /** The patch without the sections that change a protected path (on either side of a rename). */

@@ -1,8 +1,11 @@
+import { categorizeChanged, type ChangedKind } from '../../concepts/measured-patch.js';
 import { markCut } from '../tail.js';
 import type { TarEntry } from '../tar.js';
 import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
 import { historyCheckScript } from './seal.js';
+
+export { categorizeChanged, type ChangedKind };
 
 /**
  * The commands of a build and of its verification, as data (the environment runs them). Pure.
@@ -187,23 +190,6 @@ export function tamperedPaths(stdout: string): string[] {
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-}
-
-export type ChangedKind = 'benchmark' | 'test' | 'asv-config' | 'other';
-
-/** What each changed path is: a benchmark, a test, the asv configuration, or something else. */
-export function categorizeChanged(
-  paths: readonly string[],
-  where: { readonly asvConfigPath: string | null; readonly benchmarkDir: string | null; readonly testDirs: readonly string[] },
-): { path: string; kind: ChangedKind }[] {
-  return paths.map((path) => {
-    if (where.asvConfigPath && path === where.asvConfigPath) return { path, kind: 'asv-config' };
-    if (where.benchmarkDir && (path === where.benchmarkDir || path.startsWith(`${where.benchmarkDir}/`)))
-      return { path, kind: 'benchmark' };
-    if (where.testDirs.some((d) => path.startsWith(`${d}/`)) || /(^|\/)(test_[^/]*|[^/]*_test)\.py$|(^|\/)conftest\.py$/.test(path))
-      return { path, kind: 'test' };
-    return { path, kind: 'other' };
-  });
 }
 
 /** `benchmark_dir` of an asv configuration (JSON with comments), relative to the repository root. */
