@@ -53,27 +53,31 @@ describe('the lock check of a built environment', () => {
     expect(r.code, r.out).toBe(0);
   });
 
-  it('refuses another version of a locked dependency, the package under test installed otherwise, or missing', () => {
-    const other = check(
-      site('other', [
+  it.each([
+    {
+      why: 'another version of a locked dependency',
+      dists: [
         { name: 'param', version: '2.4.0a1.post1.dev6+g7698658', editable: true },
         { name: 'hatchling', version: '1.28.0', editable: false },
-      ]),
-      LOCK,
-    );
-    expect(other).toMatchObject({ code: 3 });
-    expect(other.out).toContain('hatchling: the lock has 1.27.0, 1.28.0 is installed');
-    const wheel = check(
-      site('wheel', [
+      ],
+      says: 'hatchling: the lock has 1.27.0, 1.28.0 is installed',
+    },
+    {
+      why: 'the package under test installed otherwise',
+      dists: [
         { name: 'param', version: '2.4.0', editable: false },
         { name: 'hatchling', version: '1.27.0', editable: false },
-      ]),
-      LOCK,
-    );
-    expect(wheel).toMatchObject({ code: 3 });
-    expect(wheel.out).toContain('param: the lock has it built from the checkout (editable), 2.4.0 is installed otherwise');
-    const missing = check(site('missing', [{ name: 'hatchling', version: '1.27.0', editable: false }]), LOCK);
-    expect(missing).toMatchObject({ code: 3 });
-    expect(missing.out).toContain('missing: param==2.4.0a1.post1.dev6+g7698658 (editable)');
+      ],
+      says: 'param: the lock has it built from the checkout (editable), 2.4.0 is installed otherwise',
+    },
+    {
+      why: 'the package under test missing',
+      dists: [{ name: 'hatchling', version: '1.27.0', editable: false }],
+      says: 'missing: param==2.4.0a1.post1.dev6+g7698658 (editable)',
+    },
+  ])('refuses $why', ({ why, dists, says }) => {
+    const r = check(site(why.replace(/ /g, '-'), dists), LOCK);
+    expect(r).toMatchObject({ code: 3 });
+    expect(r.out).toContain(says);
   });
 });
