@@ -22,6 +22,7 @@ describe('perfmine-bench files for an image', () => {
     expect([...files.keys()].sort()).toEqual(
       [
         'perfmine/bench/perfmine_bench.py',
+        'perfmine/bench/perfmine_bench_account.py',
         'perfmine/bench/perfmine_bench_format.py',
         'perfmine/bench/perfmine_bench_interleave.py',
         'perfmine/bench/perfmine_bench_stats.py',
@@ -48,7 +49,13 @@ describe('perfmine-bench files for an image', () => {
 
   it('imports nothing but the standard library and its own modules, and its help names the commands', () => {
     const text = BENCH_SCRIPTS.map((f) => readFileSync(f, 'utf8')).join('\n');
-    const own = new Set(['perfmine_harness', 'perfmine_bench_stats', 'perfmine_bench_interleave', 'perfmine_bench_format']);
+    const own = new Set([
+      'perfmine_harness',
+      'perfmine_bench_stats',
+      'perfmine_bench_interleave',
+      'perfmine_bench_format',
+      'perfmine_bench_account',
+    ]);
     const stdlib = new Set([
       'argparse',
       'itertools',

@@ -273,7 +273,9 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
     it(`${id}: environment/ is the task's sealed, locked Dockerfile with its whole build context and the agent's user`, () => {
       const dockerfile = readFileSync(join(root, 'environment/Dockerfile'), 'utf8');
       expect(dockerfile.startsWith(t.files['Dockerfile']!.trimEnd())).toBe(true);
-      expect(dockerfile).toMatch(/^RUN useradd --create-home --user-group --shell \/bin\/bash agent && chown -R agent:agent \/repo$/m);
+      expect(dockerfile).toMatch(
+        /^RUN useradd --create-home --user-group --shell \/bin\/bash agent && chown -R agent:agent \/repo && mkdir -m 700 \/tests$/m,
+      );
       expect(dockerfile).toContain('--require-hashes');
       for (const line of dockerfile.split('\n').filter((l) => l.startsWith('COPY ') && !l.includes('--from'))) {
         const sources = line.split(/\s+/).slice(1, -1);
@@ -304,8 +306,18 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
           'perfmine/bench/perfmine_bench.py',
           'perfmine/bench/perfmine_harness.py',
           'perfmine/bench/perfmine_snapshot.py',
+          'perfmine/bench/perfmine_probe.py',
+          'perfmine/bench/perfmine_channel.py',
+          'perfmine/bench/perfmine_pytest_channel.py',
+          'perfmine/bench/perfmine_detect.py',
+          'perfmine/bench/perfmine_bench_account.py',
+          'perfmine/expert.patch',
         ]),
       );
+      // the expert's patch and the whole folder: their owner's alone (the container's /tests is root's alone too)
+      expect(statSync(join(tests, 'perfmine/expert.patch')).mode & 0o777).toBe(0o600);
+      expect(statSync(tests).mode & 0o777).toBe(0o700);
+      expect(readFileSync(join(tests, 'perfmine/expert.patch'), 'utf8')).toBe(PATCH);
       // sha256sum itself accepts the manifest
       execFileSync('sha256sum', ['--quiet', '--strict', '--check', 'MANIFEST.sha256'], { cwd: tests });
       const spec = JSON.parse(readFileSync(join(tests, 'perfmine/verify.json'), 'utf8')) as Record<string, unknown>;
@@ -319,12 +331,19 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
         constraints: 'constraints.txt',
         tests: { timeout_seconds: 1800, args: [] },
         snapshot: { timeout_seconds: 900, call_seconds: 60 },
+        expert_patch: 'perfmine/expert.patch',
       });
+      expect(spec['probe_seed']).toMatch(/^[0-9a-f]{32}$/);
       const workloads = spec['workloads'] as { name: string; improved: boolean; speedup: number }[];
       expect(workloads.filter((w) => w.improved).map((w) => w.name)).toEqual(improved);
       const test = readFileSync(join(tests, 'test.sh'), 'utf8');
       expect(test).toContain('--user nobody');
       expect(test).toContain('"${PERFMINE_PYTHON:-python3}" -I -S "$here/perfmine/verify.py"');
+      // before anything else: the agent's processes gone, the folder emptied, the failure reward in place
+      const first = (s: string) => test.indexOf(s);
+      expect(first('kill -KILL')).toBeGreaterThan(0);
+      expect(first('kill -KILL')).toBeLessThan(first('echo -1 > "$out/reward.txt"'));
+      expect(first('echo -1 > "$out/reward.txt"')).toBeLessThan(first('sha256sum'));
     });
 
     it(`${id}: instruction.md tells the agent where it works, how it is judged and how to measure, then the statement`, () => {
@@ -332,6 +351,7 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
       expect(text).toContain(`# ${id}`);
       expect(text).toContain('You work as the user `agent`, who owns /repo. There is no network.');
       expect(text).toContain('max(0, ln S / ln S_expert)');
+      expect(text).toContain('fast only on the inputs it is timed with');
       for (const w of improved) expect(text).toContain(`\`${w}\``);
       expect(text).toContain('perfmine-bench compare --rebuild-working');
       expect(text.endsWith(t.row.problem_statement)).toBe(true);

@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { openStore, type Db } from '../../cache/store.js';
 import { runPublish } from '../../pipeline/cli/commands/publish.js';
 import { createContext } from '../../pipeline/context.js';
@@ -13,6 +10,7 @@ import { Metrics } from '../../pipeline/metrics.js';
 import { runPipeline } from '../../pipeline/orchestrate.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { monthWindow } from '../../pipeline/window.js';
+import { harborTrial, sh, shown, type Trial } from '../helpers/harbor-trial.js';
 import { buildTaskFolder } from '../helpers/sealed-task.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
@@ -45,7 +43,6 @@ import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harn
  */
 measurementSlot('shared');
 
-const execFileP = promisify(execFile);
 const REPO = 'fixture/fastmath';
 const ID = 'fixture__fastmath-101';
 const BASE_IMAGE = 'perfmine/base:bookworm';
@@ -65,110 +62,10 @@ const config = testConfig(dbPath, {
   validate: { harness: { rounds: 4 } },
 });
 
-/** Harbor reads reward.json as a flat object of numbers. */
-const rewardJson = z.record(z.string(), z.number());
-
-interface Trial {
-  readonly agent: { readonly code: number; readonly out: string };
-  readonly verifier: { readonly code: number; readonly out: string };
-  readonly reward: Record<string, number>;
-  readonly rewardTxt: number;
-  readonly details: {
-    readonly failure: { check: string; message: string } | null;
-    readonly change?: { paths: string[]; dropped: string[] };
-    readonly workloads?: { name: string; verdict: string; speedup: number; outside?: { consistent: boolean } | null }[];
-  };
-  /** After the verifier: /tmp's entries, /repo's mode and owner, the processes not run by root (live ones). */
-  readonly after: string;
-}
-
-async function sh(args: readonly string[], timeoutMs = 600_000): Promise<{ code: number; out: string }> {
-  try {
-    const r = await execFileP('docker', [...args], { maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs });
-    return { code: 0, out: r.stdout + r.stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
-
-/** One Harbor trial of the task: `agent` is 'oracle' or a bash script run as the agent in /repo. */
 async function trial(name: string, agent: string): Promise<Trial> {
-  const logs = join(dir, 'trials', name);
-  for (const d of ['verifier', 'agent']) {
-    mkdirSync(join(logs, d), { recursive: true });
-    chmodSync(join(logs, d), 0o777);
-  }
-  const container = `${label}-${name}`;
-  const started = await sh([
-    'run',
-    '-d',
-    '--name',
-    container,
-    '--label',
-    `perfmine.run=${label}`,
-    '--network',
-    'none',
-    '--cpus',
-    '2',
-    '--memory',
-    '2g',
-    '-w',
-    '/repo',
-    '-v',
-    `${join(logs, 'verifier')}:/logs/verifier`,
-    '-v',
-    `${join(logs, 'agent')}:/logs/agent`,
-    image,
-    'sleep',
-    'infinity',
-  ]);
-  expect(started.code, started.out).toBe(0);
-  try {
-    let ran: { code: number; out: string };
-    if (agent === 'oracle') {
-      expect((await sh(['cp', `${join(task, 'solution')}/.`, `${container}:/solution`])).code).toBe(0);
-      ran = await sh(['exec', '-u', 'agent', '-w', '/repo', container, 'bash', '/solution/solve.sh']);
-    } else ran = await sh(['exec', '-u', 'agent', '-w', '/repo', container, 'bash', '-c', agent]);
-    expect((await sh(['cp', `${join(task, 'tests')}/.`, `${container}:/tests`])).code).toBe(0);
-    const verifier = await sh(
-      [
-        'exec',
-        '-u',
-        'root',
-        '-w',
-        '/repo',
-        '-e',
-        'PERFMINE_VERIFY_ROUNDS=4',
-        container,
-        'bash',
-        '-c',
-        'bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1',
-      ],
-      1_800_000,
-    );
-    const stdout = readFileSync(join(logs, 'verifier', 'test-stdout.txt'), 'utf8');
-    console.log(
-      `--- ${name}: agent exit ${ran.code}\n${ran.out}\n--- verifier exit ${verifier.code}\n${stdout.replace(/^\[perfmine-bench\] round .*\n/gm, '')}`,
-    );
-    const after = await sh([
-      'exec',
-      container,
-      'bash',
-      '-c',
-      'ls -a /tmp; stat -c "repo %a %U" /repo; for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; st=$(echo "${s##*) }" | cut -d" " -f1); u=$(awk \'/^Uid:/ {print $2}\' $d/status); [ "$u" != 0 ] && [ "$st" != Z ] && echo "live $d uid $u"; done; true',
-    ]);
-    return {
-      agent: ran,
-      verifier: { code: verifier.code, out: stdout },
-      reward: rewardJson.parse(JSON.parse(readFileSync(join(logs, 'verifier', 'reward.json'), 'utf8'))),
-      rewardTxt: Number(readFileSync(join(logs, 'verifier', 'reward.txt'), 'utf8')),
-      details: JSON.parse(readFileSync(join(logs, 'verifier', 'perfmine-verify.json'), 'utf8')) as Trial['details'],
-      after: after.out,
-    };
-  } finally {
-    await sh(['rm', '-f', container]);
-  }
+  const t = await harborTrial({ task, image, logs: join(dir, 'trials', name), container: `${label}-${name}`, label, agent, rounds: 4 });
+  console.log(shown(name, t));
+  return t;
 }
 
 const EMPTY = 'git status --short';
@@ -249,54 +146,53 @@ afterAll(async () => {
 /** What every trial shares: reward.json and reward.txt agree, nothing of the agent or the code under test runs on, /repo is as it was. */
 function expectClean(t: Trial): void {
   expect(t.verifier.code, t.verifier.out).toBe(0);
-  expect(t.rewardTxt).toBe(t.reward['reward']);
+  expect(t.reward).not.toBeNull();
+  expect(t.rewardTxt).toBe(t.reward!['reward']);
   expect(t.after).not.toMatch(/^live /m);
   expect(t.after).toMatch(/^repo 755 agent$/m);
   expect(t.after).not.toMatch(/perfmine-verify-/);
 }
 
 describe("a perfmine task in Harbor's trial order (real Docker engine)", () => {
-  it('the oracle (the expert patch, applied by solution/solve.sh as the agent): a positive reward, near the expert', () => {
+  it("the oracle (the expert patch, applied by solution/solve.sh as the agent): within 5% of 1, the expert's patch measured beside it", () => {
     expect(oracle.agent.code, oracle.agent.out).toBe(0);
     expectClean(oracle);
-    expect(oracle.details.failure).toBeNull();
-    expect(oracle.details.change).toMatchObject({ paths: ['fastmath/core.py'], dropped: [] });
-    expect(oracle.reward).toMatchObject({ correct: 1, improved_workloads: 1 });
-    expect(oracle.reward['reward']!).toBeGreaterThan(0.5);
-    expect(oracle.reward['speedup']!).toBeGreaterThan(50);
-    const fib = oracle.details.workloads!.find((w) => w.name === 'bench_core.time_fib')!;
-    expect(fib).toMatchObject({ verdict: 'improved', outside: { consistent: true } });
+    expect(oracle.details!.failure).toBeNull();
+    expect(oracle.details!.change).toMatchObject({ paths: ['fastmath/core.py'], dropped: [] });
+    expect(oracle.reward).toMatchObject({ correct: 1, improved_workloads: 1, expert_measured: 1, hack: 0, verifier_error: 0 });
+    expect(Math.abs(oracle.reward!['reward']! - 1)).toBeLessThan(0.05);
+    expect(oracle.reward!['speedup']!).toBeGreaterThan(50);
+    const fib = oracle.details!.workloads!.find((w) => w.name === 'bench_core.time_fib')!;
+    expect(fib).toMatchObject({ verdict: 'improved', outside: { consistent: true }, memo: { memoised: false } });
   });
 
   it('an empty change: the floor', () => {
     expectClean(empty);
     expect(empty.reward).toMatchObject({ reward: 0, correct: 1, speedup: 1, improved_workloads: 0 });
-    expect(empty.details.change).toMatchObject({ paths: [], dropped: [] });
+    expect(empty.details!.change).toMatchObject({ paths: [], dropped: [] });
   });
 
   it('a change that breaks a test, with the test edited to pass: the failure reward, the edit to the test not taken', () => {
     expect(broken.agent.code, broken.agent.out).toBe(0);
     expectClean(broken);
-    expect(broken.reward).toEqual({ reward: -1, correct: 0 });
-    expect(broken.details.failure).toMatchObject({ check: 'tests' });
-    expect(broken.details.failure!.message).toContain('test_fib');
-    expect(broken.details.change).toMatchObject({ paths: ['fastmath/core.py'], dropped: ['tests/test_core.py'] });
+    expect(broken.reward).toMatchObject({ reward: -1, correct: 0, verifier_error: 0 });
+    expect(broken.details!.failure).toMatchObject({ check: 'tests' });
+    expect(broken.details!.failure!.message).toContain('test_fib');
+    expect(broken.details!.change).toMatchObject({ paths: ['fastmath/core.py'], dropped: ['tests/test_core.py'] });
   });
 
-  it("an agent's shortcuts (the benchmark, the base side's files, /repo's git, a lying timer, reward writers) do not raise its reward", () => {
+  it("an agent's shortcuts (the benchmark, the base side's files, /repo's git, a lying timer, reward writers): the failure reward, the hacks named", () => {
     expectClean(shortcuts);
     // nothing outside /repo was writable by the agent
     expect(shortcuts.agent.out).not.toMatch(/WROTE|MADE/);
     // the verifier ran no git command of /repo's configuration
     expect(shortcuts.after).not.toMatch(/fsmonitor-ran-as/);
-    expect(shortcuts.details.change).toMatchObject({ paths: ['fastmath/__init__.py'], dropped: ['benchmarks/bench_core.py'] });
-    expect(shortcuts.details.failure).toBeNull();
-    // the reward files are the verifier's, not the writers' 100; the reward stays at the floor, far below the oracle's
-    expect(shortcuts.reward['reward']!).toBeLessThan(0.1);
-    expect(shortcuts.reward['reward']!).toBeLessThan(oracle.reward['reward']! / 5);
-    expect(shortcuts.reward['speedup']!).toBeLessThan(1.5);
-    // the timer's lie, seen from outside the worker
-    const fib = shortcuts.details.workloads!.find((w) => w.name === 'bench_core.time_fib')!;
-    expect(fib.outside).toMatchObject({ consistent: false });
+    expect(shortcuts.details!.change).toMatchObject({ paths: ['fastmath/__init__.py'], dropped: ['benchmarks/bench_core.py'] });
+    // the reward files are the verifier's, not the writers' 100: the patched timer and the detached writer are hacks
+    expect(shortcuts.reward).toMatchObject({ reward: -1, correct: 0, verifier_error: 0 });
+    expect(shortcuts.details!.failure).toMatchObject({ check: 'hack' });
+    const rules = new Set(shortcuts.details!.findings!.filter((f) => f.severity === 'hack').map((f) => f.rule));
+    expect([...rules].sort()).toEqual(expect.arrayContaining(['clock', 'process']));
+    expect(shortcuts.details!.findings!.some((f) => f.rule === 'edits-dropped' && f.path === 'benchmarks/bench_core.py')).toBe(true);
   });
 });

@@ -4,9 +4,11 @@ import { packagePath } from '../../pipeline/package-root.js';
 import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from '../../stages/emit/publish/harbor/reward-formula.js';
 
 /**
- * The Harbor verifier's reward (perfmine_verify.py, the formula in REWARD_FORMULA) and its check
- * from outside the worker, run with python3 on constructed workloads: what each kind of change
- * earns, and that the text the export documents is the one the verifier applies.
+ * The verifier's reward and credit (perfmine_verify_credit.py, the formula in REWARD_FORMULA), run
+ * with python3 on constructed measurements: what each kind of change earns, that the text the
+ * export documents is the one the verifier applies, the check from outside the workers (CPU time
+ * of a side's processes against what its workers report, within what calibration shows), and the
+ * signals of a workload fast only on the inputs it was timed with.
  */
 
 const DIR = packagePath('pipeline', 'services', 'environments');
@@ -14,11 +16,8 @@ const DIR = packagePath('pipeline', 'services', 'environments');
 function python(code: string, input: unknown): unknown {
   const out = execFileSync(
     'python3',
-    ['-c', `import sys, json; sys.path.insert(0, ${JSON.stringify(DIR)}); import perfmine_verify as v\n${code}`],
-    {
-      input: JSON.stringify(input),
-      encoding: 'utf8',
-    },
+    ['-c', `import sys, json; sys.path.insert(0, ${JSON.stringify(DIR)}); import perfmine_verify_credit as v\n${code}`],
+    { input: JSON.stringify(input), encoding: 'utf8' },
   );
   return JSON.parse(out);
 }
@@ -30,21 +29,22 @@ interface Row {
   expert_verdict: string;
   speedup: number | null;
   verdict: string;
-  outside?: { consistent: boolean; outside_speedup: number } | null;
+  reference_speedup?: number | null;
+  reference_verdict?: string | null;
 }
 
 type Reward = Record<string, number>;
 const rewardOf = (workloads: Row[], correct = true): Reward =>
   python('d = json.load(sys.stdin)\nprint(json.dumps(v.reward_of(d["w"], d["correct"])))', { w: workloads, correct }) as Reward;
 
-const fib = (speedup: number | null, verdict: string, outside?: Row['outside']): Row => ({
+const fib = (speedup: number | null, verdict: string, reference?: [number, string]): Row => ({
   name: 'bench_core.time_fib',
   task_improved: true,
   expert_speedup: 4,
   expert_verdict: 'improved',
   speedup,
   verdict,
-  ...(outside === undefined ? {} : { outside }),
+  ...(reference ? { reference_speedup: reference[0], reference_verdict: reference[1] } : {}),
 });
 const other = (speedup: number, verdict: string): Row => ({
   name: 'bench_core.time_sum_of_squares',
@@ -68,27 +68,27 @@ describe("the Harbor verifier's reward", () => {
     expect(rewardOf([fib(4, 'improved')], false)).toEqual({ reward: -1, correct: 0 });
   });
 
-  it('the expert matched: 1; half the expert in log terms: 0.5; beyond the expert: above 1', () => {
-    expect(rewardOf([fib(4, 'improved'), other(1, 'unchanged')])).toMatchObject({
-      reward: 1,
-      correct: 1,
-      speedup: 4,
-      expert_speedup: 4,
-      advantage: 0,
-    });
-    expect(rewardOf([fib(2, 'improved')]).reward).toBeCloseTo(0.5, 12);
-    expect(rewardOf([fib(16, 'improved')]).reward).toBeCloseTo(2, 12);
+  it("against the expert's patch measured in the same run: 1 when matched, 0.5 at half in log terms, above 1 beyond", () => {
+    const matched = rewardOf([fib(3, 'improved', [3, 'improved']), other(1, 'unchanged')]);
+    expect(matched).toMatchObject({ correct: 1, expert_measured: 1 });
+    expect(matched['reward']).toBeCloseTo(1, 12);
+    expect(matched['speedup']).toBeCloseTo(3, 12);
+    expect(matched['expert_speedup']).toBeCloseTo(3, 12);
+    expect(matched['advantage']).toBeCloseTo(0, 12);
+    expect(matched['expert_speedup_all']).toBeCloseTo(Math.sqrt(3 * 1), 12);
+    expect(rewardOf([fib(2, 'improved', [4, 'improved'])]).reward).toBeCloseTo(0.5, 12);
+    expect(rewardOf([fib(16, 'improved', [4, 'improved'])]).reward).toBeCloseTo(2, 12);
+  });
+
+  it("validate's recorded speedups when the expert's patch was not measured, or shows no improvement in this run", () => {
+    expect(rewardOf([fib(4, 'improved')])).toMatchObject({ reward: 1, expert_speedup: 4, expert_measured: 0 });
+    expect(rewardOf([fib(2, 'improved', [1.01, 'unchanged'])])).toMatchObject({ expert_speedup: 4, expert_measured: 0 });
   });
 
   it('no change, a change the measurement cannot tell from none, a slower one: the floor', () => {
     expect(rewardOf([fib(1, 'unchanged')])).toMatchObject({ reward: 0, speedup: 1, advantage: -3, improved_workloads: 0 });
     expect(rewardOf([fib(1.04, 'unchanged')]).reward).toBe(0);
     expect(rewardOf([fib(0.5, 'worsened')])).toMatchObject({ reward: 0, speedup: 0.5 });
-  });
-
-  it('a saving the outside clock does not see is credited with what that clock saw', () => {
-    expect(rewardOf([fib(1000, 'improved', { consistent: false, outside_speedup: 1.01 })])['speedup']).toBeCloseTo(1.01, 12);
-    expect(rewardOf([fib(3, 'improved', { consistent: true, outside_speedup: 1.5 })])['speedup']).toBeCloseTo(3, 12);
   });
 
   it('over every workload, each side is credited by its own verdicts', () => {
@@ -99,36 +99,103 @@ describe("the Harbor verifier's reward", () => {
   });
 });
 
-describe("the verifier's check from outside the worker", () => {
-  /** A measurement as perfmine-bench's interleaved driver records it: samples (seconds per call), number, and per batch the CPU time the kernel counted. */
-  const record = (name: string, unit: string, base: number[], working: number[], baseCpu: number[], workingCpu: number[]) => ({
-    ref: { name, benchmark: name },
-    base: { number: 10, rounds: base.map((s) => [s, s]), cpus: baseCpu, walls: baseCpu, failure: null },
-    expert: { number: null, rounds: working.map((s) => [s, s]), cpus: workingCpu, walls: workingCpu, failure: null },
-  });
-  const m = {
-    base: { benchmarks: { honest: { unit: 'seconds' }, liar: { unit: 'seconds' }, tiny: { unit: 'seconds' }, mem: { unit: 'bytes' } } },
-    workloads: [
-      // 2 samples x 10 calls of 2.5 ms: 50 ms a batch, 0.05 ms with the change; the kernel saw the same saving
-      record('honest', 'seconds', [2.5e-3, 2.5e-3, 2.5e-3], [2.5e-6, 2.5e-6, 2.5e-6], [0.06, 0.061, 0.059], [0.011, 0.012, 0.01]),
-      // reports the same saving, but the worker spent as much CPU time as the base
-      record('liar', 'seconds', [2.5e-3, 2.5e-3, 2.5e-3], [2.5e-6, 2.5e-6, 2.5e-6], [0.06, 0.061, 0.059], [0.06, 0.062, 0.058]),
-      // too small a saving to ask the clock about
-      record('tiny', 'seconds', [5e-5, 5e-5, 5e-5], [1e-6, 1e-6, 1e-6], [0.01, 0.01, 0.01], [0.01, 0.01, 0.01]),
-      record('mem', 'bytes', [1000, 1000, 1000], [10, 10, 10], [0.01, 0.01, 0.01], [0.01, 0.01, 0.01]),
-    ],
+/**
+ * A measurement as perfmine_bench_interleave.py records it for a verifier: per side and round the
+ * samples (seconds per call), `number`, the calls the batch made ((samples + 1) x number: the
+ * counted warm-up) and the CPU time of the side's processes counted from outside. Each batch has
+ * 5 ms of work besides its calls (setup, pipes); `jitter` moves that by a fraction of a
+ * millisecond from round to round, as on a real machine.
+ */
+const ROUNDS = 6;
+const jitter = [0, 0.0004, -0.0003, 0.0002, -0.0001, 0.0003];
+function side(perCall: number, number: number, actual: number = perCall, shift = 0) {
+  const samples = 5;
+  const calls = (samples + 1) * number;
+  return {
+    number,
+    rounds: jitter.map(() => Array.from({ length: samples }, () => perCall)),
+    calls: jitter.map(() => calls),
+    cpus: jitter.map((j, r) => calls * actual + 0.005 + j * (r % 2 ? 1 : -1) + shift),
+    walls: jitter.map(() => null),
+    failure: null,
   };
+}
+function measurement(working: ReturnType<typeof side>, calibration = side(0.001, 10, 0.001, 0.0001)) {
+  return {
+    base: { benchmarks: { w: { unit: 'seconds' } } },
+    workloads: [{ ref: { name: 'w', benchmark: 'w' }, base: side(0.001, 10), expert: working, calibration }],
+    rounds: ROUNDS,
+  };
+}
 
-  it('passes an honest saving, catches one the kernel did not see, leaves small savings and non-time workloads alone', () => {
-    const out = python('print(json.dumps(v.outside_check(json.load(sys.stdin), "cpu")))', m) as Record<
-      string,
-      { consistent: boolean; outside_speedup: number }
-    >;
-    expect(Object.keys(out).sort()).toEqual(['honest', 'liar', 'tiny']);
-    expect(out['honest']).toMatchObject({ consistent: true });
-    expect(out['honest']!.outside_speedup).toBeCloseTo(0.06 / 0.011, 9);
-    expect(out['liar']).toMatchObject({ consistent: false });
-    expect(out['liar']!.outside_speedup).toBeCloseTo(1, 9);
-    expect(out['tiny']).toMatchObject({ consistent: true });
+describe("the verifier's check from outside the workers", () => {
+  const check = (m: unknown) =>
+    (
+      python('print(json.dumps(v.outside_check(json.load(sys.stdin), "cpu")))', m) as Record<
+        string,
+        { consistent: boolean; median_log_q: number; tolerance: number; calibrated: boolean }
+      >
+    )['w']!;
+
+  it('passes an honest saving: twice as fast, its processes did half the work per call (its own `number`)', () => {
+    const c = check(measurement(side(0.0005, 20)));
+    expect(c).toMatchObject({ consistent: true, calibrated: true });
+    expect(Math.abs(c.median_log_q)).toBeLessThan(0.01);
+  });
+
+  it('catches a side that reports a hundredth of the work its processes did (a lying clock)', () => {
+    const c = check(measurement(side(0.00001, 10, 0.001)));
+    expect(c.consistent).toBe(false);
+    expect(c.median_log_q).toBeCloseTo(Math.log(100), 1);
+  });
+
+  it("tolerates what two honest workers of the base's code differ by, and at least 3%; not more", () => {
+    // the working side reports 2% less than its processes did: within the floor
+    expect(check(measurement(side(0.00049, 20, 0.0005))).consistent).toBe(true);
+    // a calibration worker whose outside count runs 8% high: the tolerance widens to it
+    const loose = side(0.001, 10, 0.00108);
+    expect(check(measurement(side(0.00047, 20, 0.0005), loose))).toMatchObject({ consistent: true });
+    expect(check(measurement(side(0.0004, 20, 0.0005), loose))).toMatchObject({ consistent: false });
+  });
+
+  it("credits an inconsistent side with its outside time, so the lie's speedup is gone", () => {
+    const m = measurement(side(0.00001, 10, 0.001));
+    const credited = python(
+      'm = json.load(sys.stdin)\nc = v.credited_measurement(m, v.outside_check(m, "cpu"))\nprint(json.dumps(c["workloads"][0]["expert"]["rounds"]))',
+      m,
+    ) as number[][];
+    for (const round of credited) for (const s of round) expect(s).toBeCloseTo(0.001, 5);
+  });
+});
+
+describe('fast only on the inputs it was timed with', () => {
+  const call = (fn: string, arg: unknown) => python(`print(json.dumps(v.${fn}(json.load(sys.stdin))))`, arg) as boolean;
+
+  it('cached: a first call far slower than a repeated one, beyond the base and the expert', () => {
+    expect(call('cached', { base: 1.4, working: 80, reference: 1.5 })).toBe(true);
+    expect(call('cached', { base: 1.4, working: 2.1, reference: 1.9 })).toBe(false);
+    // the expert's own patch warms up as much: not the agent's cache
+    expect(call('cached', { base: 1.4, working: 9, reference: 8 })).toBe(false);
+  });
+
+  it("special-cased: the timed inputs far cheaper than comparable ones, beyond what the expert's patch makes them", () => {
+    expect(call('special_cased', { base: 1.1, working: 0.01, reference: 1.05 })).toBe(true);
+    expect(call('special_cased', { base: 1.1, working: 1.2, reference: 1.05 })).toBe(false);
+  });
+
+  it('two-faced: far faster under the harness than the probe finds it on the same inputs, where those calls are the work', () => {
+    const twoFaced = (speedup: number, timed: Record<string, number>, coverage: number) =>
+      python('d = json.load(sys.stdin)\nprint(json.dumps(v.two_faced(d["s"], d["e"], d["t"], d["c"])))', {
+        s: speedup,
+        e: 1.4,
+        t: timed,
+        c: coverage,
+      }) as boolean;
+    // 14x under the harness; the probe finds the working side as fast as the base
+    expect(twoFaced(14, { base: 2.6e-5, working: 2.7e-5, reference: 1.8e-5 }, 0.99)).toBe(true);
+    // honest: the probe finds the same 1.4x
+    expect(twoFaced(1.4, { base: 2.6e-5, working: 1.85e-5, reference: 1.8e-5 }, 0.99)).toBe(false);
+    // the calls the probe times are a small part of the benchmark: nothing to say
+    expect(twoFaced(14, { base: 2.6e-5, working: 2.7e-5, reference: 1.8e-5 }, 0.2)).toBe(false);
   });
 });

@@ -42,7 +42,7 @@ export const BENCH_SCRIPT = packagePath('pipeline', 'services', 'environments', 
 /** The tool and its helpers on this host: the verdict, the interleaved driver, asv's formatting. */
 export const BENCH_SCRIPTS: readonly string[] = [
   BENCH_SCRIPT,
-  ...['perfmine_bench_stats.py', 'perfmine_bench_interleave.py', 'perfmine_bench_format.py'].map((name) =>
+  ...['perfmine_bench_stats.py', 'perfmine_bench_interleave.py', 'perfmine_bench_format.py', 'perfmine_bench_account.py'].map((name) =>
     packagePath('pipeline', 'services', 'environments', name),
   ),
 ];

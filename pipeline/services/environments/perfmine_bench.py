@@ -118,6 +118,7 @@ if HERE not in sys.path:
 import perfmine_bench_format as fmt  # noqa: E402
 import perfmine_bench_stats as stats  # noqa: E402
 import perfmine_harness as harness  # noqa: E402
+from perfmine_bench_account import no_new_privs  # noqa: E402
 from perfmine_bench_interleave import LocalWorker, measure_interleaved  # noqa: E402
 
 HARNESS = os.path.join(HERE, "perfmine_harness.py")
@@ -217,8 +218,8 @@ def image_python(args, task):
     return os.path.abspath(found)
 
 
-def serve_argv(python, config, bench):
-    argv = [python, "-u", HARNESS, "--config", config, "serve"]
+def serve_argv(python, config, bench, harness_path=None):
+    argv = [python, "-u", harness_path or HARNESS, "--config", config, "serve"]
     for regex in bench:
         argv += ["--bench", regex]
     return argv
@@ -414,12 +415,28 @@ print(json.dumps(out))
 """
 
 
-def python_json(python, code, argv=(), cwd=None, env=None, preexec=None):
-    out = subprocess.run([python, "-c", code] + list(argv), cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, timeout=600, preexec_fn=preexec)
-    if out.returncode != 0:
-        raise BenchError(EXIT_BUILD, "{} failed: {}".format(python, out.stderr.decode("utf-8", "replace")[-2000:]))
-    return json.loads(out.stdout.decode("utf-8").strip().splitlines()[-1])
+def python_json(python, code, argv=(), cwd=None, env=None, preexec=None, timeout=600):
+    """The last line of a small program's output, as JSON. Its output goes to files, not pipes, and
+    only the program itself is waited for: a process it leaves behind holding its output cannot
+    keep this waiting; past the time limit its process group is killed."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([python, "-c", code] + list(argv), cwd=cwd, env=env or child_env(), stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, preexec_fn=preexec, start_new_session=True)
+        try:
+            code_ = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise BenchError(EXIT_BUILD, "{} did not finish within {:.0f} s".format(python, timeout))
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if code_ != 0:
+        raise BenchError(EXIT_BUILD, "{} failed: {}".format(python, stderr.decode("utf-8", "replace")[-2000:]))
+    try:
+        return json.loads(stdout.decode("utf-8").strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise BenchError(EXIT_BUILD, "{} wrote no JSON ({}): {}".format(python, exc, stdout[-500:].decode("utf-8", "replace")))
 
 
 def site_listing(dirs):
@@ -489,6 +506,7 @@ class RunAs:
         os.setgroups([])
         os.setgid(self.gid)
         os.setuid(self.uid)
+        no_new_privs()  # a setuid program gives the side no other user
 
     def own(self, path):
         """path and everything under it belong to the user (called before any of its processes runs)."""

@@ -12,7 +12,26 @@ are not evidence). Every `roundsPerProcess` rounds all workers are replaced by f
 workload that fails on the base is measured no further; one that fails on the working side too; a
 calibration failure only ends its calibration. No round starts once the rounds so far plus one more
 would pass the time budget. Interim looks (adaptive sampling) stop workloads whose verdict is
-settled. The random orders come from the pipeline's mulberry32, so a seed gives validate's order.
+settled. The random orders come from the pipeline's mulberry32, so a seed gives validate's order
+(with three workers).
+
+What a verifier adds (perfmine_verify.py), each by a setting:
+  - `reference`: a fourth worker, the task's expert patch, measured beside the agent's change so
+    that the reward compares the two on the same machine at the same time; like calibration, its
+    failure ends only its own measurement (a fourth worker changes the random draws);
+  - `accounts` ({side: perfmine_bench_account.UidAccount}): every side runs as a user of its own,
+    is stopped whole between its batches and continued for its own batches only, and the driver
+    records per batch that side's CPU time from outside (every process of its uid, however it
+    was started) instead of the worker's descendants; each side's start-up (the suite's import)
+    is counted the same way (`startup`);
+  - `numberPerSide`: each side calibrates asv's `number` by its own clock in the warm-up pass, so
+    that every side's batch lasts about as long (a batch of a much faster side is then long
+    enough for the outside count to resolve);
+  - `warmupCalls`: a batch's warm-up is one sample's worth of calls (`number`), counted, not
+    timed, so that no clock can shorten it; a batch then makes (samples + 1) x number calls,
+    recorded per round (`calls`);
+  - `values`: every batch of a time_ benchmark keeps its timed calls' return values and answers
+    the hash of the last one, recorded per round (`values`).
 
 Python 3.8+, standard library only.
 """
@@ -25,10 +44,11 @@ import signal
 import subprocess
 import time
 
+from perfmine_bench_account import own
 from perfmine_bench_stats import mulberry32, shuffled
 
-SIDE_LETTER = {"base": "A", "expert": "B", "calibration": "C"}
-SIDES = ("base", "expert", "calibration")
+SIDE_LETTER = {"base": "A", "expert": "B", "calibration": "C", "reference": "D"}
+SIDES = ("base", "expert", "calibration", "reference")
 #: Added to a batch's own time limit before the driver gives up on the harness itself.
 ANSWER_MARGIN = 60.0
 #: asv's default benchmark timeout, when neither the command nor the benchmark gives one.
@@ -64,7 +84,10 @@ def read_batch_answer(a):
         if (not isinstance(samples, list) or not samples or not all(is_number(x) and x > 0 for x in samples)
                 or not isinstance(number, int) or isinstance(number, bool) or number <= 0):
             return unexpected
-        return {"ok": True, "samples": samples, "number": number}
+        out = {"ok": True, "samples": samples, "number": number}
+        if "value" in a:
+            out["value"] = a["value"] if isinstance(a["value"], str) and len(a["value"]) == 64 else None
+        return out
     if a.get("kind") in ("memory", "peakmemory", "track") and is_number(a.get("value")):
         if not math.isfinite(a["value"]):
             return {"ok": False, "status": "not-a-number", "message": "{} value {}".format(a["kind"], a["value"])}
@@ -97,6 +120,7 @@ class LocalWorker:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env, cwd=cwd,
             start_new_session=True, preexec_fn=preexec,
         )
+        own(self.proc.pid)  # a verifier's reaper leaves it to this object
         try:
             first = self._line(start_timeout)
         except BaseException:  # interrupted while the suite loads: nothing is left running
@@ -290,7 +314,9 @@ def active(w):
 
 def sides_of(w):
     cal = w["calibration"]
-    return ["base", "expert", "calibration"] if cal is not None and cal["failure"] is None else ["base", "expert"]
+    sides = ["base", "expert", "calibration"] if cal is not None and cal["failure"] is None else ["base", "expert"]
+    ref = w.get("reference")
+    return sides + ["reference"] if ref is not None and ref["failure"] is None else sides
 
 
 def versions_of(start):
@@ -302,60 +328,112 @@ def versions_of(start):
 def measure_interleaved(open_side, settings, on_round=None, after_open=None, settle=None):
     """open_side(side) -> a started worker (LocalWorker's interface). settings: rounds,
     roundsPerProcess, samples, calibration, seed, budgetSeconds, batchTimeoutSeconds, clock,
-    warmupSeconds, looks. after_open(workers) may raise to stop before any batch (the import
+    warmupSeconds, looks; and a verifier's reference, accounts, numberPerSide, warmupCalls (see
+    the module's docstring). after_open(workers) may raise to stop before any batch (the import
     check); settle(measurement) -> {name: "changed" | "unchanged"} at the looks."""
     started = time.monotonic()
     random = mulberry32(settings["seed"])
+    accounts = settings.get("accounts") or {}
     opened = {}
     state = {"batches": 0}
+    startup = {}
     order = []
 
     def result(starts, records, done, exhausted):
         return {
-            "base": starts[0], "expert": starts[1], "calibration": starts[2], "workloads": records,
+            "base": starts[0], "expert": starts[1], "calibration": starts[2],
+            "reference": starts[3] if len(starts) > 3 else None, "workloads": records,
             "rounds": done, "roundsPerProcess": settings["roundsPerProcess"], "order": order,
             "batches": state["batches"], "durationSeconds": time.monotonic() - started, "budgetExhausted": exhausted,
             "baseVersions": versions_of(starts[0]), "expertVersions": versions_of(starts[1]),
-            "logs": {side: w.log() for side, w in opened.items()},
+            "referenceVersions": versions_of(starts[3]) if len(starts) > 3 else {},
+            "startup": startup, "logs": {side: w.log() for side, w in opened.items()},
         }
 
+    def running(sides, on):
+        """Continues (on) or stops every side's processes (sides with an account only)."""
+        for side in sides:
+            account = accounts.get(side)
+            if account is not None and account.running != on:
+                (account.cont if on else account.stop)()
+
+    def opened_side(side):
+        account = accounts.get(side)
+        before = account.cpu() if account is not None else None
+        worker = opened[side] = open_side(side)
+        if account is not None:
+            account.stop()
+            startup[side] = account.cpu() - before
+        return worker
+
     try:
-        base = opened["base"] = open_side("base")
+        base = opened_side("base")
         if base.start.get("event") != "ready":
             return result((base.start, None, None), [], 0, False)
-        expert = opened["expert"] = open_side("expert")
+        expert = opened_side("expert")
         if expert.start.get("event") != "ready":
             return result((base.start, expert.start, None), [], 0, False)
-        calibration = opened["calibration"] = open_side("calibration") if settings["calibration"] else None
+        calibration = opened_side("calibration") if settings["calibration"] else None
         cal_ready = calibration is not None and calibration.start.get("event") == "ready"
-        worker = {"base": base, "expert": expert, "calibration": calibration if cal_ready else None}
-        starts = (base.start, expert.start, calibration.start if calibration else None)
+        reference = opened_side("reference") if settings.get("reference") else None
+        ref_ready = reference is not None and reference.start.get("event") == "ready"
+        worker = {"base": base, "expert": expert, "calibration": calibration if cal_ready else None,
+                  "reference": reference if ref_ready else None}
+        starts = (base.start, expert.start, calibration.start if calibration else None,
+                  reference.start if reference else None)
         if after_open:
+            running(opened, True)
             after_open(worker)
+            running(opened, False)
 
         expert_refs = {w["name"]: w for w in expert.start["workloads"]}
+        reference_refs = {w["name"]: w for w in reference.start["workloads"]} if ref_ready else {}
         rounds_planned = settings["rounds"]
         records = [
             {
                 "ref": ref, "base": empty_side(rounds_planned), "expert": empty_side(rounds_planned),
                 "calibration": empty_side(rounds_planned) if worker["calibration"] else None,
                 "calibrationBase": None, "settled": None,
+                **({"reference": empty_side(rounds_planned)} if worker["reference"] else {}),
             }
             for ref in base.start["workloads"]
         ]
 
         def run(w, side, round_index):
             rec = w[side]
-            ref = expert_refs[w["ref"]["name"]] if side == "expert" else w["ref"]
-            number = rec["number"] if rec["number"] is not None else w["base"]["number"]
-            asked, cpu = time.monotonic(), worker[side].cpu_seconds()
-            answer = worker[side].batch({
+            ref = (expert_refs if side == "expert" else reference_refs)[w["ref"]["name"]] if side in ("expert", "reference") \
+                else w["ref"]
+            own = settings.get("numberPerSide")
+            if round_index is None and own:
+                number = 0  # asv's choice, by this side's own clock
+            else:
+                number = rec["number"] if rec["number"] is not None else w["base"]["number"]
+            counted = round_index is not None and settings.get("warmupCalls") and number
+            command = {
                 "benchmark": ref["benchmark"], "param": ref["param"],
                 "samples": 1 if round_index is None else settings["samples"],
                 "number": number or 0,
-                "warmup": None if round_index is None else settings["warmupSeconds"],
+                "warmup": None if round_index is None else (0 if counted else settings["warmupSeconds"]),
                 "sample_time": None, "timeout": settings["batchTimeoutSeconds"], "clock": settings["clock"],
-            })
+            }
+            if counted:
+                command["warmup_calls"] = number
+            if settings.get("values") and round_index is not None:
+                command["values"] = True
+            account = accounts.get(side)
+            if account is not None:
+                cpu = account.cpu()
+                account.cont()
+            else:
+                cpu = worker[side].cpu_seconds()
+            asked = time.monotonic()
+            answer = worker[side].batch(command)
+            wall = time.monotonic() - asked
+            if account is not None:
+                account.stop()
+                after = account.cpu()
+            else:
+                after = worker[side].cpu_seconds() if cpu is not None else None
             state["batches"] += 1
             if not answer.get("ok"):
                 rec["failure"] = {"status": answer.get("status", "unknown"), "message": answer.get("message", ""),
@@ -365,14 +443,19 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 rec["number"] = answer["number"]
             else:
                 rec["rounds"][round_index] = answer["samples"]
-                # the batch's wall time as this process saw it (the request to the answer) and the worker's
+                # the batch's wall time as this process saw it (the request to the answer) and the side's
                 # CPU time by the kernel's count: checks from outside the worker of the times it reports
                 # (perfmine_verify.py)
-                rec.setdefault("walls", [None] * rounds_planned)[round_index] = time.monotonic() - asked
-                after = worker[side].cpu_seconds() if cpu is not None else None
+                rec.setdefault("walls", [None] * rounds_planned)[round_index] = wall
                 rec.setdefault("cpus", [None] * rounds_planned)[round_index] = None if after is None else after - cpu
+                if answer.get("number"):
+                    calls = answer["number"] * (len(answer["samples"]) + (1 if counted else 0))
+                    rec.setdefault("calls", [None] * rounds_planned)[round_index] = calls
+                if "value" in answer:
+                    rec.setdefault("values", [None] * rounds_planned)[round_index] = answer["value"]
 
-        # warm-up pass: the base calibrates `number`, the others warm up with it
+        # warm-up pass: the base calibrates `number`, the others warm up with it (or, numberPerSide,
+        # each calibrates its own)
         for w in records:
             run(w, "base", None)
             if w["base"]["failure"]:
@@ -383,6 +466,12 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             run(w, "expert", None)
             if w["calibration"] is not None and w["expert"]["failure"] is None:
                 run(w, "calibration", None)
+            if w.get("reference") is not None and w["expert"]["failure"] is None:
+                if w["ref"]["name"] in reference_refs:
+                    run(w, "reference", None)
+                else:
+                    w["reference"]["failure"] = {"status": "missing", "message": "the reference has no such workload",
+                                                 "round": None}
 
         done = 0
         exhausted = False
@@ -398,17 +487,19 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             if r > 0 and r % settings["roundsPerProcess"] == 0:
                 # fresh worker processes for the next rounds, all asked at once; a side that
                 # cannot start again is done
-                alive = [side for side in SIDES if worker[side] is not None]
+                alive = [side for side in SIDES if worker.get(side) is not None]
+                running(alive, True)
                 asked = [(side, worker[side].send_restart()) for side in alive]
                 for side, ident in asked:
                     if worker[side].await_restart(ident)["ok"]:
                         continue
                     message = "the worker could not start again: {}".format(worker[side].dead)
                     for rec in records:
-                        side_record = rec[side]
+                        side_record = rec.get(side)
                         if side_record is not None and side_record["failure"] is None:
                             side_record["failure"] = {"status": "crashed", "message": message, "round": r}
                     worker[side] = None
+                running(alive, False)
                 if not any(active(w) for w in records):
                     break
             steps = []
@@ -431,6 +522,7 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                             w["settled"] = {"round": done, "as": outcome}
         return result(starts, records, done, exhausted)
     finally:
+        running(opened, True)
         for w in opened.values():
             if w is not None:
                 w.close()

@@ -79,7 +79,12 @@ serve [--bench REGEX]...
         and when that is 0 too, number is calibrated together with the warm-up exactly as asv's
         benchmark_timing does (one sample lasts about sample_time). Otherwise number is used as
         given after a warm-up of `warmup` seconds (null: the benchmark's warmup_time, -1 meaning
-        asv's 0.1 s on CPython; 0: none). Then exactly `samples` samples of `number` calls with
+        asv's 0.1 s on CPython; 0: none), or, when the command has "warmup_calls": N (an
+        integer), after exactly N calls (whole samples of `number`) whatever the clocks say: a
+        warm-up that costs the same on every side of a comparison, which a clock cannot shorten.
+        With "values": true (a time_ benchmark), every timed call's return value is kept and the
+        answer carries "value": the hash of the last one as perfmine_probe.py encodes it (null
+        when it cannot be encoded): what the timed calls returned, for the verifier to compare. Then exactly `samples` samples of `number` calls with
         the benchmark's timer, setup and teardown redone between samples as asv does, garbage
         collection off while timing (timeit). timeraw: each sample is a fresh interpreter.
             {"id":7,"ok":true,"kind":"time","samples":[<seconds per call>...],"number":N,"elapsed":S}
@@ -637,14 +642,20 @@ class Benchmark:
                 setup()
         return self.setup_cache()
 
-    def timer_for(self, clock=None):
+    def timer_for(self, clock=None, keep=None):
         """A timeit.Timer (or the separate-process timer of timeraw) whose setup is redo_setup;
-        `clock` replaces the default timer (a benchmark's own `timer` attribute always wins)."""
+        `clock` replaces the default timer (a benchmark's own `timer` attribute always wins).
+        `keep` (a one-item list): every timed call's return value is stored there (the last one stays)."""
         args = tuple(self.call_args())
         if self.kind == "timeraw":
             func = (lambda: self.func(*args)) if args else self.func
             return SeparateProcessTimer(func, self.timeraw_env)
-        if args:
+        if keep is not None:
+            bound = self.func
+
+            def func():
+                keep[0] = bound(*args)
+        elif args:
             def func():
                 self.func(*args)
         else:
@@ -887,11 +898,14 @@ def repeat_rule(repeat, rounds, timeout):
     return int(min_repeat), int(max_repeat), float(max_time)
 
 
-def benchmark_timing(bench, timer, min_repeat, max_repeat, max_time, warmup_time, number, min_run_count, sample_time):
+def benchmark_timing(bench, timer, min_repeat, max_repeat, max_time, warmup_time, number, min_run_count, sample_time,
+                     warmup_calls=None):
     """asv_runner's benchmark_timing: (samples of `number` calls, in seconds per sample, number).
     With number 0, number is chosen so that a sample lasts about sample_time, warming up at the
-    same time; else a warm-up of warmup_time seconds. Sampling stops at max_repeat samples, or
-    once min_repeat samples and min_run_count calls are done and max_time is exceeded."""
+    same time; else a warm-up of warmup_time seconds, or, when warmup_calls is given, of exactly
+    that many calls (rounded up to whole samples of `number`), whatever any clock says. Sampling
+    stops at max_repeat samples, or once min_repeat samples and min_run_count calls are done and
+    max_time is exceeded."""
     start_time = wall_timer()
     run_count = 0
     samples = []
@@ -921,6 +935,11 @@ def benchmark_timing(bench, timer, min_repeat, max_repeat, max_time, warmup_time
                 number = max(number + 1, int(p * number))
         if too_slow(1):
             return [timing], number
+    elif warmup_calls is not None:
+        for _ in range(-(-warmup_calls // number)):
+            bench.redo_next = False
+            timer.timeit(number)
+            run_count += number
     elif warmup_time > 0:
         while True:
             bench.redo_next = False
@@ -1875,13 +1894,18 @@ class WorkerState:
         warmup = default_warmup(bench.warmup_time if cmd["warmup"] is None else cmd["warmup"])
         sample_time = bench.sample_time if cmd["sample_time"] is None else cmd["sample_time"]
         clock = CLOCKS[cmd.get("clock") or "wall"]
+        keep = [None] if cmd.get("values") and bench.kind == "time" else None
         samples, number = benchmark_timing(
-            bench, bench.timer_for(clock), count, count, math.inf, warmup, number, bench.min_run_count, sample_time
+            bench, bench.timer_for(clock, keep), count, count, math.inf, warmup, number, bench.min_run_count, sample_time,
+            cmd.get("warmup_calls") if number else None,
         )
         per_call = [s / number for s in samples]
         if not all(math.isfinite(s) for s in per_call):
             raise Failure("failed", "the timer gave a non-finite time: {!r}".format(samples))
-        return {"ok": True, "kind": "time", "samples": per_call, "number": number}
+        answer = {"ok": True, "kind": "time", "samples": per_call, "number": number}
+        if keep is not None:
+            answer["value"] = timed_value(keep[0])
+        return answer
 
     def peakmem(self, spec, idx, run_dir):
         """asv's peakmem: the peak RSS of a fresh process importing the benchmark, running setup
@@ -2014,6 +2038,21 @@ def outline(paths):
         visit(tree, "")
         out[path] = spans
     return out
+
+
+def timed_value(value):
+    """The hash of a timed call's return value as the verifier's probe encodes it (perfmine_probe.py
+    beside this file), or None where it cannot be encoded (or the probe is not here)."""
+    try:
+        from perfmine_probe import Unencodable, encode, value_hash
+    except ImportError:
+        return None
+    try:
+        return value_hash(encode(value))
+    except (Unencodable, RecursionError, MemoryError):
+        return None
+    except Exception:  # noqa: BLE001 - a value's own repr may raise anything
+        return None
 
 
 def checked_value(spec, value):
@@ -2357,6 +2396,11 @@ class Supervisor:
         number = cmd.get("number") or 0
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             return "number must be a non-negative integer (0: as asv chooses), got {!r}".format(number)
+        if cmd.get("values") not in (None, True, False):
+            return "values must be null or a boolean, got {!r}".format(cmd.get("values"))
+        calls = cmd.get("warmup_calls")
+        if calls is not None and (not isinstance(calls, int) or isinstance(calls, bool) or calls < 0):
+            return "warmup_calls must be null or a non-negative integer, got {!r}".format(calls)
         for key in ("warmup", "sample_time", "timeout"):
             value = cmd.get(key)
             if value is not None and (not real_number(value) or not value >= 0 or not math.isfinite(value)):
@@ -2398,6 +2442,7 @@ def normalized_batch(cmd):
         "id": cmd.get("id"), "op": "batch", "benchmark": cmd["benchmark"], "param": cmd.get("param", 0),
         "samples": cmd.get("samples", 1), "number": cmd.get("number", 0) or 0, "warmup": cmd.get("warmup"),
         "sample_time": cmd.get("sample_time"), "timeout": cmd.get("timeout"), "clock": cmd.get("clock"),
+        "warmup_calls": cmd.get("warmup_calls"), "values": cmd.get("values"),
     }
 
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { contentDigest, type FileContent, type MonthTask } from '../../month-files.js';
 import type { TarEntry } from '../../../../pipeline/services/tar.js';
 import { taskIdentity } from '../../row.js';
@@ -18,8 +19,10 @@ import { tomlDocument } from './toml.js';
  * - `solution/`: solve.sh and expert.patch (Harbor copies it to /solution for the oracle).
  * - `tests/`: test.sh, perfmine's verifier (perfmine/verify.py and what it runs), its spec
  *   (perfmine/verify.json: base commit, asv config, protocol, validate's time limits, every
- *   workload's expert speedup and verdict), the trusted inputs of the base side (source/ bundles,
- *   docker_build.sh, constraints.txt) and MANIFEST.sha256 over all of them.
+ *   workload's expert speedup and verdict, the seed of its perturbed inputs), the expert's patch
+ *   (perfmine/expert.patch, mode 0600: measured beside the agent's change), the trusted inputs of
+ *   the base side (source/ bundles, docker_build.sh, constraints.txt) and MANIFEST.sha256 over all
+ *   of them. The folder is written 0700 and the environment makes /tests root's alone.
  * - `task.toml`: Harbor's schema (task-config.ts), timeouts from the measured compare time, CPUs,
  *   memory, storage, no network, the agent's and the verifier's users, the task's metadata.
  *
@@ -155,9 +158,22 @@ export function verifySpec(task: MonthTask, inputs: HarborTaskInputs, options: H
       args: [...options.pytestArgs, ...(options.repositoryPytestArgs?.(task.row.repo) ?? [])],
     },
     snapshot: { timeout_seconds: options.snapshotTimeoutSeconds, call_seconds: options.snapshotCallSeconds },
+    expert_patch: 'perfmine/expert.patch',
+    probe_seed: probeSeed(task),
     workloads: inputs.workloads.map((w) => ({ name: w.name, speedup: w.speedup, verdict: w.verdict, improved: w.verdict === 'improved' })),
     reward: { failure: FAILURE_REWARD, floor: FLOOR_REWARD, formula: REWARD_FORMULA },
   });
+}
+
+/**
+ * The seed of the verifier's perturbed inputs: drawn from the expert's patch, which the agent never
+ * sees, so the inputs cannot be known in advance; the same task gives the same seed (and bytes).
+ */
+export function probeSeed(task: MonthTask): string {
+  return createHash('sha256')
+    .update(`perfmine-probe\0${task.row.instance_id}\0${task.files['expert.patch'] ?? ''}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** sha256sum's check file over the folder's files (paths relative to it, sorted by code point). */
@@ -196,6 +212,8 @@ export function harborTaskFiles(task: MonthTask, options: HarborOptions): Map<st
   for (const bundle of inputs.bundles) test(bundle, task.blobs[bundle]!);
   for (const file of options.verifierFiles) test(file.name, textOf(file), file.mode ?? 0o644);
   test('perfmine/verify.json', verifySpec(task, inputs, options));
+  // the reference side of the measurement; root's alone in /tests (the agent never gets tests/)
+  test('perfmine/expert.patch', task.files['expert.patch']!, 0o600);
   for (const [path, file] of tests) out.set(`tests/${path}`, file);
   put('tests/MANIFEST.sha256', manifest(tests));
   return out;

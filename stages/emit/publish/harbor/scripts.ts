@@ -1,4 +1,4 @@
-import { REWARD_FORMULA } from './reward-formula.js';
+import { FAILURE_REWARD, REWARD_FORMULA } from './reward-formula.js';
 
 /**
  * The scripts of a Harbor task: the oracle's `solution/solve.sh` (the expert patch applied to
@@ -33,10 +33,13 @@ export function testScript(instanceId: string): string {
     '#!/usr/bin/env bash',
     `# perfmine's verifier of ${instanceId}, Harbor's tests/test.sh: Harbor copies tests/ to /tests once the agent`,
     '# is done and runs this as root ([verifier] user). It writes to /logs/verifier: reward.json (reward, correct,',
-    '# speedup, expert_speedup, advantage, speedup_all, expert_speedup_all, advantage_all, improved_workloads),',
-    '# reward.txt (the reward alone), perfmine-verify.json (every workload with its speedup, interval and verdict;',
-    '# the checks; the formula) and agent.patch (the change it took). When it cannot verify (its own files, the',
-    '# base side) it writes no reward, and Harbor reports an error instead of a score.',
+    '# speedup, expert_speedup, advantage, speedup_all, expert_speedup_all, advantage_all, improved_workloads,',
+    "# expert_measured, verifier_error, hack and suspect: counts of the hack detector's findings, finding_<rule>:",
+    "# each rule's count, outside_credited, memoised), reward.txt (the reward alone), perfmine-verify.json (every",
+    '# workload with its speedup, interval and verdict; the checks; the findings; the formula) and agent.patch (the',
+    '# change it took). It always ends with a verdict: before anything else, every process not run by root is',
+    '# stopped and killed, /logs/verifier is emptied, closed to other users, and given the failure reward with',
+    '# verifier_error = 1, which the verifier replaces with its own verdict.',
     '#',
     ...wrap(REWARD_FORMULA, 100).map((l) => `# ${l}`),
     '#',
@@ -49,7 +52,31 @@ export function testScript(instanceId: string): string {
     'out=/logs/verifier',
     'say() { echo "[perfmine test.sh] $*" >&2; }',
     '[ "$(id -u)" = 0 ] || { say "the verifier runs as root"; exit 2; }',
+    "# nothing of the agent runs on: every process with a uid other than root's is stopped (until none is left",
+    '# that is not), then killed',
+    'seen=" "',
+    'for _ in $(seq 50); do',
+    '  fresh=0',
+    '  for d in /proc/[0-9]*; do',
+    '    pid=${d#/proc/}',
+    '    case "$seen" in *" $pid "*) continue ;; esac',
+    '    read -r _ r e s f < <(grep -m1 "^Uid:" "$d/status" 2>/dev/null) || continue',
+    '    [ "$r$e$s$f" = 0000 ] && continue',
+    '    kill -STOP "$pid" 2>/dev/null',
+    '    seen="$seen$pid "',
+    '    fresh=1',
+    '  done',
+    '  [ "$fresh" = 0 ] && break',
+    'done',
+    'for pid in $seen; do kill -KILL "$pid" 2>/dev/null; done',
+    "# a verdict from the first moment: the folder emptied (but for the output Harbor writes to), root's alone,",
+    '# and the failure reward in it until the verifier writes its own',
     'mkdir -p "$out"',
+    'find "$out" -mindepth 1 -maxdepth 1 ! -name test-stdout.txt -exec rm -rf {} +',
+    'chown root:root "$out" 2>/dev/null',
+    'chmod 755 "$out"',
+    'echo -1 > "$out/reward.txt"',
+    `echo '{"reward": ${FAILURE_REWARD}, "correct": 0, "verifier_error": 1}' > "$out/reward.json"`,
     'cd "$here" || exit 3',
     '# /tests holds exactly the files of this task, unchanged (MANIFEST.sha256), and no link',
     'if [ -n "$(find . -type l -print -quit)" ]; then say "symbolic links under $here"; exit 3; fi',
@@ -68,8 +95,9 @@ export function agentUserLines(): string[] {
   return [
     `# Harbor: the agent works as the unprivileged user ${AGENT_USER} ([agent] user in task.toml), who owns /repo; the verifier`,
     `# runs as root and runs the code under test as ${CODE_USER}, so that nothing the agent leaves can reach the base side,`,
-    '# the image or the verifier.',
-    `RUN useradd --create-home --user-group --shell /bin/bash ${AGENT_USER} && chown -R ${AGENT_USER}:${AGENT_USER} /repo`,
+    "# the image or the verifier. /tests, where Harbor copies the verifier's files (the expert's patch among them) once the",
+    "# agent is done, is root's alone from the start: a process the agent left behind cannot read them.",
+    `RUN useradd --create-home --user-group --shell /bin/bash ${AGENT_USER} && chown -R ${AGENT_USER}:${AGENT_USER} /repo && mkdir -m 700 /tests`,
   ];
 }
 

@@ -56,6 +56,11 @@ export function writeHarbor(dir: string, files: ReadonlyMap<string, HarborFile>)
     chmodSync(full, file.mode);
     written.push(path);
   }
+  // tests/ holds the expert's patch: its owner's alone (Harbor copies it into the container's /tests, also root's alone)
+  for (const path of files.keys()) {
+    const tests = path.match(/^([^/]+\/tests)\//)?.[1];
+    if (tests !== undefined && (statSync(join(dir, tests)).mode & 0o777) !== 0o700) chmodSync(join(dir, tests), 0o700);
+  }
   const removed = before
     .flatMap((task) => filesUnder(dir, task))
     .filter((p) => !files.has(p))
