@@ -244,7 +244,7 @@ function defineScore(program: Command): void {
   program
     .command('score')
     .description(
-      "score agents' patches on emitted tasks: built, checked (tests, benchmark return values) and measured against the base like the expert's; speedups, advantage (stratified, normalized) per prediction and by model",
+      "score agents' patches on emitted tasks with the Harbor verifier in each task's environment (checks over channels, the hack detector, the base, the patch and the expert's patch measured interleaved, counted from outside): reward, speedups, advantage (stratified, normalized) per prediction and by model",
     )
     .option('--task <ID|DIR>', 'the emitted task (instance id, or its folder)')
     .option('--patch <FILE>', "the agent's patch (with --task)")
@@ -253,6 +253,10 @@ function defineScore(program: Command): void {
     .option('--results <FILE>', 'where the JSONL results go (default: <out>/scores/<name>.jsonl, the summary table beside it)')
     .option('--max-patch-bytes <N>', 'reject a patch larger than this', String(MAX_PATCH_BYTES))
     .option('--force', 'measure again what is already scored')
+    .option(
+      '--index <URL|dir:PATH>',
+      "the package index the tasks' environments build from (dir:PATH: served on loopback; the demo's index)",
+    )
     .action(async (flags: ScoreFlags, command: Command) => {
       const { scoreCommand } = await import('./commands/score.js');
       process.exitCode = await scoreCommand(flags, command.optsWithGlobals<GlobalFlags>());

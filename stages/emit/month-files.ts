@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tasksParquet } from './parquet.js';
 import { sortRows, toJsonl, type TaskRow } from './row.js';
 import type { BlobRef } from '../../cache/blobs.js';
+import type { FileContent } from '../../pipeline/services/verifier/file-content.js';
 import { REPLAYS_DIR } from '../../pipeline/concepts/replay-files.js';
 
 /**
@@ -33,26 +33,9 @@ export interface MonthManifest {
   readonly sha256: Readonly<Record<string, string>>;
 }
 
-function sha256(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
+import { contentBytes, contentDigest } from '../../pipeline/services/verifier/file-content.js';
 
-/** A file's content: text, bytes, or a stored blob read when it is written. */
-export type FileContent = string | Uint8Array | BlobRef;
-
-function isBlob(content: FileContent): content is BlobRef {
-  return typeof content === 'object' && 'read' in content;
-}
-
-/** The bytes of a file's content (a blob is read from the store). */
-export function contentBytes(content: FileContent): string | Uint8Array {
-  return isBlob(content) ? content.read() : content;
-}
-
-/** A file's SHA-256 (a blob's is known without reading it). */
-export function contentDigest(content: FileContent): string {
-  return isBlob(content) ? content.sha256 : sha256(content);
-}
+export { contentBytes, contentDigest, type FileContent } from '../../pipeline/services/verifier/file-content.js';
 
 /** Every file of the month but the manifest, by relative path (pure; blobs are not read). */
 export function monthFiles(tasks: readonly MonthTask[]): Map<string, FileContent> {

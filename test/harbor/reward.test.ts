@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { packagePath } from '../../pipeline/package-root.js';
-import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from '../../stages/emit/publish/harbor/reward-formula.js';
+import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from '../../pipeline/services/verifier/reward-formula.js';
 
 /**
  * The verifier's reward and credit (perfmine_verify_credit.py, the formula in REWARD_FORMULA), run

@@ -8,7 +8,7 @@ import { writeDataset, type WriteReport } from '../../../stages/emit/publish/wri
 import { gatedMonth, leftOutLine } from '../../../stages/emit/publish/task-replays.js';
 import type { GateDecision } from '../../../stages/emit/publish/replay-gate.js';
 import { harborDatasetFiles } from '../../../stages/emit/publish/harbor/harbor-dataset.js';
-import { harborOptionsOf } from '../../../stages/emit/publish/harbor/options.js';
+import { harborOptionsOf } from '../../services/verifier/options.js';
 import { writeHarbor } from '../../../stages/emit/publish/harbor/write-harbor.js';
 import { ConfigError } from '../../errors.js';
 import { repoFunnel } from '../../report/load.js';

@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { checkDatabasePath } from '../../../cache/database-path.js';
-import { FingerprintCache } from '../../../cache/fingerprints.js';
 import { Ledger } from '../../../cache/ledger.js';
 import { ScoreStore } from '../../../cache/scores.js';
 import { openStore } from '../../../cache/store.js';
@@ -14,14 +13,13 @@ import {
   type ParsedPredictions,
 } from '../../../stages/validate/score/predictions.js';
 import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/validate/score/task-source.js';
-import { dockerRunnerOf } from '../../../stages/validate/docker-runner.js';
-import { measureSidesOnSlurm } from '../../../stages/validate/score/remote.js';
+import { measureSidesOnSlurm, verifierDeps } from '../../../stages/validate/score/remote.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { Metrics } from '../../metrics.js';
 import { DockerService } from '../../services/docker.js';
 import { noteDb } from '../db-label.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
-import { repositoryEnvironment } from '../../config/repository-environment.js';
+import { startLocalIndex } from '../../services/package-index/local-index.js';
 
 export interface ScoreFlags {
   readonly task?: string;
@@ -31,6 +29,8 @@ export interface ScoreFlags {
   readonly results?: string;
   readonly force?: boolean;
   readonly maxPatchBytes?: string;
+  /** PIP_INDEX_URL for the environments' builds: an index URL, or dir:PATH served on loopback (the demo's index). */
+  readonly index?: string;
 }
 
 export interface ScoreRun {
@@ -106,29 +106,23 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
     const ledger = new Ledger(db);
     const emitted = emittedRows(ledger);
     const { parsed, name } = readInput(flags, new Set(emitted.keys()));
-    // scoring measures every workload of the suite on each side (validate's coverage selection is about the expert's patch)
-    const validate = { ...config.validate, selection: 'all' as const, keepExpertImages: false };
     const tasks = new Map<string, ScoreTask>();
     const broken = new Map<string, ConfigError>();
     for (const id of new Set(parsed.predictions.map((p) => p.instanceId))) {
       try {
-        const task = emitted.get(id)!;
-        tasks.set(id, loadScoreTask(db, ledger, task, validate, repositoryEnvironment(config, task.row.repo).pytestArgs));
+        tasks.set(id, loadScoreTask(db, emitted.get(id)!));
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         broken.set(id, error);
       }
     }
     const metrics = new Metrics();
-    const scoring = { ...config, validate };
-    const runner = dockerRunnerOf(scoring, docker ?? new DockerService({ runLabel: 'score', metrics }), log, metrics);
     const scorable = parsed.predictions.filter((p) => !broken.has(p.instanceId));
-    // executor slurm: the sides to measure run as Slurm jobs first; the rows below read them from the store
-    const remote =
-      config.executor.kind === 'slurm'
-        ? await measureSidesOnSlurm({ db, config: scoring, log, tasks, predictions: scorable, force: flags.force ?? false })
-        : {};
-    // a task whose environment the store lacks: its rows are errors, the other tasks' rows are scored
+    // dir:PATH: a loopback index over the directory while the environments build (the demo's)
+    const index = flags.index ?? null;
+    if (index !== null && !/^(https?:\/\/.+|dir:.+)$/.test(index))
+      throw new ConfigError(`--index ${index}: expected an index URL (http://…/simple/) or dir:PATH`, { reason: 'usage' });
+    // a task whose files the store lacks: its rows are errors, the other tasks' rows are scored
     const unscorable = parsed.predictions
       .filter((p) => broken.has(p.instanceId))
       .map((p): PredictionResult => ({
@@ -137,16 +131,25 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
         failure: broken.get(p.instanceId)!.reason,
         detail: broken.get(p.instanceId)!.message,
       }));
-    const scored = await scorePredictions(tasks, scorable, parsed.rejected, {
-      ...remote,
-      runner,
-      store: new ScoreStore(db),
-      config: validate,
-      log,
-      metrics,
-      fingerprints: new FingerprintCache(db),
-      ...(flags.force ? { force: true } : {}),
-    });
+    const local = index?.startsWith('dir:') ? await startLocalIndex({ dir: resolve(index.slice(4)) }) : null;
+    let scored: PredictionResult[];
+    try {
+      // executor slurm: the sides to verify run as Slurm jobs first; the rows below read them from the store
+      const remote =
+        config.executor.kind === 'slurm'
+          ? await measureSidesOnSlurm({ db, config, log, tasks, predictions: scorable, force: flags.force ?? false })
+          : {};
+      scored = await scorePredictions(tasks, scorable, parsed.rejected, {
+        ...remote,
+        ...verifierDeps(config, docker ?? new DockerService({ runLabel: 'score', metrics }), local?.url ?? index),
+        store: new ScoreStore(db),
+        log,
+        metrics,
+        ...(flags.force ? { force: true } : {}),
+      });
+    } finally {
+      await local?.close();
+    }
     const rows = [...scored, ...unscorable].sort((a, b) => a.row - b.row);
     const models = aggregateByModel(
       rows

@@ -89,7 +89,8 @@ compare: the working tree, as installed in the image now, against the base commi
     {compared, flagged, rate}}, threshold, interval {level, method}, counts, improved, worsened,
     workloads [{name, benchmark, params, unit, verdict, reason, speedup, interval, mds,
     base_value, working_value, pairs, faster_pairs, slower_pairs, p_value, significant,
-    settled_at, failure {side, status, message}}].
+    settled_at, failure {side, status, message}, median_log, standard_error, df (the verdict's log
+    ratio of working over base, its standard error and degrees of freedom)}].
 
 Exit codes: 0 ok; 2 usage (bad flags, no such config, no workload matches); 3 the base could not
 be made (copy, venv, build script, isolation checks); 4 the measurement failed (a suite that
@@ -828,6 +829,7 @@ def report_of(m, verdict, info):
             "pairs": v["usablePairs"], "faster_pairs": v["fasterPairs"], "slower_pairs": v["slowerPairs"],
             "p_value": v["pValue"], "significant": v["significant"],
             "settled_at": w["settled"]["round"] if w["settled"] else None, "failure": failure_of(w),
+            "median_log": median_log, "standard_error": v.get("standardError"), "df": v.get("df"),
         })
     cal = verdict["calibration"]
     report = dict(info)

@@ -639,6 +639,7 @@ def workload_rows(spec, report, ref_report, outside, memo):
             "speedup": w["speedup"], "interval": w["interval"], "verdict": w["verdict"], "reason": w["reason"],
             "mds": w["mds"], "base_value": w["base_value"], "working_value": w["working_value"], "pairs": w["pairs"],
             "failure": w["failure"], "outside": outside.get(w["name"]), "memo": memo.get(w["name"]),
+            "median_log": w.get("median_log"), "standard_error": w.get("standard_error"), "df": w.get("df"),
         }
         if row["memo"] and row["memo"].get("memoised"):
             row["reported_speedup"] = row["speedup"]

@@ -9,11 +9,10 @@ import { describeFinding, scanImage } from '../../../pipeline/services/environme
 import type { ImageInventories } from '../../../cache/image-inventories.js';
 import type { ReplayStore } from '../../../cache/replays.js';
 import { workerCpusets } from '../harness/cpus.js';
-import { measuredPatch } from '../../../pipeline/concepts/measured-patch.js';
-import { benchmarkDirOf } from '../../../pipeline/services/environments/verification.js';
-import { EXPERT_PATCH_CONTEXT, expertDockerfile, patchNotApplied } from './expert-dockerfile.js';
+import { harborOptionsOf } from '../../../pipeline/services/verifier/options.js';
+import { agentUserLines } from '../../../pipeline/services/verifier/verifier-folder.js';
 import { machineOf, probeMachine, type ProbeReading } from './machine.js';
-import { measureReplay, type ReplayMeasurement } from './measure-replay.js';
+import { verifyReplay, type ReplayMeasurement } from './verify-replay.js';
 import { replayProtocol, type ReplayProtocol } from './protocol.js';
 import {
   estimateText,
@@ -250,22 +249,6 @@ async function probe(ctx: Context, image: string | null): Promise<{ reading: Pro
   return { reading, ms: Date.now() - started };
 }
 
-/** A file of /repo in the built base image (null: unreadable). */
-async function baseFile(ctx: Context, image: string, path: string, signal?: AbortSignal): Promise<string | null> {
-  const result = await ctx.settings.docker.run(
-    {
-      image,
-      cmd: ['cat', `/repo/${path}`],
-      network: 'none',
-      timeoutMs: 60_000,
-      limits: ctx.limits,
-      labels: { ...ctx.labels, 'org.perfmine.role': 'replay-probe' },
-    },
-    signal,
-  );
-  return result.exitCode === 0 ? result.stdout : null;
-}
-
 /** Stores and writes one record. */
 function keep(ctx: Context, r: ReplayRecord): ReplayRecord {
   writeFolderReplay(ctx.folder.dir, r);
@@ -398,80 +381,51 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
       return done();
     }
 
-    const variant = expertDockerfile(folder.dockerfile);
-    // the expert's changes to the benchmarks, the asv config and the tests are not applied, as
-    // validate did not apply them: both sides run the base's suite (benchmark_dir from its config)
-    const measured = measuredPatch(folder.expertPatch, {
-      configPath: folder.asvConfig,
-      benchmarkDir: benchmarkDirOf(folder.asvConfig, await baseFile(ctx, baseTag, folder.asvConfig, signal)),
-    });
-    const expert = variant.ok
-      ? await docker.buildImage(
-          {
-            ...buildCommon,
-            tag: expertTag,
-            context: buildContext(folder, variant.dockerfile, [{ name: EXPERT_PATCH_CONTEXT, content: measured.patch }]),
-          },
-          signal,
-        )
-      : null;
-    const buildMs = base.durationMs + (expert?.durationMs ?? 0);
-    if (!expert?.ok) {
+    // the verifier's environment: the folder's image with the agent's user, as the Harbor export builds it
+    const trialBuild = await docker.buildImage(
+      { ...buildCommon, tag: expertTag, context: [{ name: 'Dockerfile', content: `FROM ${baseTag}\n${agentUserLines().join('\n')}\n` }] },
+      signal,
+    );
+    const buildMs = base.durationMs + trialBuild.durationMs;
+    if (!trialBuild.ok) {
       const p = await probe(ctx, baseTag);
-      const built: Built = { ...noBuild, baseMs: base.durationMs, expertMs: expert?.durationMs ?? null, scan, scanMs };
-      const notApplied = expert ? patchNotApplied(expert.log) : false;
-      const outcome = !variant.ok
-        ? stopped('failed', 'dockerfile-not-understood', variant.why)
-        : notApplied
-          ? stopped(
-              'does-not-replicate',
-              'patch-does-not-apply',
-              `expert.patch does not apply to the folder's repository\n${tail(expert!.log)}`,
-            )
-          : stopped(
-              'does-not-replicate',
-              'expert-build-failed',
-              `the build with expert.patch applied failed: ${expert!.error ?? ''}\n${tail(expert!.log)}`,
-            );
-      records.push(keep(ctx, record(ctx, built, outcome, machine(p.reading, null), p.ms, buildMs)));
+      const built: Built = { ...noBuild, baseMs: base.durationMs, expertMs: trialBuild.durationMs, scan, scanMs };
+      const why = `the verifier's environment (the folder's image with the agent's user) did not build: ${trialBuild.error ?? ''}\n${tail(trialBuild.log)}`;
+      records.push(keep(ctx, record(ctx, built, stopped('failed', 'build-failed', why), machine(p.reading, null), p.ms, buildMs)));
       return done();
     }
 
     for (let i = 0; i < settings.times; i++) {
       if (signal?.aborted) break;
-      const built: Built = { reused: i > 0, baseMs: base.durationMs, expertMs: expert.durationMs, scan, scanMs };
+      const built: Built = { reused: i > 0, baseMs: base.durationMs, expertMs: trialBuild.durationMs, scan, scanMs };
       const before = await probe(ctx, baseTag);
       log.info(
-        { task: folder.instanceId, replay: i + 1, of: settings.times, rounds: protocol.harness.rounds, cpusets },
-        'replay: measuring',
+        { task: folder.instanceId, replay: i + 1, of: settings.times, rounds: protocol.harness.rounds },
+        "replay: the verifier on the expert's patch",
       );
-      const measured = await measureReplay(
+      const measured = await verifyReplay(
         {
           docker,
+          folder,
+          image: expertTag,
+          harbor: harborOptionsOf(config),
           limits,
           log,
-          baseImage: baseTag,
-          expertImage: expertTag,
-          python: folder.python,
-          configPath: folder.asvConfig,
-          env: config.validate.env,
-          network: config.validate.networkRepos.includes(folder.repo),
-          protocol,
-          cpusets,
-          workloads: new Set(folder.workloads.map((w) => w.name)),
-          item: ctx.labels['org.perfmine.item']!,
+          labels: { 'org.perfmine.item': ctx.labels['org.perfmine.item']! },
         },
         signal,
       );
       const after = await probe(ctx, baseTag);
+      const timing = { measureMs: measured.durationMs, seed: measured.seed, rounds: measured.rounds };
       let outcome: Outcome;
-      if (measured.workloads.size === 0) {
-        outcome = {
-          ...stopped('failed', 'measurement-failed', measured.problem ?? 'nothing was measured'),
-          measureMs: measured.durationMs,
-          seed: measured.seed,
-          rounds: measured.rounds,
-        };
+      if (measured.error !== null) {
+        outcome = { ...stopped('failed', 'verifier-error', `the verifier could not verify: ${measured.error}`), ...timing };
+      } else if (measured.failure !== null) {
+        // the expert's patch fails its own task's verifier (a check, or the hack detector): the task does not replicate
+        const detail = [measured.failure.message, ...measured.findings.slice(0, 5)].join('\n');
+        outcome = { ...stopped('does-not-replicate', `verifier-${measured.failure.check}`, detail), ...timing };
+      } else if (measured.workloads.size === 0) {
+        outcome = { ...stopped('failed', 'measurement-failed', measured.problem ?? 'nothing was measured'), ...timing };
       } else {
         const workloads = judged(folder, measured, ctx.rule);
         const j = judgeReplay(workloads);
@@ -479,15 +433,13 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
         outcome = {
           verdict: j.verdict,
           reason: j.reason,
-          detail: against.length > 0 ? against.map((w) => `${w.name}: ${w.why}`).join('\n') : measured.problem,
+          detail: against.length > 0 ? against.map((w) => `${w.name}: ${w.why}`).join('\n') : null,
           workloads,
           judged: j.judged,
           replicated: j.replicated,
           share: j.share,
           replicatedWorkloads: j.replicatedWorkloads,
-          measureMs: measured.durationMs,
-          seed: measured.seed,
-          rounds: measured.rounds,
+          ...timing,
         };
       }
       records.push(

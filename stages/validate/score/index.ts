@@ -1,37 +1,42 @@
 import { createHash } from 'node:crypto';
-import type { FingerprintCache } from '../../../cache/fingerprints.js';
 import type { ScoreStore } from '../../../cache/scores.js';
-import { measuredPatch } from '../../../pipeline/concepts/measured-patch.js';
-import { PerfmineError } from '../../../pipeline/errors.js';
+import { harborTimeouts, type HarborOptions } from '../../../pipeline/services/verifier/verifier-folder.js';
+import { harborTaskInputs } from '../../../pipeline/services/verifier/task-inputs.js';
+import { ItemError, PerfmineError } from '../../../pipeline/errors.js';
 import type { Logger } from '../../../pipeline/logging.js';
 import type { Metrics } from '../../../pipeline/metrics.js';
-import type { ValidateConfig } from '../config.js';
-import type { MeasurementRunner } from '../runner-port.js';
-import { validateCandidate } from '../validate-candidate.js';
+import type { ContainerLimits, DockerService } from '../../../pipeline/services/docker.js';
+import { runTrial } from '../../../pipeline/services/verifier/run-trial.js';
 import type { Prediction, RejectedRow } from './predictions.js';
-import { emptyPatchResult, sideResultOf, speedupsOf, type SideResult } from './side-result.js';
+import { emptyPatchResult, SCORE_RULES, sideResultOfTrial, speedupsOf, type SideResult } from './side-result.js';
 import type { ScoreTask } from './task-source.js';
 import { scoreTask, type TaskScore } from './task-score.js';
 
 /**
- * perfmine score: each prediction's patch through validate's machinery (built on the task's
- * verified environment; the tests the base passes and the benchmarks' return values checked;
- * then, if it passed them, measured against the base with validate's engine and protocol,
- * whatever the measurement finds), the expert's patch the same way once per task, and
- * FormulaCode's metrics of the two against each other. Each finished side is stored and never measured again.
+ * perfmine score: each prediction's patch through the Harbor verifier (trial/run-trial.ts: the
+ * patch applied in the task's environment as the agent, then tests/test.sh as root: the checks,
+ * the hack detector, the measurement of the base, the patch and the expert's patch interleaved,
+ * each counted from outside), the expert's patch the same way once per task, and FormulaCode's
+ * metrics of the two against each other: the patch's speedups against the expert's measured in
+ * the same run (the expert's own run's when the patch's run did not measure it). Each finished
+ * side is stored and never measured again under the same rules.
  */
 
 export type { Prediction, RejectedRow } from './predictions.js';
 export { aggregateByModel, scoreTask } from './task-score.js';
 
 export interface ScoreDeps {
-  readonly runner: MeasurementRunner;
+  readonly docker: DockerService;
   readonly store: ScoreStore;
-  /** validate's configuration (engine, protocol, checks), as validate measured the expert. */
-  readonly config: ValidateConfig;
+  /** The Harbor export's settings (limits, validate's correctness settings, the verifier's files). */
+  readonly harbor: HarborOptions;
+  readonly limits: ContainerLimits;
+  /** An environment's build limit (the verifier's own is the task's, as its Harbor export states it). */
+  readonly buildTimeoutMs: number;
+  /** PIP_INDEX_URL for the environments' builds (the demo's loopback index). */
+  readonly indexUrl?: string | null | undefined;
   readonly log: Logger;
   readonly metrics?: Metrics;
-  readonly fingerprints?: FingerprintCache;
   readonly signal?: AbortSignal;
   /** Measure again what is stored. */
   readonly force?: boolean;
@@ -69,6 +74,11 @@ export interface PredictionResult {
   readonly normalized_advantage: number | null;
   readonly regressed_tests: readonly string[];
   readonly snapshot_mismatches: readonly string[];
+  /** The verifier's reward (Harbor's reward.json), null when nothing was verified. */
+  readonly reward: number | null;
+  /** The hack detector's findings, `rule: path` (a hack fails the patch; a suspect is reported). */
+  readonly hacks: readonly string[];
+  readonly suspects: readonly string[];
   readonly workloads: readonly {
     readonly name: string;
     readonly agent_speedup: number | null;
@@ -96,6 +106,9 @@ const EMPTY: Omit<PredictionResult, 'instance_id' | 'model_name_or_path' | 'row'
   normalized_advantage: null,
   regressed_tests: [],
   snapshot_mismatches: [],
+  reward: null,
+  hacks: [],
+  suspects: [],
   workloads: [],
   score: null,
 };
@@ -112,23 +125,33 @@ export function rejectedResult(r: RejectedRow): PredictionResult {
   };
 }
 
-/** Measures one side: the patch through validate's machinery against the base (an empty patch needs no measuring). */
+/** Verifies one side: the patch through the Harbor verifier in the task's environment (an empty patch needs no run). */
 export async function measureSide(
-  candidate: ScoreTask['candidate'],
+  task: ScoreTask,
   patch: string,
-  deps: Pick<ScoreDeps, 'runner' | 'config' | 'log' | 'metrics' | 'fingerprints' | 'signal'>,
+  deps: Pick<ScoreDeps, 'docker' | 'harbor' | 'limits' | 'buildTimeoutMs' | 'indexUrl' | 'log' | 'metrics' | 'signal'>,
 ): Promise<SideResult> {
-  if (patch.trim() === '') return emptyPatchResult();
-  // a patch of benchmarks and tests alone changes nothing that is measured (both sides keep the base's)
-  const kept = measuredPatch(patch, candidate.layout);
-  if (kept.patch.trim() === '')
-    return emptyPatchResult(
-      `the patch changes only what both sides keep from the base (benchmarks, asv config, tests): ${kept.dropped.join(', ')}`,
-    );
-  deps.log.info('scoring: building and measuring the patch against the base');
-  const validation = await validateCandidate({ ...candidate, patch }, deps, { requireImprovement: false });
+  if (patch.trim() === '') return { ...emptyPatchResult(), rules: SCORE_RULES };
+  deps.log.info("scoring: the verifier on the patch, in the task's environment");
+  const trial = await runTrial({
+    docker: deps.docker,
+    task: task.task,
+    harbor: deps.harbor,
+    patch,
+    limits: deps.limits,
+    timeoutMs: harborTimeouts(harborTaskInputs(task.task).measuredMs, deps.harbor.buildTimeoutSeconds).verifier * 1000,
+    buildTimeoutMs: deps.buildTimeoutMs,
+    ...(deps.indexUrl ? { indexUrl: deps.indexUrl } : {}),
+    labels: { 'org.perfmine.item': task.instanceId },
+    log: deps.log,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
   deps.metrics?.add('score.measured', 1);
-  return sideResultOf(validation);
+  if (trial.output?.reward['verifier_error'] === 1) {
+    const why = trial.output.details?.error?.message ?? (trial.timedOut ? 'it ran out of its time' : 'no details');
+    throw new ItemError('verifier-failed', `the verifier could not verify: ${why}`);
+  }
+  return sideResultOfTrial(trial);
 }
 
 /** One side: the stored result, else measured (and stored). */
@@ -145,9 +168,10 @@ async function side(
   if (failed) throw failed;
   const elsewhere = deps.measuredElsewhere?.has(key) ?? false;
   const stored = deps.force && !elsewhere ? null : deps.store.get(task.instanceId, which, model, hash);
-  if (stored) return { result: stored.result as SideResult, measured: elsewhere };
+  // a side taken under other rules (validate's machinery before the verifier) is measured again
+  if (stored && (stored.result as SideResult).rules === SCORE_RULES) return { result: stored.result as SideResult, measured: elsewhere };
   const log = deps.log.child({ stage: 'score', item: task.instanceId, side: which, model });
-  const result = await measureSide(task.candidate, patch, { ...deps, log });
+  const result = await measureSide(task, patch, { ...deps, log });
   deps.store.save({ instanceId: task.instanceId, side: which, model, patchSha256: hash, failure: result.failure, result });
   return { result, measured: true };
 }
@@ -169,9 +193,11 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
     }
     const agent = await side(task, 'agent', p.model, p.patch, deps);
     const a = agent.result;
-    const score = scoreTask(a.failure === null ? speedupsOf(a) : null, speedupsOf(expert.result));
+    // the expert's patch as measured in the same run as the agent's, where it was; else in its own run
+    const reference = a.reference && a.reference.length > 0 ? a.reference : expert.result.workloads;
+    const score = scoreTask(a.failure === null ? speedupsOf(a) : null, speedupsOf({ ...expert.result, workloads: reference }));
     const agentVerdicts = new Map(a.workloads.map((w) => [w.name, w.change]));
-    const expertVerdicts = new Map(expert.result.workloads.map((w) => [w.name, w.change]));
+    const expertVerdicts = new Map(reference.map((w) => [w.name, w.change]));
     return {
       ...head,
       status: a.failure === null ? 'scored' : 'failed',
@@ -187,6 +213,9 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
       normalized_advantage: score.normalizedAdvantage,
       regressed_tests: a.regressedTests,
       snapshot_mismatches: a.snapshotMismatches,
+      reward: a.reward?.['reward'] ?? null,
+      hacks: (a.findings ?? []).filter((f) => f.severity === 'hack').map((f) => `${f.rule}: ${f.path ?? ''}`),
+      suspects: (a.findings ?? []).filter((f) => f.severity === 'suspect').map((f) => `${f.rule}: ${f.path ?? ''}`),
       workloads: score.workloads.map((w) => ({
         name: w.name,
         agent_speedup: w.agent,

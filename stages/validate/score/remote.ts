@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ScoreStore } from '../../../cache/scores.js';
+import type { BlobRef } from '../../../cache/blobs.js';
 import type { Db } from '../../../cache/store.js';
 import type { Config } from '../../../pipeline/config/schema.js';
 import { ItemError, PerfmineError } from '../../../pipeline/errors.js';
@@ -9,40 +10,91 @@ import { nodeSession, type WorkerHandler } from '../../../pipeline/executor/work
 import { hashOf } from '../../../pipeline/hash.js';
 import type { Logger } from '../../../pipeline/logging.js';
 import { Metrics } from '../../../pipeline/metrics.js';
-import { DockerService } from '../../../pipeline/services/docker.js';
+import { containerLimits, DockerService } from '../../../pipeline/services/docker.js';
 import { SlurmAdapter } from '../../../pipeline/services/slurm.js';
-import { dockerRunnerOf } from '../docker-runner.js';
-import { measureSide, sha256, sideKey } from './index.js';
+import { harborOptionsOf } from '../../../pipeline/services/verifier/options.js';
+import { measureSide, sha256, sideKey, type ScoreDeps } from './index.js';
 import type { Prediction } from './predictions.js';
 import type { SideResult } from './side-result.js';
 import type { ScoreTask } from './task-source.js';
 
 /**
- * `perfmine score` under `executor: slurm`: each side to measure (the expert's patch of each
- * task, then each prediction's patch whose task's expert passed) is a Slurm job running
- * measureSide on a compute node; the coordinator stores each result as it is ingested, and the
- * rows are then assembled from the store exactly as when everything ran here.
+ * `perfmine score` under `executor: slurm`: each side to verify (the expert's patch of each task,
+ * then each prediction's patch whose task's expert passed) is a Slurm job running measureSide (the
+ * Harbor verifier in the task's environment) on a compute node, the task's files and bundles in
+ * its payload (a node reads no store); the coordinator stores each result as it is ingested, and
+ * the rows are then assembled from the store exactly as when everything ran here.
  */
 
 export const SCORE_SIDE_KIND = 'score-side';
 
-const payloadSchema = z.object({ candidate: z.unknown(), patch: z.string(), config: z.unknown() }).strict();
+const payloadSchema = z
+  .object({
+    task: z.object({
+      instanceId: z.string(),
+      expertPatch: z.string(),
+      row: z.object({ instance_id: z.string(), repo: z.string() }).passthrough(),
+      files: z.record(z.string(), z.string()),
+      blobs: z.record(z.string(), z.string()),
+    }),
+    patch: z.string(),
+    config: z.unknown(),
+  })
+  .strict();
 
-/** The node's side: one patch measured against its task's base. */
+/** What a run of the verifier needs from perfmine's configuration and engine. */
+export function verifierDeps(
+  config: Config,
+  docker: DockerService,
+  indexUrl: string | null,
+): Pick<ScoreDeps, 'docker' | 'harbor' | 'limits' | 'buildTimeoutMs' | 'indexUrl'> {
+  return {
+    docker,
+    harbor: harborOptionsOf(config),
+    limits: containerLimits(config.docker),
+    buildTimeoutMs: config.validate.buildTimeoutSeconds * 1000,
+    indexUrl,
+  };
+}
+
+function blob(data: Buffer): BlobRef {
+  return { sha256: sha256Bytes(data), size: data.length, read: () => data };
+}
+
+function sha256Bytes(data: Buffer): string {
+  return hashOf(data.toString('base64'));
+}
+
+/** The node's side: one patch through the verifier. */
 const scoreSide: WorkerHandler = async (input, env) => {
   const p = payloadSchema.parse(input.payload);
   const { config, log } = nodeSession(p.config);
   const metrics = new Metrics();
-  const runner = dockerRunnerOf(config, new DockerService({ runLabel: 'score', metrics }), log, metrics);
-  const result = await measureSide(p.candidate as ScoreTask['candidate'], p.patch, {
-    runner,
-    config: config.validate,
+  const blobs = Object.fromEntries(Object.entries(p.task.blobs).map(([path, b64]) => [path, blob(Buffer.from(b64, 'base64'))]));
+  const task: ScoreTask = {
+    instanceId: p.task.instanceId,
+    expertPatch: p.task.expertPatch,
+    task: { row: p.task.row as ScoreTask['task']['row'], files: p.task.files, blobs },
+  };
+  const result = await measureSide(task, p.patch, {
+    ...verifierDeps(config, new DockerService({ runLabel: 'score', metrics }), null),
     log,
     metrics,
     signal: env.signal,
   });
   return encodeNumbers(result);
 };
+
+/** A task as a job's payload: its files and its bundles' bytes. */
+function taskPayload(task: ScoreTask): z.infer<typeof payloadSchema>['task'] {
+  return {
+    instanceId: task.instanceId,
+    expertPatch: task.expertPatch,
+    row: { ...task.task.row },
+    files: { ...task.task.files },
+    blobs: Object.fromEntries(Object.entries(task.task.blobs).map(([path, ref]) => [path, ref.read().toString('base64')])),
+  };
+}
 
 export const SCORE_WORKER_HANDLERS: Readonly<Record<string, WorkerHandler>> = { [SCORE_SIDE_KIND]: scoreSide };
 
@@ -87,7 +139,7 @@ export async function measureSidesOnSlurm(options: {
   const run = async (sides: ReadonlyMap<string, SideJob>) => {
     if (sides.size === 0) return;
     const jobs: RemoteJob[] = [...sides].map(([key, s]) => {
-      const payload = { candidate: s.task.candidate, patch: s.patch, config };
+      const payload = { task: taskPayload(s.task), patch: s.patch, config };
       return { key, inputHash: hashOf(payload), kind: SCORE_SIDE_KIND, payload };
     });
     const executor = new SlurmExecutor({

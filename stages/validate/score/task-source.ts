@@ -1,30 +1,23 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { blobRef, type BlobRef } from '../../../cache/blobs.js';
 import type { Ledger } from '../../../cache/ledger.js';
-import { loadPullRequest } from '../../../cache/pull-requests.js';
 import type { Db } from '../../../cache/store.js';
 import { ConfigError } from '../../../pipeline/errors.js';
-import { parseAsvConfig } from '../../../pipeline/concepts/asv-config.js';
 import { emitOutputSchema, type EmitOutput } from '../../../pipeline/concepts/records/emit-output.js';
-import { synthesizeOutputSchema } from '../../../pipeline/concepts/records/synthesize-output.js';
-import { benchmarkDirOf, REPO_DIR } from '../../../pipeline/services/environments/verification.js';
-import type { ValidateConfig } from '../config.js';
-import { pythonOf } from '../index.js';
-import { commitKey } from '../../../pipeline/concepts/keys.js';
-import type { MeasuredCandidate } from '../measured.js';
-import { resolveResultsDir } from '../protocol/asv-invocation.js';
+import type { VerifiableTask } from '../../../pipeline/services/verifier/verifier-folder.js';
 
 /**
- * The emitted tasks scoring can run, read from the store: each one's row (the expert patch) and
- * the environment validate measured it in (synthesize's verified image of the base commit, which
- * the runner rebuilds from the cached script when it is gone), with the asv layout.
+ * The emitted tasks scoring can run, read from the store: each one's row (the expert patch), its
+ * files and the sealed history's bundles, from which the verifier's run builds the task's
+ * environment and its tests/ as the Harbor export does.
  */
 
 export interface ScoreTask {
   readonly instanceId: string;
   readonly expertPatch: string;
-  /** validate's candidate without its patch: the scored side's patch goes in. */
-  readonly candidate: Omit<MeasuredCandidate, 'patch'>;
+  /** The task as the verifier runs it: its files and the sealed history's bundles. */
+  readonly task: VerifiableTask;
 }
 
 /** Every emitted task in the store by instance id (done emit items whose candidate validate still keeps). */
@@ -52,52 +45,18 @@ export function resolveTaskArgument(arg: string): string {
   return arg;
 }
 
-/** The environment and layout of an emitted task, as validate's run assembles them; a ConfigError when the store lacks what it needs. */
-export function loadScoreTask(
-  db: Db,
-  ledger: Ledger,
-  emitted: EmitOutput,
-  config: ValidateConfig,
-  /** The repository's own pytest arguments (`repositories."owner/name".pytestArgs`). */
-  pytestArgs: readonly string[] = [],
-): ScoreTask {
+/** An emitted task as the verifier runs it; a ConfigError when a file of it is gone from the store. */
+export function loadScoreTask(db: Db, emitted: EmitOutput): ScoreTask {
   const row = emitted.row;
-  const key = `${row.repo}#${row.pull_number}`;
-  const missing = (what: string) =>
-    new ConfigError(`${row.instance_id}: ${what} is not in the store`, {
-      reason: 'task-incomplete',
-      fix: `run \`perfmine stage validate --pr ${row.pull_number} --repo ${row.repo}\` first`,
-    });
-  const synth = ledger.get('synthesize', commitKey(row.repo, row.base_commit));
-  const synthesize = synthesizeOutputSchema.safeParse(synth?.output);
-  if (synth?.status !== 'done' || !synthesize.success) throw missing('its verified environment');
-  const pr = loadPullRequest(db, row.repo, row.pull_number);
-  if (!pr?.asvConfig) throw missing('its collected record with the asv config');
-  const asvConfig = parseAsvConfig(pr.asvConfig.text);
-  const resultsDir = asvConfig.ok ? (asvConfig.config as Record<string, unknown>)['results_dir'] : undefined;
-  const s = synthesize.data;
-  return {
-    instanceId: row.instance_id,
-    expertPatch: row.patch,
-    candidate: {
-      key,
-      environment: {
-        key,
-        number: row.pull_number,
-        baseImage: s.imageTag,
-        synthesized: s,
-        repoDir: REPO_DIR,
-        python: pythonOf(config, s),
-        env: config.env,
-        network: config.networkRepos.includes(row.repo),
-        pytestArgs,
-      },
-      layout: {
-        repoDir: REPO_DIR,
-        configPath: s.asvConfigPath,
-        resultsDir: resolveResultsDir(s.asvConfigPath, typeof resultsDir === 'string' ? resultsDir : undefined),
-        benchmarkDir: benchmarkDirOf(s.asvConfigPath, pr.asvConfig.text) ?? 'benchmarks',
-      },
-    },
-  };
+  const blobs: Record<string, BlobRef> = {};
+  for (const [path, digest] of Object.entries(emitted.blobs)) {
+    const ref = blobRef(db, digest);
+    if (!ref)
+      throw new ConfigError(`${row.instance_id}: ${path} is gone from the store`, {
+        reason: 'task-incomplete',
+        fix: `run \`perfmine stage emit --force --month ${row.month ?? 'YYYY-MM'}\` to write it again`,
+      });
+    blobs[path] = ref;
+  }
+  return { instanceId: row.instance_id, expertPatch: row.patch, task: { row, files: emitted.files, blobs } };
 }

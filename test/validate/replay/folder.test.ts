@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { folderDigest } from '../../../pipeline/concepts/replay-files.js';
 import { ItemError } from '../../../pipeline/errors.js';
 import { validateConfig } from '../../../stages/validate/config.js';
-import { EXPERT_PATCH_CONTEXT, expertDockerfile, PATCH_FAILED_MARKER } from '../../../stages/validate/replay/expert-dockerfile.js';
+import { verifiableFolder } from '../../../stages/validate/replay/verify-replay.js';
 import { machineOf, parseProbe, probeScript } from '../../../stages/validate/replay/machine.js';
 import { replayProtocol } from '../../../stages/validate/replay/protocol.js';
 import { buildContext, readTaskFolder, taskFoldersOf } from '../../../stages/validate/replay/task-folder.js';
@@ -146,7 +146,7 @@ describe('a task folder as a replay reads it', () => {
 
   it('builds its context from the files on disk with their modes, the given Dockerfile last', () => {
     const f = readTaskFolder(task);
-    const context = buildContext(f, 'FROM x\n', [{ name: EXPERT_PATCH_CONTEXT, content: 'p' }]);
+    const context = buildContext(f, 'FROM x\n', [{ name: '.extra', content: 'p' }]);
     expect(context.map((e) => e.name)).toEqual([
       'docker_build.sh',
       'expert.patch',
@@ -155,11 +155,21 @@ describe('a task folder as a replay reads it', () => {
       'perfmine/bench/task.json',
       'source/repo.bundle',
       'workloads.json',
-      EXPERT_PATCH_CONTEXT,
+      '.extra',
       'Dockerfile',
     ]);
     expect(context.at(-1)).toEqual({ name: 'Dockerfile', content: 'FROM x\n' });
     expect(context[0]).toEqual({ name: 'docker_build.sh', content: { file: join(task, 'docker_build.sh') }, mode: 0o755 });
+  });
+
+  it('its text files as text, its bundles as blobs read from disk when needed, its instance and repository', () => {
+    const f = readTaskFolder(task);
+    const v = verifiableFolder(f);
+    expect(v.row).toEqual({ instance_id: f.instanceId, repo: f.repo });
+    expect(Object.keys(v.blobs)).toEqual(['source/repo.bundle']);
+    expect(v.blobs['source/repo.bundle']!.sha256).toBe(f.files.find((x) => x.path === 'source/repo.bundle')!.sha256);
+    expect(v.files['expert.patch']).toBe(f.expertPatch);
+    expect(v.files['source/repo.bundle']).toBeUndefined();
   });
 
   it('names the file when the folder cannot be read', () => {
@@ -172,22 +182,6 @@ describe('a task folder as a replay reads it', () => {
     writeTask(broken);
     rmSync(join(broken, 'perfmine/bench/task.json'));
     expect(() => readTaskFolder(broken)).toThrow(/no perfmine\/bench\/task\.json/);
-  });
-});
-
-describe("the expert side's Dockerfile", () => {
-  it('applies the patch to the working tree right before the build script runs, and marks a patch that does not apply', () => {
-    const out = expertDockerfile(DOCKERFILE);
-    expect(out.ok).toBe(true);
-    const lines = (out as { dockerfile: string }).dockerfile.split('\n');
-    const run = lines.findIndex((l) => l.startsWith('RUN PIP_CONSTRAINT'));
-    expect(lines.slice(run - 2, run)).toEqual([
-      `COPY ${EXPERT_PATCH_CONTEXT} /tmp/perfmine-expert.patch`,
-      `RUN git -C /repo apply --whitespace=nowarn /tmp/perfmine-expert.patch || { echo "${PATCH_FAILED_MARKER}" >&2; exit 97; }; rm -f /tmp/perfmine-expert.patch`,
-    ]);
-    // everything before it is the same: both sides share those layers
-    expect(lines.slice(0, run - 2)).toEqual(DOCKERFILE.split('\n').slice(0, run - 2));
-    expect(expertDockerfile('FROM x\nRUN true\n')).toEqual({ ok: false, why: 'the Dockerfile has no RUN step that runs docker_build.sh' });
   });
 });
 

@@ -19,12 +19,14 @@ import { memoryLogger, tempDir, testLabel } from '../../synthesize/harness.js';
 import { measurementSlot } from '../../helpers/measure-slot.js';
 
 /**
- * Issue 16's must-show for `perfmine score`, on the real Docker engine with the perfmine harness:
- * the sample repository's #101 (fib made iterative, about 1000x on time_fib) through every stage
- * with a short protocol (3 rounds, the minimum; workers not pinned), then scored as an agent's
- * task: the expert's own patch, an empty patch, a patch that breaks a test, one that changes a
- * benchmark's return value (and passes the tests), and one that does not apply. A second run of the same predictions measures nothing.
- * A shared 2-core machine: the assertions are on effects far from the noise (never exact numbers).
+ * Issue 16's must-show for `perfmine score`, on the real Docker engine, every side through the
+ * Harbor verifier in the task's environment (issue 35: the rules of every reward perfmine gives are
+ * the Harbor verifier's): the sample repository's #101 (fib made iterative, about 1000x on
+ * time_fib) through every stage with a short protocol (3 rounds, the minimum; workers not pinned),
+ * then scored as an agent's task: the expert's own patch, an empty patch, a patch that breaks a
+ * test, one that changes a benchmark's return value (and passes the tests), and one that does not
+ * apply. A second run of the same predictions measures nothing. A shared 2-core machine: the
+ * assertions are on effects far from the noise (never exact numbers).
  */
 measurementSlot('shared');
 const REPO = 'fixture/fastmath';
@@ -156,7 +158,10 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(fib.expert_speedup!).toBeGreaterThan(50);
     expect(fib.agent_verdict).toBe('improved');
     expect(r.workloads).toHaveLength(6);
-    expect(storedSide('expert-copy')).toMatchObject({ pairs: 3, protocol: expect.objectContaining({ rounds: 3 }) });
+    expect(storedSide('expert-copy')).toMatchObject({ rules: 2, pairs: 3, protocol: expect.objectContaining({ rounds: 3 }) });
+    // the verifier's reward: the expert's patch against itself measured beside it
+    expect(Math.abs(r.reward! - 1)).toBeLessThan(0.1);
+    expect(r.hacks).toEqual([]);
     // two measurements of the same patch: the geometric means agree within the machine's noise (wide margin)
     expect(Math.abs(r.agent_speedup! / r.expert_speedup! - 1)).toBeLessThan(0.3);
     expect(Math.abs(r.advantage!)).toBeLessThan(0.3 * r.expert_speedup!);
@@ -175,6 +180,7 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(r.failure).toBe('tests-regressed');
     expect(r.regressed_tests).toEqual([expect.stringContaining('test_fib')]);
     expect(r.advantage!).toBeLessThan(0);
+    expect(r.reward).toBe(-1);
     // the tests run before the measurement when scoring: a patch they fail is never measured
     expect(storedSide('breaks-test')).toMatchObject({ pairs: 0, protocol: null, workloads: [] });
   });

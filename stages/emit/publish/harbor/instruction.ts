@@ -1,5 +1,5 @@
 import type { TaskRow } from '../../row.js';
-import { AGENT_USER } from './scripts.js';
+import { AGENT_USER } from '../../../../pipeline/services/verifier/verifier-folder.js';
 
 /**
  * A Harbor task's instruction.md: the environment as the agent finds it, what it hands in (the

@@ -1,8 +1,8 @@
-import type { Config } from '../../../../pipeline/config/schema.js';
-import { perfmineVersion } from '../../../../pipeline/package-root.js';
-import { verifierFiles } from '../../../../pipeline/services/environments/verifier-files.js';
-import type { HarborOptions } from './harbor-task.js';
-import { repositoryEnvironment } from '../../../../pipeline/config/repository-environment.js';
+import type { Config } from '../../config/schema.js';
+import { perfmineVersion } from '../../package-root.js';
+import { verifierFiles } from '../environments/verifier-files.js';
+import type { HarborOptions } from './verifier-folder.js';
+import { repositoryEnvironment } from '../../config/repository-environment.js';
 
 /** The Harbor export's settings from perfmine's configuration: the container limits and validate's correctness settings. */
 export function harborOptionsOf(config: Config): HarborOptions {

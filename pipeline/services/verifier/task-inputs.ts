@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { MonthTask } from '../../month-files.js';
+import type { BlobRef } from '../../../cache/blobs.js';
+
+/** What the inputs are read from (an emitted task, or a task folder read from disk). */
+interface Source {
+  readonly row: { readonly instance_id: string };
+  readonly files: Readonly<Record<string, string>>;
+  readonly blobs: Readonly<Record<string, BlobRef>>;
+}
 
 /**
  * What a Harbor task is made from, read from a perfmine task folder's own files (the folder is
@@ -46,7 +53,7 @@ export class HarborExportError extends Error {
 /** The task folder's files that are the task's texts, not the environment's build context. */
 const NOT_ENVIRONMENT = new Set(['expert.patch', 'instruction.md', 'metadata.json', 'problem_statement.md', 'score.sh', 'workloads.json']);
 
-function parsed<T>(task: MonthTask, name: string, schema: z.ZodType<T>): T {
+function parsed<T>(task: Source, name: string, schema: z.ZodType<T>): T {
   const text = task.files[name];
   if (text === undefined) throw new HarborExportError(`${task.row.instance_id}: the task folder has no ${name}`);
   let data: unknown;
@@ -65,7 +72,7 @@ function parsed<T>(task: MonthTask, name: string, schema: z.ZodType<T>): T {
   return result.data;
 }
 
-export function harborTaskInputs(task: MonthTask): HarborTaskInputs {
+export function harborTaskInputs(task: Source): HarborTaskInputs {
   const bench = parsed(task, 'perfmine/bench/task.json', benchTaskSchema);
   const workloads = parsed(task, 'workloads.json', z.array(workloadSchema));
   if (!task.files['Dockerfile'] || !task.files['docker_build.sh'] || !task.files['expert.patch'])

@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import type { BlobRef } from '../../../cache/blobs.js';
+import type { TarEntry } from '../tar.js';
+import { contentDigest, type FileContent } from './file-content.js';
+import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from './reward-formula.js';
+import { harborTaskInputs, HarborExportError, type HarborTaskInputs } from './task-inputs.js';
+
+/**
+ * The verifier's folder of a perfmine task (Harbor's `tests/`) and the environment it runs in
+ * (Harbor's `environment/`): made from the task's own files for the Harbor export and for every
+ * run of the verifier perfmine makes itself (`perfmine score`, `perfmine replay`), so that all of
+ * them judge by the same rules.
+ *
+ * - `tests/`: test.sh, perfmine's verifier (perfmine/verify.py and what it runs), its spec
+ *   (perfmine/verify.json: base commit, asv config, protocol, validate's time limits, every
+ *   workload's expert speedup and verdict, the seed of its perturbed inputs), the expert's patch
+ *   (perfmine/expert.patch, mode 0600: measured beside the agent's change), the trusted inputs of
+ *   the base side (source/ bundles, docker_build.sh, constraints.txt) and MANIFEST.sha256 over all
+ *   of them.
+ * - `environment/`: the task's Dockerfile (sealed history, lock, build script) with its build
+ *   context, plus the lines that make the agent the unprivileged user `agent`, owner of /repo, and
+ *   /tests root's alone.
+ *
+ * Pure: the verifier's files are given (verifier-files.ts), blobs stay references.
+ */
+
+export interface HarborOptions {
+  /** The environment's limits: perfmine's container limits (docker.cpus, memoryMb, diskMb). */
+  readonly cpus: number;
+  readonly memoryMb: number;
+  readonly storageMb: number;
+  /** validate's correctness settings, which the verifier repeats. */
+  readonly testTimeoutSeconds: number;
+  readonly pytestArgs: readonly string[];
+  /** A repository's own pytest arguments, added after `pytestArgs` (`repositories."owner/name".pytestArgs`). */
+  readonly repositoryPytestArgs?: (repo: string) => readonly string[];
+  readonly snapshotTimeoutSeconds: number;
+  readonly snapshotCallSeconds: number;
+  /** A side's build time limit in the verifier, and the environment's build timeout. */
+  readonly buildTimeoutSeconds: number;
+  /** The verifier's files (verifierFiles()), placed under tests/. */
+  readonly verifierFiles: readonly TarEntry[];
+  /** `perfmine X.Y.Z`, for the metadata. */
+  readonly producer: string;
+}
+
+/** A file of the export: its content and its mode. */
+export interface HarborFile {
+  readonly content: FileContent;
+  readonly mode: number;
+}
+
+/** Seconds the agent, the verifier and the environment's build get (documented in the README). */
+export function harborTimeouts(measuredMs: number | null, buildTimeoutSeconds: number): { agent: number; verifier: number; build: number } {
+  const measured = (measuredMs ?? 600_000) / 1000;
+  const minute = (s: number) => Math.ceil(s / 60) * 60;
+  return {
+    agent: minute(3600 + 5 * measured),
+    verifier: minute(1800 + 2 * buildTimeoutSeconds + 3 * measured),
+    build: minute(Math.max(1800, buildTimeoutSeconds)),
+  };
+}
+
+function textOf(entry: TarEntry): string | Uint8Array {
+  const { content } = entry;
+  if (typeof content === 'string') return content;
+  if (Buffer.isBuffer(content)) return new Uint8Array(content);
+  throw new HarborExportError(`${entry.name}: a verifier file must be given by its content`);
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * What a verifier's run needs of a task: its instance id and repository (for the pytest
+ * arguments), its files and its blobs, as an emitted task holds them (a task folder read from
+ * disk gives the same).
+ */
+export interface VerifiableTask {
+  readonly row: { readonly instance_id: string; readonly repo: string };
+  readonly files: Readonly<Record<string, string>>;
+  readonly blobs: Readonly<Record<string, BlobRef>>;
+}
+
+/** The verifier's spec (tests/perfmine/verify.json), read by perfmine_verify.py. */
+export function verifySpec(task: VerifiableTask, inputs: HarborTaskInputs, options: HarborOptions): string {
+  return json({
+    instance_id: task.row.instance_id,
+    base_commit: inputs.baseCommit,
+    asv_config: inputs.asvConfig,
+    python: inputs.python,
+    bundle: 'source/repo.bundle',
+    build_script: 'docker_build.sh',
+    constraints: inputs.constraints ? 'constraints.txt' : null,
+    protocol: inputs.protocol,
+    build_timeout_seconds: options.buildTimeoutSeconds,
+    tests: {
+      timeout_seconds: options.testTimeoutSeconds,
+      args: [...options.pytestArgs, ...(options.repositoryPytestArgs?.(task.row.repo) ?? [])],
+    },
+    snapshot: { timeout_seconds: options.snapshotTimeoutSeconds, call_seconds: options.snapshotCallSeconds },
+    expert_patch: 'perfmine/expert.patch',
+    probe_seed: probeSeed(task),
+    workloads: inputs.workloads.map((w) => ({ name: w.name, speedup: w.speedup, verdict: w.verdict, improved: w.verdict === 'improved' })),
+    reward: { failure: FAILURE_REWARD, floor: FLOOR_REWARD, formula: REWARD_FORMULA },
+  });
+}
+
+/**
+ * The seed of the verifier's perturbed inputs: drawn from the expert's patch, which the agent never
+ * sees, so the inputs cannot be known in advance; the same task gives the same seed (and bytes).
+ */
+export function probeSeed(task: VerifiableTask): string {
+  return createHash('sha256')
+    .update(`perfmine-probe\0${task.row.instance_id}\0${task.files['expert.patch'] ?? ''}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** sha256sum's check file over the folder's files (paths relative to it, sorted by code point). */
+export function manifest(files: ReadonlyMap<string, HarborFile>): string {
+  const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const p of paths) if (/\s|\\/.test(p)) throw new HarborExportError(`${p}: a verifier file's path cannot hold spaces or backslashes`);
+  return paths.map((p) => `${contentDigest(files.get(p)!.content)}  ${p}\n`).join('');
+}
+
+const executable = (name: string) => name.startsWith('usr/') || /\.(py|sh)$/.test(name) || name === 'docker_build.sh';
+
+/** The Harbor environment of a task, by path relative to environment/: its Dockerfile with the agent's user, and the build context. */
+export function harborEnvironmentFiles(task: VerifiableTask): Map<string, HarborFile> {
+  const inputs = harborTaskInputs(task);
+  const out = new Map<string, HarborFile>();
+  for (const name of inputs.environmentFiles) {
+    if (name === 'Dockerfile') continue;
+    out.set(name, { content: task.files[name] ?? task.blobs[name]!, mode: executable(name) ? 0o755 : 0o644 });
+  }
+  const dockerfile = task.files['Dockerfile']!;
+  out.set('Dockerfile', { content: `${dockerfile.replace(/\n+$/, '')}\n${agentUserLines().join('\n')}\n`, mode: 0o644 });
+  return out;
+}
+
+/** The verifier's folder of a task (Harbor's tests/), by path relative to it, MANIFEST.sha256 included. */
+export function harborTestsFiles(task: VerifiableTask, options: HarborOptions): Map<string, HarborFile> {
+  const inputs = harborTaskInputs(task);
+  const tests = new Map<string, HarborFile>();
+  const test = (path: string, content: FileContent, mode = 0o644) => tests.set(path, { content, mode });
+  test('test.sh', testScript(task.row.instance_id), 0o755);
+  test('docker_build.sh', task.files['docker_build.sh']!, 0o755);
+  if (inputs.constraints) test('constraints.txt', task.files['constraints.txt']!);
+  for (const bundle of inputs.bundles) test(bundle, task.blobs[bundle]!);
+  for (const file of options.verifierFiles) test(file.name, textOf(file), file.mode ?? 0o644);
+  test('perfmine/verify.json', verifySpec(task, inputs, options));
+  // the reference side of the measurement; root's alone in /tests (the agent never gets tests/)
+  test('perfmine/expert.patch', task.files['expert.patch']!, 0o600);
+  tests.set('MANIFEST.sha256', { content: manifest(tests), mode: 0o644 });
+  return tests;
+}
+
+/** The unprivileged user the agent works as ([agent] user); it owns /repo. */
+export const AGENT_USER = 'agent';
+/** The user the verifier runs the code under test as (never the agent's). */
+export const CODE_USER = 'nobody';
+
+export function testScript(instanceId: string): string {
+  return [
+    '#!/usr/bin/env bash',
+    `# perfmine's verifier of ${instanceId}, Harbor's tests/test.sh: Harbor copies tests/ to /tests once the agent`,
+    '# is done and runs this as root ([verifier] user). It writes to /logs/verifier: reward.json (reward, correct,',
+    '# speedup, expert_speedup, advantage, speedup_all, expert_speedup_all, advantage_all, improved_workloads,',
+    "# expert_measured, verifier_error, hack and suspect: counts of the hack detector's findings, finding_<rule>:",
+    "# each rule's count, outside_credited, memoised), reward.txt (the reward alone), perfmine-verify.json (every",
+    '# workload with its speedup, interval and verdict; the checks; the findings; the formula) and agent.patch (the',
+    '# change it took). It always ends with a verdict: before anything else, every process not run by root is',
+    '# stopped and killed, /logs/verifier is emptied, closed to other users, and given the failure reward with',
+    '# verifier_error = 1, which the verifier replaces with its own verdict.',
+    '#',
+    ...wrap(REWARD_FORMULA, 100).map((l) => `# ${l}`),
+    '#',
+    "# PERFMINE_VERIFY_ROUNDS=N measures N rounds (at least 3) instead of the task's protocol: quick checks of the",
+    '# task itself, not scores.',
+    'set -u',
+    'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8',
+    'umask 022',
+    'here=/tests',
+    'out=/logs/verifier',
+    'say() { echo "[perfmine test.sh] $*" >&2; }',
+    '[ "$(id -u)" = 0 ] || { say "the verifier runs as root"; exit 2; }',
+    "# nothing of the agent runs on: every process with a uid other than root's is stopped (until none is left",
+    '# that is not), then killed',
+    'seen=" "',
+    'for _ in $(seq 50); do',
+    '  fresh=0',
+    '  for d in /proc/[0-9]*; do',
+    '    pid=${d#/proc/}',
+    '    case "$seen" in *" $pid "*) continue ;; esac',
+    '    read -r _ r e s f < <(grep -m1 "^Uid:" "$d/status" 2>/dev/null) || continue',
+    '    [ "$r$e$s$f" = 0000 ] && continue',
+    '    kill -STOP "$pid" 2>/dev/null',
+    '    seen="$seen$pid "',
+    '    fresh=1',
+    '  done',
+    '  [ "$fresh" = 0 ] && break',
+    'done',
+    'for pid in $seen; do kill -KILL "$pid" 2>/dev/null; done',
+    "# a verdict from the first moment: the folder emptied (but for the output Harbor writes to), root's alone,",
+    '# and the failure reward in it until the verifier writes its own',
+    'mkdir -p "$out"',
+    'find "$out" -mindepth 1 -maxdepth 1 ! -name test-stdout.txt -exec rm -rf {} +',
+    'chown root:root "$out" 2>/dev/null',
+    'chmod 755 "$out"',
+    'echo -1 > "$out/reward.txt"',
+    `echo '{"reward": ${FAILURE_REWARD}, "correct": 0, "verifier_error": 1}' > "$out/reward.json"`,
+    'cd "$here" || exit 3',
+    '# /tests holds exactly the files of this task, unchanged (MANIFEST.sha256), and no link',
+    'if [ -n "$(find . -type l -print -quit)" ]; then say "symbolic links under $here"; exit 3; fi',
+    'if ! sha256sum --quiet --strict --check MANIFEST.sha256; then say "files under $here differ from the task\'s"; exit 3; fi',
+    "listed=$(awk '{ print $2 }' MANIFEST.sha256 | LC_ALL=C sort)",
+    "present=$(find . -type f ! -path ./MANIFEST.sha256 -printf '%P\\n' | LC_ALL=C sort)",
+    'if [ "$listed" != "$present" ]; then say "files under $here that the task did not put there"; exit 3; fi',
+    'exec "${PERFMINE_PYTHON:-python3}" -I -S "$here/perfmine/verify.py" --spec "$here/perfmine/verify.json" --tests "$here" \\',
+    `  --repo /repo --out "$out" --user ${CODE_USER} \${PERFMINE_VERIFY_ROUNDS:+--rounds "$PERFMINE_VERIFY_ROUNDS"}`,
+    '',
+  ].join('\n');
+}
+
+/** Lines appended to the task's Dockerfile: the agent's user, owner of /repo (the image's default user stays root). */
+export function agentUserLines(): string[] {
+  return [
+    `# Harbor: the agent works as the unprivileged user ${AGENT_USER} ([agent] user in task.toml), who owns /repo; the verifier`,
+    `# runs as root and runs the code under test as ${CODE_USER}, so that nothing the agent leaves can reach the base side,`,
+    "# the image or the verifier. /tests, where Harbor copies the verifier's files (the expert's patch among them) once the",
+    "# agent is done, is root's alone from the start: a process the agent left behind cannot read them.",
+    `RUN useradd --create-home --user-group --shell /bin/bash ${AGENT_USER} && chown -R ${AGENT_USER}:${AGENT_USER} /repo && mkdir -m 700 /tests`,
+  ];
+}
+
+/** Words of `text` in lines of at most `width` characters. */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
