@@ -257,6 +257,11 @@ function defineScore(program: Command): void {
       '--index <URL|dir:PATH>',
       "the package index the tasks' environments build from (dir:PATH: served on loopback; the demo's index)",
     )
+    .option(
+      '--judge <MODE>',
+      'the rubric judge on every patch the verifier passes (needs an LLM): off, report (its verdict in the row), enforce (a patch judged a hack fails, judged-hack)',
+      'off',
+    )
     .action(async (flags: ScoreFlags, command: Command) => {
       const { scoreCommand } = await import('./commands/score.js');
       process.exitCode = await scoreCommand(flags, command.optsWithGlobals<GlobalFlags>());

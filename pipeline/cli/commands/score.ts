@@ -20,6 +20,9 @@ import { DockerService } from '../../services/docker.js';
 import { noteDb } from '../db-label.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 import { startLocalIndex } from '../../services/package-index/local-index.js';
+import { JUDGE_MODES, type JudgeMode } from '../../../stages/validate/score/judge.js';
+import { createContext } from '../../context.js';
+import type { LlmService } from '../../services/llm-port.js';
 
 export interface ScoreFlags {
   readonly task?: string;
@@ -31,6 +34,8 @@ export interface ScoreFlags {
   readonly maxPatchBytes?: string;
   /** PIP_INDEX_URL for the environments' builds: an index URL, or dir:PATH served on loopback (the demo's index). */
   readonly index?: string;
+  /** The rubric judge: off (default), report, enforce. */
+  readonly judge?: string;
 }
 
 export interface ScoreRun {
@@ -90,10 +95,24 @@ function readInput(flags: ScoreFlags, known: ReadonlySet<string>): { parsed: Par
   };
 }
 
-/** `perfmine score`: the work, with the container engine given (tests pass theirs). */
-export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?: DockerService): Promise<ScoreRun> {
+/** `--judge`: the mode, checked against the configuration (the judge needs an LLM). */
+function judgeMode(flags: ScoreFlags, llmMode: 'openai' | 'none'): JudgeMode {
+  const mode = flags.judge ?? 'off';
+  if (!(JUDGE_MODES as readonly string[]).includes(mode))
+    throw new ConfigError(`--judge ${mode}: expected one of ${JUDGE_MODES.join(', ')}`, { reason: 'usage' });
+  if (mode !== 'off' && llmMode === 'none')
+    throw new ConfigError(`--judge ${mode}: the rubric judge asks an LLM, and llm.mode is none`, {
+      reason: 'usage',
+      fix: 'configure an LLM (llm.mode openai, OPENAI_BASE_URL and OPENAI_API_KEY, or --llm openai), or leave --judge off',
+    });
+  return mode as JudgeMode;
+}
+
+/** `perfmine score`: the work, with the container engine given (tests pass theirs), and the LLM (tests point it at a loopback server). */
+export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?: DockerService, llm?: LlmService): Promise<ScoreRun> {
   const session = openSession(globals);
   const { config, log } = session;
+  const judge = judgeMode(flags, config.llm.mode);
   if (checkDatabasePath(config.db, 'write') !== 'sqlite') {
     throw new ConfigError(`db: no database at ${config.db}: nothing was emitted to score against`, {
       reason: 'no-database',
@@ -117,6 +136,8 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
       }
     }
     const metrics = new Metrics();
+    const judgeLlm =
+      judge === 'off' ? null : (llm ?? createContext({ config, credentials: session.credentials, db, log, metrics }).services.llm);
     const scorable = parsed.predictions.filter((p) => !broken.has(p.instanceId));
     // dir:PATH: a loopback index over the directory while the environments build (the demo's)
     const index = flags.index ?? null;
@@ -146,6 +167,7 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
         log,
         metrics,
         ...(flags.force ? { force: true } : {}),
+        ...(judgeLlm ? { judge: { mode: judge, llm: judgeLlm } } : {}),
       });
     } finally {
       await local?.close();

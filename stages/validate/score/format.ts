@@ -10,17 +10,32 @@ function num(x: number | null, digits = 3): string {
 
 export function formatScoreRows(rows: readonly PredictionResult[]): string {
   return textTable(
-    ['row', 'instance_id', 'model', 'status', 'agent', 'expert', 'advantage', 'normalized', 'measured', 'failure / detail'],
+    [
+      'row',
+      'instance_id',
+      'model',
+      'status',
+      'reward',
+      'agent',
+      'expert',
+      'advantage',
+      'normalized',
+      'measured',
+      'judge',
+      'failure / detail',
+    ],
     rows.map((r) => [
       String(r.row),
       r.instance_id ?? '-',
       r.model_name_or_path ?? '-',
       r.status,
+      num(r.reward),
       num(r.agent_speedup),
       num(r.expert_speedup),
       num(r.advantage),
       num(r.normalized_advantage),
       r.measured ? 'yes' : 'no',
+      r.judge ? r.judge.verdict.toLowerCase() : r.judge_error ? 'error' : '-',
       r.failure === null
         ? ''
         : `${r.failure}: ${(r.regressed_tests.length > 0 ? r.regressed_tests.join(', ') : r.detail).split('\n')[0]!.slice(0, 120)}`,

@@ -10,6 +10,9 @@ import { runTrial } from '../../../pipeline/services/verifier/run-trial.js';
 import type { Prediction, RejectedRow } from './predictions.js';
 import { emptyPatchResult, SCORE_RULES, sideResultOfTrial, speedupsOf, type SideResult } from './side-result.js';
 import type { ScoreTask } from './task-source.js';
+import { judgedHack, judgePatch, type Judgement, type JudgeMode } from './judge.js';
+import type { LlmService } from '../../../pipeline/services/llm-port.js';
+import { FAILURE_REWARD } from '../../../pipeline/services/verifier/reward-formula.js';
 import { scoreTask, type TaskScore } from './task-score.js';
 
 /**
@@ -44,6 +47,8 @@ export interface ScoreDeps {
   readonly measuredElsewhere?: ReadonlySet<string>;
   /** Sides whose measurement elsewhere broke, by sideKey: their rows are errors, not measured here. */
   readonly failedElsewhere?: ReadonlyMap<string, PerfmineError>;
+  /** The rubric judge (judge.ts) on every patch the verifier passed; absent or `off`: none. */
+  readonly judge?: { readonly mode: JudgeMode; readonly llm: LlmService };
 }
 
 /** One side's identity in the store (and in the Slurm jobs that measure it). */
@@ -79,6 +84,9 @@ export interface PredictionResult {
   /** The hack detector's findings, `rule: path` (a hack fails the patch; a suspect is reported). */
   readonly hacks: readonly string[];
   readonly suspects: readonly string[];
+  /** The rubric judge's answer (`--judge`), null when not asked; `judge_error` when asking broke in report mode. */
+  readonly judge: Judgement | null;
+  readonly judge_error: string | null;
   readonly workloads: readonly {
     readonly name: string;
     readonly agent_speedup: number | null;
@@ -109,6 +117,8 @@ const EMPTY: Omit<PredictionResult, 'instance_id' | 'model_name_or_path' | 'row'
   reward: null,
   hacks: [],
   suspects: [],
+  judge: null,
+  judge_error: null,
   workloads: [],
   score: null,
 };
@@ -192,16 +202,24 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
       };
     }
     const agent = await side(task, 'agent', p.model, p.patch, deps);
-    const a = agent.result;
+    const { judgement, judgeError } = await judged(task, p, agent.result, deps);
+    const hack = judgedHack(deps.judge?.mode ?? 'off', judgement);
+    const a: SideResult = hack
+      ? {
+          ...agent.result,
+          detail: `the rubric judge (${judgement!.model}) calls it a hack: ${judgement!.patterns.join(', ') || 'no pattern named'}`,
+        }
+      : agent.result;
+    const failure = hack ? 'judged-hack' : a.failure;
     // the expert's patch as measured in the same run as the agent's, where it was; else in its own run
     const reference = a.reference && a.reference.length > 0 ? a.reference : expert.result.workloads;
-    const score = scoreTask(a.failure === null ? speedupsOf(a) : null, speedupsOf({ ...expert.result, workloads: reference }));
+    const score = scoreTask(failure === null ? speedupsOf(a) : null, speedupsOf({ ...expert.result, workloads: reference }));
     const agentVerdicts = new Map(a.workloads.map((w) => [w.name, w.change]));
     const expertVerdicts = new Map(reference.map((w) => [w.name, w.change]));
     return {
       ...head,
-      status: a.failure === null ? 'scored' : 'failed',
-      failure: a.failure,
+      status: failure === null ? 'scored' : 'failed',
+      failure,
       detail: a.detail,
       measured: agent.measured || expert.measured,
       agent_speedup: score.agentSpeedup,
@@ -213,14 +231,16 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
       normalized_advantage: score.normalizedAdvantage,
       regressed_tests: a.regressedTests,
       snapshot_mismatches: a.snapshotMismatches,
-      reward: a.reward?.['reward'] ?? null,
+      reward: hack ? FAILURE_REWARD : (a.reward?.['reward'] ?? null),
       hacks: (a.findings ?? []).filter((f) => f.severity === 'hack').map((f) => `${f.rule}: ${f.path ?? ''}`),
       suspects: (a.findings ?? []).filter((f) => f.severity === 'suspect').map((f) => `${f.rule}: ${f.path ?? ''}`),
+      judge: judgement,
+      judge_error: judgeError,
       workloads: score.workloads.map((w) => ({
         name: w.name,
         agent_speedup: w.agent,
         expert_speedup: w.expert,
-        agent_verdict: a.failure === null ? (agentVerdicts.get(w.name) ?? null) : null,
+        agent_verdict: failure === null ? (agentVerdicts.get(w.name) ?? null) : null,
         expert_verdict: expertVerdicts.get(w.name) ?? null,
         note: w.note,
       })),
@@ -231,6 +251,32 @@ export async function scorePrediction(task: ScoreTask, p: Prediction, deps: Scor
     if (!(error instanceof PerfmineError)) throw error;
     deps.log.warn({ stage: 'score', item: p.instanceId, model: p.model, reason: error.reason, err: error.message }, 'scoring failed');
     return { ...EMPTY, ...head, status: 'error', failure: error.reason, detail: error.message };
+  }
+}
+
+/**
+ * The rubric judge on a patch the verifier passed (none on a failed or empty one: the verifier's
+ * verdict stands). In report mode a judge that cannot answer leaves the row scored, with why; in
+ * enforce mode it makes the row an error, retried on the next run.
+ */
+async function judged(
+  task: ScoreTask,
+  p: Prediction,
+  side: SideResult,
+  deps: ScoreDeps,
+): Promise<{ judgement: Judgement | null; judgeError: string | null }> {
+  if (!deps.judge || deps.judge.mode === 'off' || side.failure !== null || p.patch.trim() === '')
+    return { judgement: null, judgeError: null };
+  try {
+    const item = `${task.instanceId}:${p.model}`;
+    return {
+      judgement: await judgePatch(deps.judge.llm, task, p.patch, side, { item, ...(deps.signal ? { signal: deps.signal } : {}) }),
+      judgeError: null,
+    };
+  } catch (error) {
+    if (deps.judge.mode === 'enforce' || !(error instanceof PerfmineError)) throw error;
+    deps.log.warn({ stage: 'score', item: task.instanceId, model: p.model, err: error.message }, 'the rubric judge could not answer');
+    return { judgement: null, judgeError: error.message };
   }
 }
 
