@@ -128,6 +128,11 @@ describe('the hack detector', () => {
     expect(hacks(scan(appended('getattr(__builtins__, "".join(["o", "pen"]))\n')))).toEqual(['obfuscated']);
   });
 
+  it('a Python file that does not parse is read line by line as text, its names still found (it used to crash the detector)', () => {
+    expect(hacks(scan(appended('try:\n    pass\nexcept ValueError, x:\n    pass\nimport perfmine_harness\n')))).toEqual(['harness']);
+    expect(scan(appended('print "fast"\n'))).toEqual([]);
+  });
+
   it("comparisons with the benchmarks' own inputs: a hack for a specific number or several; a round one alone: suspect", () => {
     expect(hacks(scan(core('    if n < 2:\n', '    if n in (100003, 1000003):\n        return True\n    if n < 2:\n')))).toEqual([
       'benchmark-inputs',

@@ -184,12 +184,14 @@ def specific(number):
     return len(digits) >= 2 and abs(number) & (abs(number) - 1) != 0
 
 
-def scan_python(path, text, added, literals, entries):
+def scan_python(path, text, added_lines, literals, entries):
+    """added_lines: {line number: text} of the lines the change adds (a file that does not parse is read as text)."""
     out = []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return scan_text(path, added)
+        return scan_text(path, added_lines)
+    added = set(added_lines)
     names = Names(tree)
     module_name = path[:-3].replace("/", ".") if path.endswith(".py") else path
     if module_name.endswith(".__init__"):
@@ -375,7 +377,7 @@ def scan_change(patch, files=None, literals=(), entries=()):
             continue
         text = files.get(path)
         if path.endswith(PYTHON_SUFFIXES) and text is not None:
-            out.extend(scan_python(path, text, set(info["added"]), literals, entries))
+            out.extend(scan_python(path, text, info["added"], literals, entries))
         else:
             out.extend(scan_text(path, info["added"]))
     seen, unique = set(), []

@@ -642,8 +642,9 @@ def workload_rows(spec, report, ref_report, outside, memo):
             "median_log": w.get("median_log"), "standard_error": w.get("standard_error"), "df": w.get("df"),
         }
         if row["memo"] and row["memo"].get("memoised"):
-            row["reported_speedup"] = row["speedup"]
+            row["reported_speedup"], row["reported_interval"] = row["speedup"], row["interval"]
             row["speedup"], row["verdict"], row["reason"] = 1.0, "unchanged", "memoised"
+            row["interval"], row["median_log"] = [1.0, 1.0], 0.0
         rows.append(row)
     return rows
 
