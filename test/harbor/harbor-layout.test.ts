@@ -402,4 +402,10 @@ describe("task.toml's writer and schema", () => {
     expect(harborTimeouts(38_893, 3600)).toEqual({ agent: 3840, verifier: 9120, build: 3600 });
     expect(harborTimeouts(null, 600)).toEqual({ agent: 6600, verifier: 4800, build: 1800 });
   });
+
+  it("adds the reward's rounds to the verifier's limit when the protocol has fewer than 20", () => {
+    // 4 rounds: 16 more of (at most) every workload on 3 of the 4 sides, 3 measurements' worth
+    expect(harborTimeouts(40_000, 600, 4)).toEqual({ agent: 3840, verifier: 3240, build: 1800 });
+    expect(harborTimeouts(40_000, 600, 20)).toEqual(harborTimeouts(40_000, 600));
+  });
 });

@@ -31,6 +31,7 @@ interface Row {
   verdict: string;
   reference_speedup?: number | null;
   reference_verdict?: string | null;
+  vs_reference_log?: number | null;
 }
 
 type Reward = Record<string, number>;
@@ -83,6 +84,58 @@ describe("the Harbor verifier's reward", () => {
   it("validate's recorded speedups when the expert's patch was not measured, or shows no improvement in this run", () => {
     expect(rewardOf([fib(4, 'improved')])).toMatchObject({ reward: 1, expert_speedup: 4, expert_measured: 0 });
     expect(rewardOf([fib(2, 'improved', [1.01, 'unchanged'])])).toMatchObject({ expert_speedup: 4, expert_measured: 0 });
+  });
+
+  it("the expert's measured speedups as they are, not credited: one the run's verdict missed does not shrink the denominator", () => {
+    const prime = (speedup: number, verdict: string, reference: [number, string]): Row => ({
+      ...fib(speedup, verdict, reference),
+      name: 'bench_core.time_is_prime',
+    });
+    const r = rewardOf([fib(1.4, 'improved', [1.4, 'improved']), prime(1.3, 'improved', [1.3, 'unchanged'])]);
+    expect(r['expert_speedup']).toBeCloseTo(Math.sqrt(1.4 * 1.3), 12);
+    expect(r['reward']).toBeCloseTo(1, 12);
+  });
+
+  it("with the paired comparison against the expert's patch: the expert's speedup times the change's over it, per workload", () => {
+    // the change measured 1.5x over the base, but round by round 6% faster than the expert's 1.4x
+    const r = rewardOf([{ ...fib(1.5, 'improved', [1.4, 'improved']), vs_reference_log: Math.log(1.06) }]);
+    expect(r['speedup']).toBeCloseTo(1.4 * 1.06, 12);
+    expect(r['reward']).toBeCloseTo(Math.log(1.4 * 1.06) / Math.log(1.4), 12);
+    // within 5% of the expert's patch either way: the expert's measured speedup exactly
+    for (const ratio of [1.049, 1 / 1.049, 1]) {
+      const tie = rewardOf([{ ...fib(1.5, 'improved', [1.4, 'improved']), vs_reference_log: Math.log(ratio) }]);
+      expect(tie['speedup']).toBeCloseTo(1.4, 12);
+      expect(tie['reward']).toBeCloseTo(1, 12);
+    }
+    // beyond it, slower than the expert's patch
+    expect(rewardOf([{ ...fib(1.2, 'improved', [1.4, 'improved']), vs_reference_log: Math.log(0.94) }])['speedup']).toBeCloseTo(
+      1.4 * 0.94,
+      12,
+    );
+    // a verdict that cannot tell the change from none still credits 1, whatever the pairing says
+    expect(rewardOf([{ ...fib(1.02, 'unchanged', [1.4, 'improved']), vs_reference_log: Math.log(0.73) }]).reward).toBe(0);
+  });
+
+  it('the paired comparison: the median over rounds of log(reference / working), from rounds both measured', () => {
+    const rounds = (values: (number | null)[]) => values.map((x) => (x === null ? null : [x, x * 1.01, x * 0.99]));
+    const m = {
+      workloads: [
+        {
+          ref: { name: 'w' },
+          expert: { rounds: rounds([1.0, 1.0, 2.0, 1.0, null]), failure: null },
+          reference: { rounds: rounds([1.02, 1.05, 1.0, 1.01, 1.0]), failure: null },
+        },
+        {
+          ref: { name: 'few' },
+          expert: { rounds: rounds([1, 1, null]), failure: null },
+          reference: { rounds: rounds([1, 1, 1]), failure: null },
+        },
+      ],
+    };
+    const got = python('print(json.dumps(v.against_reference(json.load(sys.stdin))))', m) as Record<string, number>;
+    // rounds 0..3: log(1.02), log(1.05), log(0.5), log(1.01) -> median of the four
+    expect(got['w']).toBeCloseTo((Math.log(1.02) + Math.log(1.01)) / 2, 12);
+    expect(got).not.toHaveProperty('few');
   });
 
   it('no change, a change the measurement cannot tell from none, a slower one: the floor', () => {

@@ -553,6 +553,7 @@ class Side:
             extra.update({"HOME": self.home, "USER": self.user.name, "LOGNAME": self.user.name, "PYTHONNOUSERSITE": "1",
                           "PIP_NO_CACHE_DIR": "1", "GIT_AUTHOR_NAME": "perfmine", "GIT_AUTHOR_EMAIL": "perfmine@localhost",
                           "GIT_COMMITTER_NAME": "perfmine", "GIT_COMMITTER_EMAIL": "perfmine@localhost"})
+            extra.update(self.extra_env)  # a verifier's names of one length for every side
         return child_env(extra)
 
     def run(self, argv, **kwargs):

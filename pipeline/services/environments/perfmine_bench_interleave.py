@@ -31,7 +31,11 @@ What a verifier adds (perfmine_verify.py), each by a setting:
     timed, so that no clock can shorten it; a batch then makes (samples + 1) x number calls,
     recorded per round (`calls`);
   - `values`: every batch of a time_ benchmark keeps its timed calls' return values and answers
-    the hash of the last one, recorded per round (`values`).
+    the hash of the last one, recorded per round (`values`);
+  - `extend` ({"rounds": N, "workloads": [names], "sides": [sides]}): after the planned rounds,
+    rounds up to N of those workloads only, on those sides only (the verifier's reward workloads on
+    the base, the working side and the reference: the reward's precision, not the verdicts of
+    every workload, is what more rounds buy), within the same time budget.
 
 Python 3.8+, standard library only.
 """
@@ -389,12 +393,25 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
         expert_refs = {w["name"]: w for w in expert.start["workloads"]}
         reference_refs = {w["name"]: w for w in reference.start["workloads"]} if ref_ready else {}
         rounds_planned = settings["rounds"]
+        extend = settings.get("extend") or {}
+        extend_names = set(extend.get("workloads") or ())
+        rounds_total = max(rounds_planned, int(extend.get("rounds") or 0)) if extend_names else rounds_planned
+        extend_sides = tuple(extend.get("sides") or ("base", "expert"))
+
+        def measured_in(w, r):
+            """Whether round r measures workload w (every active one in the planned rounds; the extended ones after)."""
+            return active(w) and (r < rounds_planned or w["ref"]["name"] in extend_names)
+
+        def sides_in(w, r):
+            sides = sides_of(w)
+            return sides if r < rounds_planned else [s for s in sides if s in extend_sides or s in ("base", "expert")]
+
         records = [
             {
-                "ref": ref, "base": empty_side(rounds_planned), "expert": empty_side(rounds_planned),
-                "calibration": empty_side(rounds_planned) if worker["calibration"] else None,
+                "ref": ref, "base": empty_side(rounds_total), "expert": empty_side(rounds_total),
+                "calibration": empty_side(rounds_total) if worker["calibration"] else None,
                 "calibrationBase": None, "settled": None,
-                **({"reference": empty_side(rounds_planned)} if worker["reference"] else {}),
+                **({"reference": empty_side(rounds_total)} if worker["reference"] else {}),
             }
             for ref in base.start["workloads"]
         ]
@@ -446,13 +463,13 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 # the batch's wall time as this process saw it (the request to the answer) and the side's
                 # CPU time by the kernel's count: checks from outside the worker of the times it reports
                 # (perfmine_verify.py)
-                rec.setdefault("walls", [None] * rounds_planned)[round_index] = wall
-                rec.setdefault("cpus", [None] * rounds_planned)[round_index] = None if after is None else after - cpu
+                rec.setdefault("walls", [None] * rounds_total)[round_index] = wall
+                rec.setdefault("cpus", [None] * rounds_total)[round_index] = None if after is None else after - cpu
                 if answer.get("number"):
                     calls = answer["number"] * (len(answer["samples"]) + (1 if counted else 0))
-                    rec.setdefault("calls", [None] * rounds_planned)[round_index] = calls
+                    rec.setdefault("calls", [None] * rounds_total)[round_index] = calls
                 if "value" in answer:
-                    rec.setdefault("values", [None] * rounds_planned)[round_index] = answer["value"]
+                    rec.setdefault("values", [None] * rounds_total)[round_index] = answer["value"]
 
         # warm-up pass: the base calibrates `number`, the others warm up with it (or, numberPerSide,
         # each calibrates its own)
@@ -475,8 +492,8 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
 
         done = 0
         exhausted = False
-        for r in range(rounds_planned):
-            measuring = [w for w in records if active(w)]
+        for r in range(rounds_total):
+            measuring = [w for w in records if measured_in(w, r)]
             if not measuring:
                 break
             elapsed = time.monotonic() - started
@@ -487,7 +504,8 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             if r > 0 and r % settings["roundsPerProcess"] == 0:
                 # fresh worker processes for the next rounds, all asked at once; a side that
                 # cannot start again is done
-                alive = [side for side in SIDES if worker.get(side) is not None]
+                alive = [side for side in SIDES if worker.get(side) is not None
+                         and any(side in sides_in(w, r) for w in measuring)]
                 running(alive, True)
                 asked = [(side, worker[side].send_restart()) for side in alive]
                 for side, ident in asked:
@@ -500,12 +518,12 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                             side_record["failure"] = {"status": "crashed", "message": message, "round": r}
                     worker[side] = None
                 running(alive, False)
-                if not any(active(w) for w in records):
+                if not any(measured_in(w, r) for w in records):
                     break
             steps = []
-            for w in shuffled([w for w in records if active(w)], random):
+            for w in shuffled([w for w in records if measured_in(w, r)], random):
                 index = records.index(w)
-                sides = shuffled(sides_of(w), random)
+                sides = shuffled(sides_in(w, r), random)
                 steps.append("{}:{}".format(index, "".join(SIDE_LETTER[s] for s in sides)))
                 for side in sides:
                     run(w, side, r)

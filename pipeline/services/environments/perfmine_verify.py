@@ -40,11 +40,14 @@ What it does, in order:
     reward.
  6. The measurement: perfmine-bench's (validate's) interleaved protocol with four warm workers
     (base, working side, calibration, reference), the base commit's suite on every side, the
-    task's protocol (--rounds overrides its rounds); every side stopped between its batches and
-    its CPU time counted from outside (perfmine_bench_account.py); each side's `number` its own,
-    its warm-up counted in calls. Then the credit (perfmine_verify_credit.py): the working side's
-    reported times checked against the outside count, within what calibration shows; a workload
-    fast only on the inputs it was timed with credited with its speedup on others.
+    task's protocol, then more rounds of the task's improved workloads alone on the base, the
+    working side and the reference, up to REWARD_ROUNDS (--rounds: exactly that many rounds, no
+    more); every side stopped between its batches and its CPU time counted from outside
+    (perfmine_bench_account.py); each side's `number` its own, its warm-up counted in calls; the
+    sides' directories and user names of one length (SIDE_DIRS). Then the credit
+    (perfmine_verify_credit.py): the working side's reported times checked against the outside
+    count, within what calibration shows; a workload fast only on the inputs it was timed with
+    credited with no speedup; the working side compared with the reference round by round.
  7. The reward (REWARD_FORMULA), written to OUT/reward.json (flat numbers, as Harbor reads them:
     the reward, its parts, and counts of findings), OUT/reward.txt, and the details (every
     workload, every check, every finding, the timing) to OUT/perfmine-verify.json.
@@ -89,7 +92,7 @@ import perfmine_detect as detect  # noqa: E402
 import perfmine_harness as harness  # noqa: E402
 import perfmine_verify_checks as checks  # noqa: E402
 import perfmine_verify_credit as credit  # noqa: E402
-from perfmine_verify_credit import FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA, reward_of  # noqa: E402,F401
+from perfmine_verify_credit import FAILURE_REWARD, REWARD_FORMULA, reward_of  # noqa: E402
 
 EXIT_OK, EXIT_USAGE, EXIT_VERIFIER = 0, 2, 3
 PYTEST_CONFIGS = (("pytest.ini", None), (".pytest.ini", None), ("pyproject.toml", "[tool.pytest.ini_options]"),
@@ -338,6 +341,18 @@ def changed_texts(copy, patch):
 # ---------------------------------------------------------------- sides
 
 
+#: The sides' directories: names of one length, so that no side's paths (and so its processes'
+#: environment, argv and module file names) are longer than another's. Identical code in
+#: directories named base, working and reference ran up to 3% apart, the working side the faster.
+SIDE_DIRS = {"base": "side-1", "working": "side-2", "reference": "side-3", "calibration": "side-4"}
+
+
+def same_size_names(user):
+    """USER and LOGNAME of a side's processes, of one length for every side (u + the uid)."""
+    name = "u{:05d}".format(user.uid)
+    return {"USER": name, "LOGNAME": name}
+
+
 class Calibration:
     """The calibration worker's side: the base's build, run as another user with directories of its own."""
 
@@ -358,7 +373,7 @@ class Calibration:
         self.preexec = user.preexec
 
     def env(self):
-        return dict(self.base.env(), TMPDIR=self.temp, HOME=self.home, USER=self.user.name, LOGNAME=self.user.name)
+        return dict(self.base.env(), TMPDIR=self.temp, HOME=self.home, **same_size_names(self.user))
 
 
 def users_for(working_name):
@@ -571,8 +586,16 @@ def correctness(sides, spec, private, staging, accounts, suite_config, p, detail
 # ---------------------------------------------------------------- measurement and credit
 
 
-def measure(sides, suite_config, suite_dir, p, private, accounts, staging):
-    """The four workers interleaved, each side stopped between its batches and counted from outside."""
+#: The fewest rounds in which the reward's workloads are measured on the base, the working side and
+#: the reference (the rounds after the protocol's measure those only): the reward compares the change
+#: with the expert's patch, and a workload 1.4x faster reads, on a 2-CPU machine, 0.97 to 1.05 of
+#: itself in 6 rounds. PERFMINE_VERIFY_ROUNDS (--rounds) measures exactly its rounds.
+REWARD_ROUNDS = 20
+
+
+def measure(sides, suite_config, suite_dir, p, private, accounts, staging, reward_workloads=(), reward_rounds=0):
+    """The four workers interleaved, each side stopped between its batches and counted from outside;
+    then, up to reward_rounds, the reward's workloads on the base, the working side and the reference."""
     cpus = bench.worker_cpus(p["cpus"])
     env_common = dict(p["env"], PYTHONHASHSEED=str(p["hashSeed"]))
     of = {"base": sides["base"], "expert": sides["working"], "calibration": sides["calibration"],
@@ -609,13 +632,15 @@ def measure(sides, suite_config, suite_dir, p, private, accounts, staging):
         "seed": p["seed"], "budgetSeconds": p["timeBudgetSeconds"], "batchTimeoutSeconds": p["batchTimeoutSeconds"],
         "clock": p["clock"], "warmupSeconds": p["warmupSeconds"], "looks": p["adaptive"]["looks"],
         "reference": sides.get("reference") is not None, "numberPerSide": True, "warmupCalls": True, "values": True,
+        "extend": {"rounds": reward_rounds, "workloads": sorted(reward_workloads), "sides": ["base", "expert", "reference"]}
+        if sides.get("reference") is not None and reward_workloads and reward_rounds > p["rounds"] else None,
         "accounts": {"base": accounts["base"], "expert": accounts["working"], "calibration": accounts["calibration"],
                      "reference": accounts.get("reference")} if sides.get("reference") else
         {"base": accounts["base"], "expert": accounts["working"], "calibration": accounts["calibration"]},
     }
 
     def on_round(done, elapsed, measuring):
-        say("round {}/{}: {} workloads measured, {:.1f} s".format(done, p["rounds"], measuring, elapsed))
+        say("round {}/{}: {} workloads measured, {:.1f} s".format(done, max(p["rounds"], reward_rounds), measuring, elapsed))
 
     m = bench.measure_interleaved(open_side, settings, on_round=on_round, after_open=after_open,
                                   settle=lambda snapshot: stats.settlements(snapshot, p["paired"], p["adaptive"]))
@@ -626,7 +651,7 @@ def verdict_rows(report):
     return {w["name"]: w for w in report["workloads"]}
 
 
-def workload_rows(spec, report, ref_report, outside, memo):
+def workload_rows(spec, report, ref_report, outside, memo, vs_reference=None):
     expert = {w["name"]: w for w in spec["workloads"]}
     refs = verdict_rows(ref_report) if ref_report else {}
     rows = []
@@ -640,11 +665,12 @@ def workload_rows(spec, report, ref_report, outside, memo):
             "mds": w["mds"], "base_value": w["base_value"], "working_value": w["working_value"], "pairs": w["pairs"],
             "failure": w["failure"], "outside": outside.get(w["name"]), "memo": memo.get(w["name"]),
             "median_log": w.get("median_log"), "standard_error": w.get("standard_error"), "df": w.get("df"),
+            "vs_reference_log": (vs_reference or {}).get(w["name"]),
         }
         if row["memo"] and row["memo"].get("memoised"):
             row["reported_speedup"], row["reported_interval"] = row["speedup"], row["interval"]
             row["speedup"], row["verdict"], row["reason"] = 1.0, "unchanged", "memoised"
-            row["interval"], row["median_log"] = [1.0, 1.0], 0.0
+            row["interval"], row["median_log"], row["vs_reference_log"] = [1.0, 1.0], 0.0, None
         rows.append(row)
     return rows
 
@@ -779,20 +805,21 @@ def verify(args, spec, details, findings):
 
         sides = {}
         for label, user in (("base", base_user), ("working", working_user)):
-            os.makedirs(os.path.join(root, label))
-            sides[label] = bench.Side(os.path.join(root, label), args.repo, python, label, user=user, private=private)
+            os.makedirs(os.path.join(root, SIDE_DIRS[label]))
+            sides[label] = bench.Side(os.path.join(root, SIDE_DIRS[label]), args.repo, python, label, user=user, private=private)
         os.chmod(sides["working"].tmp, 0o700)
         if expert_patch and os.path.isfile(expert_patch):
-            os.makedirs(os.path.join(root, "reference"))
-            sides["reference"] = bench.Side(os.path.join(root, "reference"), args.repo, python, "reference", user=ref_user,
+            os.makedirs(os.path.join(root, SIDE_DIRS["reference"]))
+            sides["reference"] = bench.Side(os.path.join(root, SIDE_DIRS["reference"]), args.repo, python, "reference", user=ref_user,
                                             private=private)
             os.chmod(sides["reference"].tmp, 0o700)  # the expert's code: no other side may read it
             held = os.path.join(sides["reference"].tmp, "expert.patch")
             shutil.copyfile(expert_patch, held)
             os.chown(held, ref_user.uid, ref_user.gid)
             os.chmod(held, 0o600)
-        if spec.get("constraints"):
-            for side in sides.values():
+        for side in sides.values():
+            side.extra_env.update(same_size_names(side.user))
+            if spec.get("constraints"):
                 side.extra_env["PIP_CONSTRAINT"] = os.path.join(staging, "constraints.txt")
 
         def sealed(side):
@@ -876,8 +903,8 @@ def verify(args, spec, details, findings):
             finally:
                 stop_unprivileged()
             details["timing"]["reference_build"] = time.monotonic() - started
-        os.makedirs(os.path.join(root, "calibration"))
-        sides["calibration"] = Calibration(sides["base"], os.path.join(root, "calibration"), cal_user)
+        os.makedirs(os.path.join(root, SIDE_DIRS["calibration"]))
+        sides["calibration"] = Calibration(sides["base"], os.path.join(root, SIDE_DIRS["calibration"]), cal_user)
 
         p = bench.resolve_protocol({"protocol": spec["protocol"]}, argparse.Namespace(
             rounds=args.rounds, samples=None, rounds_per_process=None, clock=None, seed=None, cpus=None, budget=None))
@@ -896,7 +923,9 @@ def verify(args, spec, details, findings):
             p["rounds"], " and the expert's patch" if "reference" in sides else ""))
         started = time.monotonic()
         try:
-            m, cpus = measure(sides, config_path, suite_dir, p, private, accounts, staging)
+            reward_workloads = [w["name"] for w in spec["workloads"] if w.get("improved")]
+            m, cpus = measure(sides, config_path, suite_dir, p, private, accounts, staging, reward_workloads,
+                              0 if args.rounds else REWARD_ROUNDS)
         except bench.BenchError as exc:
             raise VerifyError(str(exc))
         finally:
@@ -919,7 +948,7 @@ def verify(args, spec, details, findings):
             findings.append(detect.finding("timed-values", detect.HACK, name, None, "",
                                            "returns other values while timed than when its values were checked"))
         details["measurement"] = {k: report[k] for k in ("measurement", "calibration", "threshold", "interval", "counts")}
-        details["workloads"] = workload_rows(spec, report, ref_report, outside, memo)
+        details["workloads"] = workload_rows(spec, report, ref_report, outside, memo, credit.against_reference(credited_m))
         for w in details["workloads"]:
             o = w["outside"] or {}
             if o.get("consistent") is False:

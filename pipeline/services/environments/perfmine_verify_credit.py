@@ -35,6 +35,11 @@ FAILURE_REWARD = -1.0
 FLOOR_REWARD = 0.0
 #: The smallest inconsistency the outside check acts on (log q).
 OUTSIDE_FLOOR = math.log(1.03)
+#: The change is credited exactly the expert's measured speedup on a workload where their paired
+#: ratio is within 5% either way: the floor below which perfmine's verdicts tell no change from
+#: none. Two builds of the same code differ by 1-3% in one run here (the expert's own patch as the
+#: change read 1.01 to 1.08 on the demo's #108, whose expert is 1.4x, without it).
+REFERENCE_TIE = math.log(1.05)
 #: Without calibration rounds, the tolerance of the outside check (log q).
 UNCALIBRATED_TOLERANCE = math.log(1.10)
 REWARD_FORMULA = (
@@ -45,21 +50,24 @@ REWARD_FORMULA = (
     "descriptor tricks, processes made to escape, an interpreter hook, a comparison with the benchmarks' own "
     "inputs); otherwise reward = max(0, ln S_agent / ln S_expert), where S_agent is the geometric mean over the "
     "task's improved workloads (those the expert's patch made faster, by validate's verdict) of the agent's "
-    "credited speedup, and S_expert the same of the expert's patch measured in the same run beside it (validate's "
-    "recorded speedups when that measurement shows no improvement). A credited speedup is the measured one (base "
-    "time / working time) where the verdict is improved or worsened, and 1 where the measurement cannot tell it "
-    "from no change. The working side's times are what its workers report unless the CPU time counted from "
-    "outside its processes (every process of its user, stopped between its batches) shows more work than they "
-    "report, beyond what two workers of the base's code differ by: then its times are the outside count's. A "
-    "workload fast only on the inputs it was timed with is credited with no speedup (1): a cache (its first call "
-    "on fresh inputs far slower than a repeated one, where the base's and the expert's are not), inputs "
-    "special-cased (the timed inputs far cheaper, relative to comparable ones, than the base and the expert's "
-    "patch make them), or code that knows it is timed (far faster under the harness than when the verifier calls "
-    "the same functions on the same inputs). 0: no improvement (or slower); 1: as fast as the expert on the "
-    "task's workloads; above 1: faster than the expert. advantage = S_agent - S_expert (FormulaCode's advantage "
-    "over the task's workloads); speedup_all, expert_speedup_all and advantage_all: the same over every workload "
-    "measured, each side credited by its own verdicts. A verifier that cannot finish gives the failure reward "
-    "with verifier_error = 1."
+    "credited speedup, and S_expert the geometric mean of the expert's patch's speedups on them measured in the "
+    "same run beside the change, as measured (validate's recorded speedups when that run does not show the "
+    "expert's patch improving any of them). A credited speedup is 1 where the measurement cannot tell the change "
+    "from none; where its verdict is improved or worsened, it is the expert's measured speedup times the change's "
+    "speedup over the expert's patch (the median over rounds of their paired ratio, taken as 1 when within 5% "
+    "either way), or the measured one (base time / working time) when the expert's patch was not measured. The task's improved workloads are measured in "
+    "at least 20 rounds on the base, the change and the expert's patch. The working side's times are what its "
+    "workers report unless the CPU time counted from outside its processes (every process of its user, stopped "
+    "between its batches) shows more work than they report, beyond what two workers of the base's code differ by: "
+    "then its times are the outside count's. A workload fast only on the inputs it was timed with is credited "
+    "with no speedup (1): a cache (its first call on fresh inputs far slower than a repeated one, where the "
+    "base's and the expert's are not), inputs special-cased (the timed inputs far cheaper, relative to comparable "
+    "ones, than the base and the expert's patch make them), or code that knows it is timed (far faster under the "
+    "harness than when the verifier calls the same functions on the same inputs). 0: no improvement (or slower); "
+    "1: as fast as the expert on the task's workloads; above 1: faster than the expert. advantage = S_agent - "
+    "S_expert (FormulaCode's advantage over the task's workloads); speedup_all, expert_speedup_all and "
+    "advantage_all: the same over every workload measured, each side credited by its own verdicts. A verifier "
+    "that cannot finish gives the failure reward with verifier_error = 1."
 )
 
 
@@ -146,6 +154,33 @@ def credited_measurement(m, checks):
     return out
 
 
+#: Rounds in which both the working side and the reference must have samples for their paired comparison.
+MIN_PAIRED_ROUNDS = 3
+
+
+def against_reference(m):
+    """{workload: the working side's log speedup over the reference (the expert's patch), the median
+    over the rounds both measured of log(median reference sample / median working sample)}, from a
+    measurement whose working side is credited (credited_measurement). Paired by round: the two
+    sides run in the same round, between the same other batches, so what slows a round slows both,
+    and their ratio is far steadier than two speedups over the base taken apart."""
+    out = {}
+    for w in m["workloads"]:
+        work, ref = w.get("expert"), w.get("reference")
+        if not work or not ref or work.get("failure") or ref.get("failure"):
+            continue
+        logs = []
+        for r in range(max(len(work["rounds"]), len(ref["rounds"]))):
+            a, b = at(work["rounds"], r), at(ref["rounds"], r)
+            if a and b:
+                ma, mb = median(a), median(b)
+                if ma and mb and ma > 0 and mb > 0:
+                    logs.append(math.log(mb / ma))
+        if len(logs) >= MIN_PAIRED_ROUNDS:
+            out[w["ref"]["name"]] = median(logs)
+    return out
+
+
 def reference_view(m):
     """The measurement with the reference (the task's expert patch) in the working side's place."""
     if not m.get("reference") or not any(w.get("reference") for w in m["workloads"]):
@@ -209,6 +244,10 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
 def credited(speedup, verdict):
     if not isinstance(speedup, (int, float)) or not math.isfinite(speedup) or speedup <= 0:
         return None
@@ -218,23 +257,43 @@ def credited(speedup, verdict):
 def reward_of(workloads, correct=True, failure=None):
     """workloads: [{name, task_improved, expert_speedup, expert_verdict (validate's record), speedup,
     verdict (the agent's, credited), reference_speedup, reference_verdict (the expert measured in
-    this run)}] -> the flat reward (REWARD_FORMULA). correct False: the failure reward."""
+    this run), vs_reference_log (against_reference)}] -> the flat reward (REWARD_FORMULA). correct
+    False: the failure reward.
+
+    The denominator is the expert's patch as measured beside the change, its speedups as measured
+    (not credited: validate already found them improved, and a verdict that misses one in a noisy
+    run must not shrink the denominator), when this run shows it improved on at least one of the
+    task's workloads; validate's recorded speedups otherwise (the reference not measured, or not
+    seen faster here). The agent's
+    credited speedup on a workload whose verdict is improved or worsened is then the expert's
+    measured one times the agent's paired speedup over the expert (against_reference), taken as 1
+    within REFERENCE_TIE; without the reference, its own measured speedup."""
     if not correct or failure:
         return {"reward": FAILURE_REWARD, "correct": 0}
     task = [w for w in workloads if w.get("task_improved")]
-    agent = geomean([credited(w.get("speedup"), w.get("verdict")) for w in task])
     agent_all = geomean([credited(w.get("speedup"), w.get("verdict")) for w in workloads])
-    measured = geomean([credited(w.get("reference_speedup"), w.get("reference_verdict")) for w in task
-                        if w.get("reference_verdict") is not None])
-    if measured is not None and measured > 1:
+    on_reference = [w for w in task if w.get("reference_verdict") is not None and positive(w.get("reference_speedup"))]
+    seen = any(w["reference_verdict"] == "improved" for w in on_reference)
+    measured = geomean([w["reference_speedup"] for w in on_reference]) if on_reference else None
+    if seen and measured is not None and measured > 1:
         expert = measured
         expert_all = geomean([credited(w.get("reference_speedup"), w.get("reference_verdict"))
                               if w.get("reference_verdict") is not None else credited(w.get("expert_speedup"), w.get("expert_verdict"))
                               for w in workloads])
+
+        def agent_speedup(w):
+            if w.get("verdict") in ("improved", "worsened") and positive(w.get("reference_speedup")) \
+                    and isinstance(w.get("vs_reference_log"), (int, float)) and math.isfinite(w["vs_reference_log"]):
+                vs = w["vs_reference_log"]
+                return w["reference_speedup"] * (1.0 if abs(vs) < REFERENCE_TIE else math.exp(vs))
+            return credited(w.get("speedup"), w.get("verdict"))
+
+        agent = geomean([agent_speedup(w) for w in on_reference])
     else:
         expert = geomean([w.get("expert_speedup") for w in task])
         expert_all = geomean([credited(w.get("expert_speedup"), w.get("expert_verdict")) for w in workloads])
-    out = {"correct": 1, "expert_measured": 1 if expert is measured and measured is not None else 0}
+        agent = geomean([credited(w.get("speedup"), w.get("verdict")) for w in task])
+    out = {"correct": 1, "expert_measured": 1 if seen and expert is measured and measured is not None else 0}
     if agent is None or expert is None or expert <= 1:
         out["reward"] = FLOOR_REWARD
     else:

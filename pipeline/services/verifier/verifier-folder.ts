@@ -50,15 +50,37 @@ export interface HarborFile {
   readonly mode: number;
 }
 
-/** Seconds the agent, the verifier and the environment's build get (documented in the README). */
-export function harborTimeouts(measuredMs: number | null, buildTimeoutSeconds: number): { agent: number; verifier: number; build: number } {
+/**
+ * The rounds the verifier measures the task's improved workloads in, at the least (REWARD_ROUNDS in
+ * perfmine_verify.py; test/verifier/interleave-extend.test.ts keeps the two the same): the rounds after the
+ * protocol's measure those workloads alone, on three sides.
+ */
+export const REWARD_ROUNDS = 20;
+
+/**
+ * The task's time limits (seconds): the agent's (an hour and five of validate's measurements), the
+ * verifier's (half an hour, two builds, three measurements, and the reward's extra rounds when the
+ * protocol has fewer than REWARD_ROUNDS, counted as if every workload were improved), the build's.
+ */
+export function harborTimeouts(
+  measuredMs: number | null,
+  buildTimeoutSeconds: number,
+  rounds: number | null = null,
+): { agent: number; verifier: number; build: number } {
   const measured = (measuredMs ?? 600_000) / 1000;
   const minute = (s: number) => Math.ceil(s / 60) * 60;
+  const extra = rounds !== null && rounds > 0 && rounds < REWARD_ROUNDS ? (0.75 * (REWARD_ROUNDS - rounds)) / rounds : 0;
   return {
     agent: minute(3600 + 5 * measured),
-    verifier: minute(1800 + 2 * buildTimeoutSeconds + 3 * measured),
+    verifier: minute(1800 + 2 * buildTimeoutSeconds + (3 + extra) * measured),
     build: minute(Math.max(1800, buildTimeoutSeconds)),
   };
+}
+
+/** The protocol's rounds, as the task's perfmine/bench/task.json records them (null when it does not). */
+export function protocolRounds(protocol: Readonly<Record<string, unknown>>): number | null {
+  const rounds = protocol['rounds'];
+  return typeof rounds === 'number' && Number.isInteger(rounds) && rounds > 0 ? rounds : null;
 }
 
 function textOf(entry: TarEntry): string | Uint8Array {

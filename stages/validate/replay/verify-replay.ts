@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { BlobRef } from '../../../cache/blobs.js';
-import { harborTimeouts, type HarborOptions, type VerifiableTask } from '../../../pipeline/services/verifier/verifier-folder.js';
+import {
+  harborTimeouts,
+  protocolRounds,
+  type HarborOptions,
+  type VerifiableTask,
+} from '../../../pipeline/services/verifier/verifier-folder.js';
 import { harborTaskInputs } from '../../../pipeline/services/verifier/task-inputs.js';
 import type { Logger } from '../../../pipeline/logging.js';
 import type { ContainerLimits, DockerService } from '../../../pipeline/services/docker.js';
@@ -73,7 +78,8 @@ export async function verifyReplay(
   signal?: AbortSignal,
 ): Promise<ReplayMeasurement> {
   const task = verifiableFolder(spec.folder);
-  const timeouts = harborTimeouts(harborTaskInputs(task).measuredMs, spec.harbor.buildTimeoutSeconds);
+  const inputs = harborTaskInputs(task);
+  const timeouts = harborTimeouts(inputs.measuredMs, spec.harbor.buildTimeoutSeconds, protocolRounds(inputs.protocol));
   const trial = await runTrial({
     docker: spec.docker,
     task,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ScoreStore } from '../../../cache/scores.js';
-import { harborTimeouts, type HarborOptions } from '../../../pipeline/services/verifier/verifier-folder.js';
+import { harborTimeouts, protocolRounds, type HarborOptions } from '../../../pipeline/services/verifier/verifier-folder.js';
 import { harborTaskInputs } from '../../../pipeline/services/verifier/task-inputs.js';
 import { ItemError, PerfmineError } from '../../../pipeline/errors.js';
 import type { Logger } from '../../../pipeline/logging.js';
@@ -135,6 +135,12 @@ export function rejectedResult(r: RejectedRow): PredictionResult {
   };
 }
 
+/** The verifier's time limit for a task (ms), as its Harbor export states it. */
+function verifierTimeout(task: ScoreTask, deps: Pick<ScoreDeps, 'harbor'>): number {
+  const inputs = harborTaskInputs(task.task);
+  return harborTimeouts(inputs.measuredMs, deps.harbor.buildTimeoutSeconds, protocolRounds(inputs.protocol)).verifier * 1000;
+}
+
 /** Verifies one side: the patch through the Harbor verifier in the task's environment (an empty patch needs no run). */
 export async function measureSide(
   task: ScoreTask,
@@ -149,7 +155,7 @@ export async function measureSide(
     harbor: deps.harbor,
     patch,
     limits: deps.limits,
-    timeoutMs: harborTimeouts(harborTaskInputs(task.task).measuredMs, deps.harbor.buildTimeoutSeconds).verifier * 1000,
+    timeoutMs: verifierTimeout(task, deps),
     buildTimeoutMs: deps.buildTimeoutMs,
     ...(deps.indexUrl ? { indexUrl: deps.indexUrl } : {}),
     labels: { 'org.perfmine.item': task.instanceId },

@@ -13,7 +13,7 @@ import type { TrialWorkload } from '../../../pipeline/services/verifier/trial-ou
  */
 
 /** The verifier's rules the stored results were taken under (a stored side under others is measured again). */
-export const SCORE_RULES = 2;
+export const SCORE_RULES = 3;
 
 /** Why a patch failed, in validate's words where the patched side is called the expert. */
 export const SCORE_FAILURES = [

@@ -158,7 +158,7 @@ describe('perfmine score on the sample task #101 (real Docker engine, perfmine h
     expect(fib.expert_speedup!).toBeGreaterThan(50);
     expect(fib.agent_verdict).toBe('improved');
     expect(r.workloads).toHaveLength(6);
-    expect(storedSide('expert-copy')).toMatchObject({ rules: 2, pairs: 3, protocol: expect.objectContaining({ rounds: 3 }) });
+    expect(storedSide('expert-copy')).toMatchObject({ rules: 3, pairs: 20, protocol: expect.objectContaining({ rounds: 20 }) });
     // the verifier's reward: the expert's patch against itself measured beside it
     expect(Math.abs(r.reward! - 1)).toBeLessThan(0.1);
     expect(r.hacks).toEqual([]);

@@ -10,6 +10,7 @@ import {
   harborEnvironmentFiles,
   harborTestsFiles,
   harborTimeouts,
+  protocolRounds,
   type HarborFile,
   type HarborOptions,
 } from '../../../../pipeline/services/verifier/verifier-folder.js';
@@ -53,7 +54,7 @@ function metadataOf(task: MonthTask, inputs: HarborTaskInputs, improved: readonl
 export function harborTaskConfig(task: MonthTask, inputs: HarborTaskInputs, options: HarborOptions): HarborTaskConfig {
   const { row } = task;
   const improved = inputs.workloads.filter((w) => w.verdict === 'improved').map((w) => w.name);
-  const timeouts = harborTimeouts(inputs.measuredMs, options.buildTimeoutSeconds);
+  const timeouts = harborTimeouts(inputs.measuredMs, options.buildTimeoutSeconds, protocolRounds(inputs.protocol));
   const config = {
     schema_version: HARBOR_SCHEMA_VERSION,
     source: 'perfmine',
