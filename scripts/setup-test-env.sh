@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the test suite needs beyond `npm ci`, installed by the project's own files:
-# a running Docker engine and the local base images (bookworm, trixie), a one-host Slurm cluster, a loopback Docker registry, Python's yaml. Idempotent and quick when all is present.
+# a running Docker engine and the local base images (bookworm, trixie), a one-host Slurm cluster, a loopback Docker registry, Python's yaml, dpkg-dev. Idempotent and quick when all is present.
 # Needs root (or sudo) the first time, for apt-get and dockerd.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +32,12 @@ bash "$here/setup-registry.sh"
 if ! python3 -c 'import yaml' 2>/dev/null; then
   [ -d /var/lib/apt/lists ] && [ -n "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] || apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null
+fi
+# The Debian-lock test serves a Debian repository of its own .deb packages, indexed with
+# dpkg-scanpackages (Debian's dpkg-dev; dpkg-deb, which builds them, is in dpkg itself).
+if ! command -v dpkg-scanpackages >/dev/null 2>&1; then
+  compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null || apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends dpkg-dev >/dev/null
 fi
 base_code=0
 wait "$base" || base_code=$?

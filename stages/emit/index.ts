@@ -21,6 +21,9 @@ import { emitResultSettings } from './result-settings.js';
 import { assembleRow, imageNameOf } from './row.js';
 import { emittedStatement } from './statement.js';
 import { taskFiles } from './task-files.js';
+import { carriedWheels } from './carried-wheels.js';
+import { upstreamOf } from '../../pipeline/services/package-index/time-machine.js';
+import type { Upstream } from '../../pipeline/services/package-index/upstream.js';
 import { compareMinutesOf, measuringToolText } from './measuring-tool.js';
 import { sealedSourcesOf, type SealedSourcesFactory } from './sealed-sources.js';
 import { blobRef, saveBlob, type BlobRef } from '../../cache/blobs.js';
@@ -102,7 +105,8 @@ export function emitMonth(
  * window (tasks.jsonl, tasks.parquet, task folders, manifest.json) from all of its kept tasks.
  * A rules-only statement gets the measured workloads here; a statement that names the solution
  * (pipeline/concepts/leak-check.ts) is not emitted: dropped as `statement-leaks-solution`. Each
- * folder carries the sealed history of its base commit (sealed-sources.ts), stored as blobs.
+ * folder carries the sealed history of its base commit (sealed-sources.ts), stored as blobs, and,
+ * when emit.vendorWheels says so, its lock's files (carried-wheels.ts), blobs too.
  */
 export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSourcesOf) {
   return defineStage<EmitInput, EmitOutput>({
@@ -112,7 +116,8 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
     // 4: the task folder gains instruction.md and score.sh
     // 5: sealed tasks: the folder carries its history (source/repo.bundle) and perfmine-bench, and
     //    says how to measure with it (issue 28)
-    version: 5,
+    // 6: the folder carries its lock's files (wheels/, hash-checked) when its index is not public (issue 36)
+    version: 6,
     description: 'dataset rows and task folders of kept candidates; per month tasks.jsonl, tasks.parquet and a manifest',
     system: 'local',
 
@@ -204,6 +209,13 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
       const history = await sealedSources(ctx).history(synthesize, ctx.signal);
       const blobs: Record<string, string> = {};
       for (const [path, data] of history) blobs[path] = saveBlob(ctx.db, data);
+      const wheels = await carriedWheels(
+        ctx.db,
+        { key: item.key, repo: validate.repo, month: validate.mergedAt.slice(0, 7) },
+        synthesize.lock ?? null,
+        config.vendorWheels,
+        lockedFilesIndex(ctx),
+      );
       const perfmineFiles = sourceTierFiles({
         baseCommit: validate.baseSha,
         asvConfig: synthesize.asvConfigPath,
@@ -223,6 +235,7 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
         sealedHistory: blobs,
         measuringTool,
         lock: synthesize.lock ?? null,
+        wheels: wheels.files,
         packageTier: synthesize.packageTier ?? null,
         provenance: {
           categorySource: classify.categoryModel ?? null,
@@ -231,7 +244,7 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
           leakCheckBasis: statement.vocabulary.basis,
         },
       });
-      return { status: 'done', output: { row, files, blobs } };
+      return { status: 'done', output: { row, files, blobs: { ...blobs, ...wheels.blobs } } };
     },
 
     async finish(ctx: PipelineContext, scope: Scope) {
@@ -241,6 +254,12 @@ export function createEmitStage(sealedSources: SealedSourcesFactory = sealedSour
 }
 
 export const emitStage = createEmitStage();
+
+/** Where emit asks for a locked file the store did not keep: this run's package index (synthesize.index.upstream). */
+function lockedFilesIndex(ctx: Pick<PipelineContext, 'config' | 'db'>): Upstream {
+  const { upstream, timeoutSeconds, retries } = ctx.config.synthesize.index;
+  return upstreamOf(upstream, { store: ctx.db, timeoutMs: timeoutSeconds * 1000, retries });
+}
 
 /** What the task's instructions need of validate's recorded protocol. */
 function parseProtocol(protocol: Readonly<Record<string, unknown>> | null): { measuredMs: number | null } {

@@ -82,7 +82,7 @@ export function writeMonth(
   const digests: Record<string, string> = {};
   for (const [path, content] of files) {
     mkdirSync(join(staging, path, '..'), { recursive: true });
-    writeFileSync(join(staging, path), contentBytes(content));
+    writeFileSync(join(staging, path), contentBytes(content, path));
     digests[path] = contentDigest(content);
   }
   const manifest: MonthManifest = {

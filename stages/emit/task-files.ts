@@ -4,8 +4,10 @@ import { REPO_DIR, SCRIPT_PATH } from '../../pipeline/services/environments/veri
 import { SEAL_PATH, taskSourceDockerfileLines, TASK_SOURCE_DIR } from '../../pipeline/services/environments/source-tier.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { LOCK_READER_PATH } from '../../pipeline/services/environments/source-tier.js';
-import { packageTierDockerfile } from '../../pipeline/services/environments/package-tier.js';
+import { packageTierDockerfile, type PackageTierRecord } from '../../pipeline/services/environments/package-tier.js';
+import { lockedDebianInstallLines } from '../../pipeline/services/environments/debian-lock.js';
 import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../pipeline/services/environments/lock.js';
+import { WHEELS_CHECK_FILE, WHEELS_DIR, wheelsCheckFile, type VendoredFile } from '../../pipeline/concepts/vendored-wheels.js';
 
 /**
  * The files of one task folder (`out/YYYY-MM/<instance_id>/`): problem_statement.md,
@@ -15,8 +17,9 @@ import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../
  * `perfmine/` and `usr/`: the sealing script and the in-image `perfmine-bench`), workloads.json and
  * metadata.json; for an agent harness, instruction.md (the task as given to an agent: the
  * environment, how to measure, what to change, the problem statement) and score.sh (`perfmine
- * score`). The bundles are binary and are written beside these (emit's blobs). Pure; no
- * production time anywhere, so the same task gives the same bytes.
+ * score`). The bundles are binary and are written beside these (emit's blobs), as are the lock's
+ * files when the folder carries them (`wheels/`, checked by `wheels.sha256`). Pure; no production
+ * time anywhere, so the same task gives the same bytes.
  */
 
 export interface TaskFileInput {
@@ -40,12 +43,15 @@ export interface TaskFileInput {
   readonly measuringTool: string;
   /** What the verified environment holds (synthesize's lock); null for an environment built before locks. */
   readonly lock: EnvironmentLock | null;
+  /** The lock's files the folder carries under `wheels/` (emit.vendorWheels; written as blobs beside these). */
+  readonly wheels?: readonly VendoredFile[];
   /**
    * The repository's own base image and the Debian packages perfmine installed on it (its
    * package tier, `repositories."owner/name"`): the Dockerfile starts from that base image and
-   * installs the packages, instead of naming the tier, which exists only in perfmine's engine.
+   * installs the packages, instead of naming the tier, which exists only in perfmine's engine:
+   * its lock (`debianLock`) at exactly those versions, or, for a record made before locks, by name.
    */
-  readonly packageTier?: { readonly baseImage: string; readonly debianPackages: readonly string[] } | null;
+  readonly packageTier?: PackageTierRecord | null;
 }
 
 export interface TaskProvenance {
@@ -99,21 +105,30 @@ export function taskDockerfile(input: {
   pythonVersion: string | null;
   perfmineFiles: readonly TarEntry[];
   lock: EnvironmentLock | null;
-  packageTier?: { readonly baseImage: string; readonly debianPackages: readonly string[] } | null;
+  packageTier?: PackageTierRecord | null;
+  /** The locked files the folder carries (`wheels/`): installed from there, with no index. */
+  wheels?: readonly VendoredFile[];
 }): string {
   const { row, lock } = input;
   const tier = input.packageTier ?? null;
   const baseImage = tier ? tier.baseImage : input.baseImage;
-  // the package tier's own lines after its FROM (apt-get install of the repository's Debian packages)
+  // the package tier's lock installed at its versions; a record without a lock: the tier's own lines after its FROM (apt-get install by name)
   const packages =
-    tier && tier.debianPackages.length > 0 ? packageTierDockerfile(tier.baseImage, tier.debianPackages).trimEnd().split('\n').slice(1) : [];
+    !tier || tier.debianPackages.length === 0
+      ? []
+      : tier.debianLock
+        ? lockedDebianInstallLines(tier.debianPackages, tier.debianLock)
+        : packageTierDockerfile(tier.baseImage, tier.debianPackages).trimEnd().split('\n').slice(1);
   const executables = input.perfmineFiles.filter((f) => ((f.mode ?? 0o644) & 0o111) !== 0).map((f) => `/${f.name}`);
   const py = '"${PERFMINE_PYTHON:-python3}"';
   const lockFiles = lock ? lockFileNames(lock) : [];
   const hashed = lockFiles.includes('requirements.lock');
   const constrained = lockFiles.includes('constraints.txt');
+  const wheels = input.wheels ?? [];
+  // the build script's own pip runs (its build requirements) find the folder's locked files, and no index
+  const offline = wheels.length > 0 ? `PIP_NO_INDEX=1 PIP_FIND_LINKS=${IMAGE_WHEELS} ` : '';
   const build = [
-    ...(constrained ? [`PIP_CONSTRAINT=/perfmine/constraints.txt bash ${SCRIPT_PATH}`] : [`bash ${SCRIPT_PATH}`]),
+    `${offline}${constrained ? 'PIP_CONSTRAINT=/perfmine/constraints.txt ' : ''}bash ${SCRIPT_PATH}`,
     `bash ${SEAL_PATH} modules`,
     ...(lock ? [`${py} ${LOCK_READER_PATH} check /perfmine/lock.json`] : []),
   ];
@@ -123,23 +138,48 @@ export function taskDockerfile(input: {
     lock
       ? `# the locked dependencies (requirements.lock, hash-checked), the verified build script, then a check that the installed set is the lock.`
       : '# then the verified build script.',
-    `#   docker build -t ${row.image_name} .${hashed ? '   (--build-arg PIP_INDEX_URL=... for another index than the one locked)' : ''}`,
+    `#   docker build -t ${row.image_name} .${wheels.length > 0 ? '   (no package index: the locked files are in wheels/)' : hashed ? '   (--build-arg PIP_INDEX_URL=... for another index than the one locked)' : ''}`,
     ...taskSourceDockerfileLines({ baseImage, sha: row.base_commit }),
     ...packages,
     ...(executables.length > 0 ? [`RUN chmod 0755 ${executables.join(' ')}`] : []),
     ...(input.pythonVersion ? [`ENV PERFMINE_PYTHON=python${input.pythonVersion}`] : []),
-    ...(lockFiles.length > 0 ? [`COPY ${lockFiles.join(' ')} /perfmine/`] : []),
-    ...(hashed
-      ? [
-          `ARG PIP_INDEX_URL=${indexUrlOf(lock!)}`,
-          `RUN ${py} -m pip install --no-cache-dir --require-hashes --no-deps -r /perfmine/requirements.lock`,
-        ]
-      : []),
+    ...lockInstallLines(lock, lockFiles, wheels, py),
     `COPY docker_build.sh ${SCRIPT_PATH}`,
     `WORKDIR ${REPO_DIR}`,
     `RUN ${build.join(' && ')}`,
     '',
   ].join('\n');
+}
+
+/** Where the image keeps the folder's locked files (`wheels/`). */
+const IMAGE_WHEELS = `/perfmine/${WHEELS_DIR}`;
+
+/**
+ * The lock's lines: its files copied; the folder's locked files, when it carries them, copied and
+ * checked (each has the lock's SHA-256, and there is no other); then the index's distributions
+ * installed hash-checked without dependencies, from those files with no index, else from
+ * PIP_INDEX_URL.
+ */
+function lockInstallLines(
+  lock: EnvironmentLock | null,
+  lockFiles: readonly string[],
+  wheels: readonly VendoredFile[],
+  py: string,
+): string[] {
+  if (!lock) return [];
+  const carried = wheels.length > 0;
+  const install = `RUN ${py} -m pip install --no-cache-dir ${carried ? `--no-index --find-links ${IMAGE_WHEELS} ` : ''}--require-hashes --no-deps -r /perfmine/requirements.lock`;
+  const only = `{ [ "$(ls -A | wc -l)" -eq ${wheels.length} ] || { echo '${WHEELS_DIR}/ holds files ${WHEELS_CHECK_FILE} does not name' >&2; exit 1; }; }`;
+  return [
+    `COPY ${[...lockFiles, ...(carried ? [WHEELS_CHECK_FILE] : [])].join(' ')} /perfmine/`,
+    ...(carried
+      ? [
+          `COPY ${WHEELS_DIR}/ ${IMAGE_WHEELS}/`,
+          `RUN cd ${IMAGE_WHEELS} && sha256sum --strict --quiet --check /perfmine/${WHEELS_CHECK_FILE} && ${only}`,
+        ]
+      : []),
+    ...(!lockFiles.includes('requirements.lock') ? [] : carried ? [install] : [`ARG PIP_INDEX_URL=${indexUrlOf(lock)}`, install]),
+  ];
 }
 
 /** The lock's files in a task folder: requirements.lock (hash-checked pins), constraints.txt (build requirements), lock.json. */
@@ -216,6 +256,7 @@ export function metadataJson(input: TaskFileInput): string {
             index: input.lock.upstream,
             distributions: input.lock.distributions.length,
             from_index: input.lock.distributions.filter((d) => d.source === 'index').length,
+            files_carried: input.wheels?.length ?? 0,
           }
         : null,
     },
@@ -318,6 +359,7 @@ export function taskFiles(input: TaskFileInput): Record<string, string> {
     if (names.includes('constraints.txt')) files['constraints.txt'] = buildConstraints(input.lock);
     files['lock.json'] = json(input.lock);
   }
+  if (input.wheels && input.wheels.length > 0) files[WHEELS_CHECK_FILE] = wheelsCheckFile(input.wheels);
   return files;
 }
 

@@ -122,9 +122,9 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
       const port = portFactory(ctx);
       // The repository's own base image, with its Debian packages in a tier of their own.
       const own = repositoryEnvironment(ctx.config, input.repo).setting;
-      const baseImage =
+      const tier =
         own === null
-          ? input.baseImage
+          ? null
           : await ensurePackageTier(
               ctx.services.docker,
               input.repo,
@@ -138,6 +138,7 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
               },
               ctx.signal,
             );
+      const baseImage = tier?.image ?? input.baseImage;
       const prepared = await port.prepareTarget({ ...input, baseImage }, ctx.signal);
       if (prepared.kind === 'no-asv-config')
         return { status: 'dropped', reason: 'no-asv-config', detail: `no asv.conf.json in ${input.repo} at ${input.sha}` };
@@ -180,7 +181,13 @@ export function createSynthesizeStage(portFactory: BuildPortFactory = dockerBuil
         repoImageTag: target.repoImage,
         baseImage,
         ...(input.debianPackages && input.debianPackages.length > 0
-          ? { packageTier: { baseImage: input.baseImage, debianPackages: input.debianPackages } }
+          ? {
+              packageTier: {
+                baseImage: input.baseImage,
+                debianPackages: input.debianPackages,
+                ...(tier ? { debianLock: [...tier.debianLock] } : {}),
+              },
+            }
           : {}),
         toolchainImage: target.toolchainImage,
         asvConfigPath: target.asvConfigPath,

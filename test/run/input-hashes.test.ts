@@ -39,6 +39,7 @@ const OTHER_MEMBER: Record<string, Record<string, string>> = {
   'validate.engine': { perfmine: 'asv', asv: 'perfmine' },
   'llm.mode': { openai: 'none', none: 'openai' },
   'validate.selection': { coverage: 'all', all: 'coverage' },
+  'emit.vendorWheels': { auto: 'never', never: 'always', always: 'auto' },
 };
 
 function changed(path: string, value: unknown): unknown {
@@ -271,10 +272,10 @@ const CASES: readonly Case[] = [
     skip: [...VALIDATE_SKIP, 'validate.harness', 'validate.selection', 'validate.selectionControls'],
   },
   {
-    name: 'emit: the clone URL and the image name',
+    name: 'emit: the clone URL, the image name and whether a folder carries its locked files',
     config: fullConfig(),
     settings: emitResultSettings,
-    rerun: ['emit.repoUrl', 'emit.imageName'],
+    rerun: ['emit.repoUrl', 'emit.imageName', 'emit.vendorWheels'],
     skip: ['out', 'db'],
   },
 ];

@@ -42,9 +42,20 @@ describe("a repository's Debian packages in a tier of their own (real Docker eng
     expect(report).toMatchObject({ ran: 1, done: 1 });
     const output = synthesizeOutputSchema.parse(ctx.ledger.get('synthesize', `${REPO}@${fixture.commits[0]!.sha}`)!.output);
     expect(output.baseImage).toMatch(/^perfmine\/pkgs-fixture-geos:[0-9a-f]{16}$/);
-    expect(output.packageTier).toEqual({ baseImage: ASV_FAKE_IMAGE, debianPackages: ['libgeos-dev'] });
+    expect(output.packageTier).toMatchObject({ baseImage: ASV_FAKE_IMAGE, debianPackages: ['libgeos-dev'] });
     const tier = await docker.inspectImage(output.baseImage);
     expect(tier?.labels['org.perfmine.packages']).toBe('libgeos-dev');
+    // its lock: libgeos-dev and the libraries apt pulled in with it, at the versions the environment holds
+    const lock = output.packageTier!.debianLock!;
+    expect(tier?.labels['org.perfmine.debian-lock']).toBe(lock.join(' '));
+    expect(lock.filter((e) => /^libgeos/.test(e)).length).toBeGreaterThan(1);
+    const versions = await docker.run({
+      image: output.imageTag,
+      cmd: ['dpkg-query', '-W', '-f', '${Package}=${Version}\\n', ...lock.map((e) => e.split('=')[0]!)],
+      timeoutMs: 60_000,
+      limits: { cpus: 1, memoryMb: 512, pidsLimit: 128 },
+    });
+    expect(versions.stdout.trim().split('\n').sort()).toEqual([...lock].sort());
     const geos = await docker.run({
       image: output.imageTag,
       cmd: ['geos-config', '--version'],

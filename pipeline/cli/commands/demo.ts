@@ -18,6 +18,7 @@ import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 import { emittedTasks } from '../../report/tasks.js';
 import { tasksCommand } from './tasks.js';
+import { WHEELS_CHECK_FILE } from '../../concepts/vendored-wheels.js';
 
 export interface DemoFlags {
   readonly dir: string;
@@ -110,6 +111,21 @@ export async function demoCommand(flags: DemoFlags, globals: GlobalFlags, regist
   return code;
 }
 
+/** A task folder that builds with no package index: it carries the files its lock names, or locks none from an index. */
+export function selfContained(folder: string): boolean {
+  return existsSync(join(folder, WHEELS_CHECK_FILE)) || !['requirements.lock', 'constraints.txt'].some((f) => existsSync(join(folder, f)));
+}
+
+/**
+ * The demo's replay command for its month: with `--index dir:` its own index only when a folder
+ * needs one (the demo's tasks lock a package only that index has; their folders carry its files,
+ * emit.vendorWheels, unless that is `never`).
+ */
+export function replayStep(options: { out: string; dir: string; db: string; folders: readonly string[] }): string {
+  const index = options.folders.every(selfContained) ? '' : ` --index dir:${quote(join(options.dir, 'index'))}`;
+  return `  perfmine replay ${quote(join(options.out, DEMO_MONTH))} --db ${quote(options.db)}${index}   each task rebuilt from its folder and measured again, before publishing`;
+}
+
 /** Shell-quotes a path when it needs it. */
 function quote(path: string): string {
   return /^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`;
@@ -144,11 +160,7 @@ function nextSteps(options: { db: string; out: string; dir: string; code: number
     `  PERFMINE_OUT=${quote(options.out)} perfmine report --month ${DEMO_MONTH} ${db} --out ${quote(join(options.dir, `report-${DEMO_MONTH}.html`))}   one page: funnel, speedups, tasks`,
     `  perfmine status --month ${DEMO_MONTH} ${db} --stage validate --items   each candidate's verdict and reason`,
   );
-  if (folders.length > 0)
-    lines.push(
-      // the demo's tasks lock a package only its own index has: a replay serves that directory
-      `  perfmine replay ${quote(join(options.out, DEMO_MONTH))} ${db} --index dir:${quote(join(options.dir, 'index'))}   each task rebuilt from its folder and measured again, before publishing`,
-    );
+  if (folders.length > 0) lines.push(replayStep({ out: options.out, dir: options.dir, db: options.db, folders }));
   if (options.code !== 0)
     lines.push(`  npx perfmine demo --dir ${quote(options.dir)}   again once the above is fixed (finished stages are not run twice)`);
   lines.push(

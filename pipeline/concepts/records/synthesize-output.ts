@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { debianLockSchema } from './debian-lock.js';
 import { environmentLockSchema } from './environment-lock.js';
 
 /**
@@ -28,8 +29,13 @@ export const synthesizeOutputSchema = z.object({
    * (`repositories."owner/name".baseImage`, else `docker.baseImage`), or its Debian-packages tier.
    */
   baseImage: z.string(),
-  /** When `baseImage` is a Debian-packages tier: the image under it and the packages it adds (to write them down in a task's Dockerfile). */
-  packageTier: z.object({ baseImage: z.string(), debianPackages: z.array(z.string()) }).optional(),
+  /**
+   * When `baseImage` is a Debian-packages tier: the image under it and the packages it adds (to
+   * write them down in a task's Dockerfile), and its lock (`name=version` of every package the tier
+   * installed or changed, dependencies included: a task's Dockerfile installs exactly these).
+   * `debianLock` is absent in outputs of earlier versions.
+   */
+  packageTier: z.object({ baseImage: z.string(), debianPackages: z.array(z.string()), debianLock: debianLockSchema.optional() }).optional(),
   toolchainImage: z.string(),
   /** asv configuration, relative to /repo. */
   asvConfigPath: z.string(),

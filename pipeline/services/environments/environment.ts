@@ -20,6 +20,7 @@ import { historyLeaks } from './seal.js';
 import type { Db } from '../../../cache/store.js';
 import { startBuildIndex, type BuildIndex, type IndexSettings } from '../package-index/build-index.js';
 import type { IndexProblem } from '../package-index/index-session.js';
+import { vendorsWheels } from '../../concepts/vendored-wheels.js';
 import { buildConstraints, installedSetSchema, lockOf, requirementsLock, type EnvironmentLock, type InstalledSet } from './lock.js';
 import { LOCK_READER_PATH } from './source-tier.js';
 import { SEAL_PATH, sourceTierDockerfile, sourceTierFiles, sourceTierKey, TASK_SOURCE_DIR } from './source-tier.js';
@@ -65,11 +66,20 @@ export interface BuildSettings {
   readonly index: IndexSettings | null;
   /** Where the time machine caches upstream pages and the outside scan keeps base inventories (null: this process only). */
   readonly store: Db | null;
+  /**
+   * The time machine keeps the bytes of the files it serves in `store` (by SHA-256), for the task
+   * folders that carry their locked files (emit.vendorWheels); default false.
+   */
+  readonly keepServedFiles?: boolean;
   /** How verification discovers the benchmarks: the harness (engine perfmine), or asv (`check`, `just-discover`). */
   readonly asvDiscover: BenchmarkDiscovery;
 }
 
-/** The build settings of a configuration; `store` caches the index's upstream pages (null: no cache, e.g. on a Slurm node). */
+/**
+ * The build settings of a configuration; `store` caches the index's upstream pages (null: no cache,
+ * e.g. on a Slurm node) and keeps the files it serves when task folders will carry them
+ * (`emit.vendorWheels`: `auto` keeps those of an index that is not public, such as the demo's).
+ */
 export function buildSettings(config: Config, store: Db | null = null): BuildSettings {
   const t = config.synthesize.timeouts;
   return {
@@ -87,6 +97,7 @@ export function buildSettings(config: Config, store: Db | null = null): BuildSet
     buildNetwork: config.synthesize.buildNetwork,
     index: config.synthesize.buildNetwork === 'index' ? config.synthesize.index : null,
     store,
+    keepServedFiles: store !== null && vendorsWheels(config.emit.vendorWheels, config.synthesize.index.upstream),
     asvDiscover: discoveryOf(config),
   };
 }
@@ -607,7 +618,12 @@ export class Environments {
   async #startIndex(spec: CommitBuildSpec): Promise<BuildIndex | null> {
     const index = this.settings.buildNetwork === 'index' ? this.settings.index : null;
     if (!index) return null;
-    return startBuildIndex(index, { commitDate: spec.commitDate ?? null, store: this.settings.store, log: this.#log });
+    return startBuildIndex(index, {
+      commitDate: spec.commitDate ?? null,
+      store: this.settings.store,
+      keepFiles: this.settings.keepServedFiles ?? false,
+      log: this.#log,
+    });
   }
 
   /** The distributions an image's Python sees (perfmine_lock.py `read`), from a container without network. */

@@ -3,11 +3,21 @@
  * needs (GEOS, HDF5, a Fortran compiler; or, on hosts without a Python index, the Python
  * libraries Debian packages), built once per base image and package list and named by both, so
  * that the same list on the same base is the same image. Builds of that repository start from it
- * instead of the base image (synthesize passes it on as the commit's base image).
+ * instead of the base image (synthesize passes it on as the commit's base image). Its lock (the
+ * exact versions it installed, debian-lock.ts) is what a task's Dockerfile installs.
  */
-import { ConfigError } from '../../errors.js';
+import { ConfigError, OutsideServiceError } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import type { ContainerLimits, DockerService } from '../docker.js';
+import {
+  DEBIAN_LOCK_LABEL,
+  debianLockFromLabels,
+  debianLockLabel,
+  debianLockOf,
+  DPKG_LIST_COMMAND,
+  parseDpkgList,
+  type DpkgList,
+} from './debian-lock.js';
 import { imageSlug } from './image-names.js';
 
 /** A Debian package name (policy 5.6.1): lower case letters, digits, `+`, `-`, `.`; at least two characters. */
@@ -42,13 +52,33 @@ export interface PackageTierOptions {
   readonly timeoutMs: number;
   readonly limits?: ContainerLimits;
   readonly tailChars?: number;
+  /** Network of apt's build step: `default` (the base image's Debian mirror), or `host` (a mirror on this host's loopback). */
+  readonly network?: 'default' | 'host';
+}
+
+/** A repository's tier as its builds and its task folders use it. */
+export interface PackageTier {
+  /** The image builds start from: the tier, or the base image itself when no package is listed. */
+  readonly image: string;
+  /** What the tier installed or changed on the base image, `name=version` (debian-lock.ts); empty without packages. */
+  readonly debianLock: readonly string[];
+}
+
+/** What synthesize's output records of a tier (`packageTier`), for a task folder; `debianLock` absent in records made before locks. */
+export interface PackageTierRecord {
+  readonly baseImage: string;
+  readonly debianPackages: readonly string[];
+  readonly debianLock?: readonly string[] | undefined;
 }
 
 /**
  * The image a repository's builds start from: `baseImage` itself when no package is listed, else
  * its Debian-packages tier, built when missing (with the network: apt reads the base image's
- * Debian mirror). A missing base image or a failed install is a configuration error naming the
- * setting.
+ * Debian mirror), with its lock: what it installed or changed, read with dpkg-query in the base
+ * image and the tier and kept in the tier's label `org.perfmine.debian-lock` (a tier built before
+ * locks has no label: its lock is read again each time, and the tier is left as it is, so that
+ * the images built on it stay valid). A missing base image or a failed install is a configuration
+ * error naming the setting.
  */
 export async function ensurePackageTier(
   docker: DockerService,
@@ -57,7 +87,7 @@ export async function ensurePackageTier(
   packages: readonly string[],
   options: PackageTierOptions,
   signal?: AbortSignal,
-): Promise<string> {
+): Promise<PackageTier> {
   const base = await docker.inspectImage(baseImage);
   if (!base) {
     throw new ConfigError(`${options.setting}: no base image ${baseImage} in the Docker engine`, {
@@ -65,15 +95,21 @@ export async function ensurePackageTier(
       fix: 'build it (scripts/build-base-image.sh, PERFMINE_DEBIAN_SUITE for another Debian release) or name another baseImage',
     });
   }
-  if (packages.length === 0) return baseImage;
+  if (packages.length === 0) return { image: baseImage, debianLock: [] };
   const tag = packageTierTag(repo, base.id, packages);
-  if (await docker.imageExists(tag)) return tag;
+  const existing = await docker.inspectImage(tag);
+  if (existing) {
+    return {
+      image: tag,
+      debianLock: debianLockFromLabels(existing.labels) ?? (await readDebianLock(docker, baseImage, tag, options, signal)),
+    };
+  }
   const built = await docker.buildImage(
     {
       tag,
       context: [{ name: 'Dockerfile', content: packageTierDockerfile(baseImage, packages) }],
       labels: { 'org.perfmine.tier': 'packages', 'org.perfmine.packages': normalizePackages(packages).join(' ') },
-      network: 'default',
+      network: options.network ?? 'default',
       timeoutMs: options.timeoutMs,
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.tailChars ? { tailChars: options.tailChars } : {}),
@@ -86,5 +122,56 @@ export async function ensurePackageTier(
       { reason: 'package-tier-failed', fix: "check the package names against the base image's Debian release (apt-cache policy NAME)" },
     );
   }
-  return tag;
+  const debianLock = await readDebianLock(docker, baseImage, tag, options, signal);
+  // the lock is known once the tier exists: a layer of metadata only puts it in the tier's label
+  const labelled = await docker.buildImage(
+    {
+      tag,
+      context: [{ name: 'Dockerfile', content: `FROM ${tag}\n` }],
+      labels: { [DEBIAN_LOCK_LABEL]: debianLockLabel(debianLock) },
+      timeoutMs: options.timeoutMs,
+    },
+    signal,
+  );
+  if (!labelled.ok) {
+    throw new OutsideServiceError(
+      'docker',
+      'docker-build-failed',
+      `labelling ${tag} with its Debian lock failed: ${labelled.error ?? 'failed'}`,
+      {
+        fix: 'check the Docker engine (docker info) and run again',
+      },
+    );
+  }
+  return { image: tag, debianLock };
+}
+
+/** Limits of the dpkg-query containers when the caller sets none. */
+const DPKG_QUERY_LIMITS: ContainerLimits = { cpus: 1, memoryMb: 256, pidsLimit: 64 };
+
+/** The tier's lock, read with dpkg-query in the base image and in the tier (containers without network). */
+async function readDebianLock(
+  docker: DockerService,
+  baseImage: string,
+  tier: string,
+  options: PackageTierOptions,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const list = async (image: string): Promise<DpkgList> => {
+    const run = await docker.run(
+      { image, cmd: DPKG_LIST_COMMAND, timeoutMs: options.timeoutMs, limits: options.limits ?? DPKG_QUERY_LIMITS, tailChars: 2_000_000 },
+      signal,
+    );
+    if (run.exitCode !== 0) {
+      throw new ConfigError(
+        `${options.setting}.debianPackages: listing the Debian packages of ${image} (dpkg-query -W) failed: ${run.timedOut ? 'timed out' : `exit ${run.exitCode}`}\n${run.stderr.slice(-2000)}`,
+        {
+          reason: 'package-tier-lock-failed',
+          fix: 'the base image must be a Debian image with dpkg (scripts/build-base-image.sh builds one); name another baseImage',
+        },
+      );
+    }
+    return parseDpkgList(run.stdout);
+  };
+  return debianLockOf(await list(baseImage), await list(tier));
 }

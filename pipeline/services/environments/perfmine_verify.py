@@ -28,11 +28,13 @@ What it does, in order:
  3. The hack detector (perfmine_detect.py) on the change: a hack ends the verification with the
     failure reward; suspect findings are reported.
  4. Four sides, each a copy in a venv (`--system-site-packages`) built with the task's build
-    script, each process of a side run as a user of its own with no_new_privs: the base (from
-    the sealed history), the working side (the agent's change applied; a working side that does
-    not build is a failure; its venv gaining an interpreter hook, a .pth that runs code or a
-    sitecustomize, is a hack), the reference (the task's expert patch, for the reward's
-    denominator; closed to the other users) and calibration (the base's build, another user).
+    script (pip given the task's constraints and, when the task carries its lock's files under
+    /tests, those files and no index), each process of a side run as a user of its own with
+    no_new_privs: the base (from the sealed history), the working side (the agent's change
+    applied; a working side that does not build is a failure; its venv gaining an interpreter
+    hook, a .pth that runs code or a sitecustomize, is a hack), the reference (the task's expert
+    patch, for the reward's denominator; closed to the other users) and calibration (the base's
+    build, another user).
  5. Correctness (perfmine_verify_checks.py), over channels the code under test cannot rewrite:
     the tests that pass on the base must pass on the working side; the benchmarks' return values
     must be the base's; the package's functions the benchmarks call must return the base's
@@ -767,6 +769,30 @@ def load_spec(path):
     return spec
 
 
+def pip_env(spec, staging):
+    """What pip reads in every side's build: the task's build constraints (constraints.txt), and,
+    when the task carries its lock's files (spec["wheels"], staged under STAGING/wheels), those
+    files and no index, so that a build needs no network."""
+    env = {}
+    if spec.get("constraints"):
+        env["PIP_CONSTRAINT"] = os.path.join(staging, "constraints.txt")
+    if spec.get("wheels"):
+        env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=os.path.join(staging, "wheels"))
+    return env
+
+
+def stage_wheels(spec, tests, staging):
+    """The task's locked files (tests/WHEELS, checked by MANIFEST.sha256) copied where every side's
+    user can read them."""
+    if not spec.get("wheels"):
+        return
+    folder = os.path.join(tests, spec["wheels"])
+    if not os.path.isdir(folder):
+        raise VerifyError("the spec names the locked files {}, which are not under {}".format(spec["wheels"], tests))
+    names = sorted(os.listdir(folder))
+    checks.copy_into([(name, os.path.join(folder, name)) for name in names], os.path.join(staging, "wheels"))
+
+
 def build_side(side, script, spec, what):
     side.make_venv()
     side.build(script, spec["build_timeout_seconds"])
@@ -800,6 +826,7 @@ def verify(args, spec, details, findings):
         if spec.get("constraints"):
             staged.append(("constraints.txt", os.path.join(tests, spec["constraints"])))
         staging = checks.copy_into(staged, os.path.join(root, "bin"))
+        stage_wheels(spec, tests, staging)
         bundle, script = os.path.join(staging, "repo.bundle"), os.path.join(staging, "docker_build.sh")
         expert_patch = os.path.join(tests, spec["expert_patch"]) if spec.get("expert_patch") else None
 
@@ -819,8 +846,7 @@ def verify(args, spec, details, findings):
             os.chmod(held, 0o600)
         for side in sides.values():
             side.extra_env.update(same_size_names(side.user))
-            if spec.get("constraints"):
-                side.extra_env["PIP_CONSTRAINT"] = os.path.join(staging, "constraints.txt")
+            side.extra_env.update(pip_env(spec, staging))
 
         def sealed(side):
             env = dict(side.env(), PERFMINE_REPO=side.copy)

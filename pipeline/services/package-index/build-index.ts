@@ -27,7 +27,13 @@ export interface BuildIndex {
  */
 export async function startBuildIndex(
   settings: IndexSettings,
-  build: { readonly commitDate: string | null; readonly store: Db | null; readonly log: Logger },
+  build: {
+    readonly commitDate: string | null;
+    readonly store: Db | null;
+    readonly log: Logger;
+    /** Keep the bytes of the files served in the store (TimeMachineOptions.keepFiles). */
+    readonly keepFiles?: boolean;
+  },
 ): Promise<BuildIndex> {
   const cutoff = resolveCutoff(settings.cutoff, settings.slackDays, build.commitDate);
   const timeMachine = await startTimeMachine({
@@ -35,6 +41,7 @@ export async function startBuildIndex(
     cutoff,
     missingUploadTime: settings.missingUploadTime,
     store: build.store,
+    keepFiles: build.keepFiles ?? false,
     log: build.log,
     timeoutMs: settings.timeoutSeconds * 1000,
     retries: settings.retries,

@@ -20,6 +20,8 @@ export interface SessionOptions {
   readonly cutoff: Date | null;
   readonly missingUploadTime?: 'exclude' | 'include';
   readonly log: Logger;
+  /** Given the bytes of each file once it is served whole and checked (the first time it is served to this build). */
+  readonly keep?: ((file: ServedFile, bytes: Buffer) => void) | null;
 }
 
 /** One file the time machine served to this build (its bytes had the listed hash). */
@@ -42,7 +44,7 @@ export interface IndexProblem {
    * `upstream-unreachable`, `upstream-timeout`, `upstream-status-<N>`, `upstream-invalid`,
    * `hash-mismatch`, `file-not-listed` (index-failure.ts); `upload-time-missing` (files left out,
    * or let in, for want of an upload time); `hash-missing` (a file served unchecked: the index
-   * listed no hash); `internal`.
+   * listed no hash); `keep-failed` (a file served whose bytes could not be stored); `internal`.
    */
   readonly reason: string;
   readonly project: string | null;
@@ -142,6 +144,21 @@ export class Session {
     return filtered;
   }
 
+  /** Hands a served file's bytes to `keep`; a failure there is a problem of the build, not of the download. */
+  #keep(file: ServedFile, bytes: Buffer): void {
+    try {
+      this.#options.keep?.(file, bytes);
+    } catch (error) {
+      this.#problem({
+        reason: 'keep-failed',
+        project: file.project,
+        filename: file.filename,
+        message: `${file.filename}: its bytes could not be kept: ${(error as Error).message}`,
+        refused: false,
+      });
+    }
+  }
+
   #problem(problem: IndexProblem): void {
     this.problemList.push(problem);
     this.#log.warn({ ...problem }, `index time machine: ${problem.reason}`);
@@ -235,11 +252,13 @@ export class Session {
     res.setHeader('content-type', 'application/octet-stream');
     if (body.size !== null) res.setHeader('content-length', String(body.size));
     let held: Buffer | null = null;
+    const kept: Buffer[] | null = this.#options.keep && !this.#served.has(file.filename) ? [] : null;
     try {
       for await (const chunk of body.chunks) {
         const buffer = Buffer.from(chunk);
         sha256.update(buffer);
         check?.update(buffer);
+        kept?.push(buffer);
         if (held && !(await write(res, held))) return;
         held = buffer;
       }
@@ -272,14 +291,16 @@ export class Session {
     }
     res.end(held ?? undefined);
     if (!this.#served.has(file.filename)) {
-      this.#served.set(file.filename, {
+      const served: ServedFile = {
         project,
         version: parseDistributionFilename(file.filename, project)?.version ?? null,
         filename: file.filename,
         sha256: digest,
         url: file.url,
         uploadTime: file.uploadTime,
-      });
+      };
+      this.#served.set(file.filename, served);
+      if (kept) this.#keep(served, Buffer.concat(kept));
     }
     this.#log.debug({ project, filename: file.filename, sha256: digest }, 'index time machine: file served');
   }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { saveBlob } from '../../../cache/blobs.js';
 import { IndexCache } from '../../../cache/index-cache.js';
 import type { Db } from '../../../cache/store.js';
 import type { Logger } from '../../logging.js';
@@ -24,6 +25,11 @@ export interface TimeMachineOptions {
   readonly missingUploadTime?: 'exclude' | 'include';
   /** The store: project pages are cached in it with conditional requests. Null: no cache. */
   readonly store: Db | null;
+  /**
+   * Also keep the bytes of every file served, in the store's blobs by SHA-256 (needs `store`):
+   * what a task folder carries later when its index cannot be reached again (emit.vendorWheels).
+   */
+  readonly keepFiles?: boolean;
   readonly log: Logger;
   /** Per upstream request (a page whole; a file's headers, then each gap between chunks). */
   readonly timeoutMs: number;
@@ -75,7 +81,8 @@ export function upstreamOf(
  * `cutoff`, on a unix socket in a fresh directory (and on 127.0.0.1 with `tcp`). Files are streamed
  * from the upstream through `/files/<project>/<filename>`, their hash checked as they pass: a
  * mismatch aborts the transfer (the client sees a broken download) and is recorded as
- * `hash-mismatch`. Only files the filtered page lists are served.
+ * `hash-mismatch`. Only files the filtered page lists are served. With `keepFiles`, the bytes of each
+ * file served whole are stored by their SHA-256 (the lock's) in the store's blobs.
  */
 export async function startTimeMachine(options: TimeMachineOptions): Promise<TimeMachine> {
   const upstream = upstreamOf(options.upstream, options);
@@ -85,7 +92,8 @@ export async function startTimeMachine(options: TimeMachineOptions): Promise<Tim
   // The container's user may not be this one: the directory readable, the socket writable.
   chmodSync(socketDir, 0o755);
   chmodSync(join(socketDir, FORWARDER_FILE), 0o644);
-  const session = new Session(upstream, options);
+  const store = options.keepFiles ? options.store : null;
+  const session = new Session(upstream, { ...options, keep: store ? (_file, bytes) => void saveBlob(store, bytes) : null });
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     session.handle(req, res).catch((error: unknown) => {
       options.log.error({ err: error, path: req.url }, 'index time machine: request failed');

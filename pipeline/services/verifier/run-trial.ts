@@ -71,7 +71,7 @@ export async function environmentImage(spec: Omit<TrialSpec, 'patch' | 'rounds' 
   const tag = environmentTag(spec.task);
   if (await spec.docker.imageExists(tag)) return tag;
   const context: TarEntry[] = [...harborEnvironmentFiles(spec.task)].map(([name, file]) => {
-    const bytes = contentBytes(file.content);
+    const bytes = contentBytes(file.content, name);
     return { name, content: typeof bytes === 'string' ? bytes : Buffer.from(bytes), mode: file.mode };
   });
   spec.log.info({ task: spec.task.row.instance_id, tag }, "building the task's environment for the verifier");

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { BlobRef } from '../../../cache/blobs.js';
+import { WHEELS_DIR } from '../../concepts/vendored-wheels.js';
 
 /** What the inputs are read from (an emitted task, or a task folder read from disk). */
 interface Source {
@@ -42,6 +43,8 @@ export interface HarborTaskInputs {
   readonly bundles: readonly string[];
   /** constraints.txt, when the lock has build requirements. */
   readonly constraints: boolean;
+  /** The lock's files the folder carries (`wheels/...`): what every build finds with no index. */
+  readonly wheels: readonly string[];
   /** The environment's perfmine-bench knows `compare --rebuild-working`. */
   readonly rebuildWorking: boolean;
 }
@@ -80,6 +83,9 @@ export function harborTaskInputs(task: Source): HarborTaskInputs {
   const bundles = Object.keys(task.blobs)
     .filter((p) => p.startsWith('source/') && p.endsWith('.bundle'))
     .sort();
+  const wheels = Object.keys(task.blobs)
+    .filter((p) => p.startsWith(`${WHEELS_DIR}/`))
+    .sort();
   if (!bundles.includes('source/repo.bundle'))
     throw new HarborExportError(`${task.row.instance_id}: the task folder has no source/repo.bundle`);
   const measured = bench.protocol['measuredMs'];
@@ -93,6 +99,7 @@ export function harborTaskInputs(task: Source): HarborTaskInputs {
     environmentFiles: [...Object.keys(task.files).filter((f) => !NOT_ENVIRONMENT.has(f)), ...Object.keys(task.blobs)].sort(),
     bundles,
     constraints: task.files['constraints.txt'] !== undefined,
+    wheels,
     rebuildWorking: (task.files['perfmine/bench/perfmine_bench.py'] ?? '').includes('--rebuild-working'),
   };
 }

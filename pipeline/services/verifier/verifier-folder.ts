@@ -4,6 +4,7 @@ import type { TarEntry } from '../tar.js';
 import { contentDigest, type FileContent } from './file-content.js';
 import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from './reward-formula.js';
 import { harborTaskInputs, HarborExportError, type HarborTaskInputs } from './task-inputs.js';
+import { WHEELS_DIR } from '../../concepts/vendored-wheels.js';
 
 /**
  * The verifier's folder of a perfmine task (Harbor's `tests/`) and the environment it runs in
@@ -15,8 +16,8 @@ import { harborTaskInputs, HarborExportError, type HarborTaskInputs } from './ta
  *   (perfmine/verify.json: base commit, asv config, protocol, validate's time limits, every
  *   workload's expert speedup and verdict, the seed of its perturbed inputs), the expert's patch
  *   (perfmine/expert.patch, mode 0600: measured beside the agent's change), the trusted inputs of
- *   the base side (source/ bundles, docker_build.sh, constraints.txt) and MANIFEST.sha256 over all
- *   of them.
+ *   the base side (source/ bundles, docker_build.sh, constraints.txt, the lock's files under wheels/
+ *   when the task carries them) and MANIFEST.sha256 over all of them.
  * - `environment/`: the task's Dockerfile (sealed history, lock, build script) with its build
  *   context, plus the lines that make the agent the unprivileged user `agent`, owner of /repo, and
  *   /tests root's alone.
@@ -42,6 +43,11 @@ export interface HarborOptions {
   readonly verifierFiles: readonly TarEntry[];
   /** `perfmine X.Y.Z`, for the metadata. */
   readonly producer: string;
+  /**
+   * Hosts the agent may reach while it works (its model's API: `emit.publish.agentAllowedHosts`):
+   * Harbor's `[agent] network_mode = "allowlist"`; the verifier keeps no network. Empty: none.
+   */
+  readonly agentAllowedHosts?: readonly string[];
 }
 
 /** A file of the export: its content and its mode. */
@@ -115,6 +121,8 @@ export function verifySpec(task: VerifiableTask, inputs: HarborTaskInputs, optio
     bundle: 'source/repo.bundle',
     build_script: 'docker_build.sh',
     constraints: inputs.constraints ? 'constraints.txt' : null,
+    // the lock's files: every side's build finds them there, with no index (perfmine_verify.py pip_env)
+    ...(inputs.wheels.length > 0 ? { wheels: WHEELS_DIR } : {}),
     protocol: inputs.protocol,
     build_timeout_seconds: options.buildTimeoutSeconds,
     tests: {
@@ -171,6 +179,7 @@ export function harborTestsFiles(task: VerifiableTask, options: HarborOptions): 
   test('docker_build.sh', task.files['docker_build.sh']!, 0o755);
   if (inputs.constraints) test('constraints.txt', task.files['constraints.txt']!);
   for (const bundle of inputs.bundles) test(bundle, task.blobs[bundle]!);
+  for (const wheel of inputs.wheels) test(wheel, task.blobs[wheel]!);
   for (const file of options.verifierFiles) test(file.name, textOf(file), file.mode ?? 0o644);
   test('perfmine/verify.json', verifySpec(task, inputs, options));
   // the reference side of the measurement; root's alone in /tests (the agent never gets tests/)

@@ -13,6 +13,7 @@ import { runTrial } from '../../../pipeline/services/verifier/run-trial.js';
 import type { TrialWorkload } from '../../../pipeline/services/verifier/trial-output.js';
 import type { ReplayedWorkload } from './rule.js';
 import type { TaskFolder } from './task-folder.js';
+import { isBinaryTaskPath } from '../../../pipeline/concepts/vendored-wheels.js';
 
 /**
  * A replay's measurement of the expert's patch by the Harbor verifier (issue 35: the rules of the
@@ -37,12 +38,12 @@ export interface ReplayMeasurement {
   readonly findings: readonly string[];
 }
 
-/** A task folder as the verifier runs it: its text files, and its bundles read from disk when needed. */
+/** A task folder as the verifier runs it: its text files, and its bundles and locked files (`wheels/`) read from disk when needed. */
 export function verifiableFolder(folder: TaskFolder): VerifiableTask {
   const files: Record<string, string> = {};
   const blobs: Record<string, BlobRef> = {};
   for (const f of folder.files) {
-    if (f.path.endsWith('.bundle')) {
+    if (isBinaryTaskPath(f.path)) {
       const size = readFileSync(f.absolute).length;
       blobs[f.path] = { sha256: f.sha256, size, read: () => readFileSync(f.absolute) };
     } else files[f.path] = readFileSync(f.absolute, 'utf8');
