@@ -39,7 +39,7 @@ export abstract class PerfmineError extends Error {
   }
 }
 
-export type ServiceName = 'github' | 'llm' | 'docker' | 'bigquery' | 'git' | 'slurm' | 'package-index';
+export type ServiceName = 'github' | 'llm' | 'docker' | 'bigquery' | 'git' | 'slurm' | 'package-index' | 'registry';
 
 export class OutsideServiceError extends PerfmineError {
   readonly kind = 'outside-service' as const;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make a Docker engine answer on this machine, idempotently.
-#  - installs Debian's docker.io and debootstrap when they are missing (needs root + apt);
+#  - installs Debian's docker.io, debootstrap and docker-compose when they are missing (needs root + apt);
 #  - starts dockerd in the background when the engine does not answer;
 #  - waits until the socket answers (PERFMINE_DOCKER_WAIT seconds, default 60).
 # Safe to run again: every step is skipped when already done.
@@ -12,6 +12,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+# Harbor builds a task's environment/ with Compose; the portability tests build it the same way
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 if [ "${#need[@]}" -gt 0 ]; then
   log "installing ${need[*]} from Debian"
   export DEBIAN_FRONTEND=noninteractive

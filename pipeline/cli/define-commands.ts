@@ -281,9 +281,13 @@ function definePublish(program: Command): void {
       '--min-replays <N>',
       'the replay gate: publish a task only when at least N replays of its folder replicate (default emit.publish.minReplays, 1; 0: no gate); the others are listed with the reason',
     )
+    .option(
+      '--registry <HOST:PORT[/PATH]>',
+      "push each published task's environment image and the base image it starts from to this OCI registry, and name them by digest (task.toml docker_image, the Dockerfiles' FROM, the rows); default emit.publish.registry. Nothing is written unless every image is in place",
+    )
     .action(async (flags: PublishFlags, command: Command) => {
       const { publishCommand } = await import('./commands/publish.js');
-      process.exitCode = publishCommand(flags, command.optsWithGlobals<GlobalFlags>());
+      process.exitCode = await publishCommand(flags, command.optsWithGlobals<GlobalFlags>());
     });
 }
 

@@ -170,6 +170,8 @@ export interface ImageFacts {
   readonly tags: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   readonly created: string;
+  /** `registry/repository@sha256:...` of each registry the image was pushed to or pulled from. */
+  readonly repoDigests: readonly string[];
 }
 
 /** What the engine says of its machine (`docker info`), for the record of a measurement; null where it does not say. */
@@ -265,7 +267,13 @@ export class DockerService {
   async inspectImage(tag: string): Promise<ImageFacts | null> {
     try {
       const info = await this.docker.getImage(tag).inspect();
-      return { id: info.Id, tags: info.RepoTags ?? [], labels: info.Config?.Labels ?? {}, created: info.Created };
+      return {
+        id: info.Id,
+        tags: info.RepoTags ?? [],
+        labels: info.Config?.Labels ?? {},
+        created: info.Created,
+        repoDigests: info.RepoDigests ?? [],
+      };
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 404) return null;
       throw wrap(error, 'docker-inspect-failed');
@@ -332,12 +340,21 @@ export class DockerService {
     }
   }
 
-  /** Pushes an image (`host:port/name:tag`) to its registry; the registry's refusal is an OutsideServiceError. */
-  async pushImage(ref: string): Promise<void> {
+  /**
+   * Pushes an image (`host:port/name:tag`) to its registry and returns the manifest's digest the
+   * registry answered (`sha256:...`; null when the engine did not report one); the registry's
+   * refusal is an OutsideServiceError.
+   */
+  async pushImage(ref: string): Promise<string | null> {
     const { repo, tag } = splitTag(ref);
     try {
       const stream = (await this.docker.getImage(repo).push({ tag })) as NodeJS.ReadableStream;
-      await this.#progress(stream);
+      let digest: string | null = null;
+      await this.#progress(stream, (event) => {
+        const d = (event.aux as { Digest?: unknown } | undefined)?.Digest;
+        if (typeof d === 'string' && /^sha256:[0-9a-f]{64}$/.test(d)) digest = d;
+      });
+      return digest;
     } catch (error) {
       throw wrap(error, 'docker-push-failed');
     }
@@ -357,7 +374,7 @@ export class DockerService {
   }
 
   /** Follows a push or pull to its end; an error event in the stream rejects. */
-  #progress(stream: NodeJS.ReadableStream): Promise<void> {
+  #progress(stream: NodeJS.ReadableStream, onEvent?: (event: { error?: string; aux?: unknown }) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       let failure: string | null = null;
       this.docker.modem.followProgress(
@@ -367,8 +384,9 @@ export class DockerService {
           if (message) reject(new Error(message));
           else resolve();
         },
-        (event: { error?: string }) => {
+        (event: { error?: string; aux?: unknown }) => {
           if (event.error) failure ??= event.error;
+          onEvent?.(event);
         },
       );
     });

@@ -16,7 +16,7 @@ const utf8 = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'REQUIRED') =>
 });
 
 const SCHEMA = [
-  { name: 'root', num_children: 17 },
+  { name: 'root', num_children: 19 },
   utf8('instance_id'),
   utf8('repo'),
   { name: 'pull_number', type: 'INT32' as const, repetition_type: 'REQUIRED' as const },
@@ -40,6 +40,8 @@ const SCHEMA = [
   utf8('difficulty', 'OPTIONAL'),
   utf8('classifier'),
   utf8('month'),
+  utf8('docker_image', 'OPTIONAL'),
+  utf8('base_image', 'OPTIONAL'),
 ];
 
 const COLUMNS = [
@@ -60,12 +62,14 @@ const COLUMNS = [
   'difficulty',
   'classifier',
   'month',
+  'docker_image',
+  'base_image',
 ] as const satisfies readonly (keyof TaskRow)[];
 
 export function tasksParquet(rows: readonly TaskRow[]): Uint8Array {
   const ordered = sortRows(rows);
   const buffer = parquetWriteBuffer({
-    columnData: COLUMNS.map((name) => ({ name, data: ordered.map((r) => r[name]) })),
+    columnData: COLUMNS.map((name) => ({ name, data: ordered.map((r) => r[name] ?? null) })),
     schema: SCHEMA,
     createdBy: 'perfmine',
   });

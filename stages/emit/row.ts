@@ -58,6 +58,9 @@ export function assembleRow(input: RowInput): TaskRow {
     difficulty: input.difficulty,
     classifier: input.classifier,
     month: mergedAt.slice(0, 7),
+    // named when published with a registry (publish --registry)
+    docker_image: null,
+    base_image: null,
   };
 }
 

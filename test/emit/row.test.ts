@@ -83,8 +83,12 @@ describe('dataset rows', () => {
       'difficulty',
       'classifier',
       'month',
+      'docker_image',
+      'base_image',
     ]);
     expect(row).toMatchObject({
+      docker_image: null,
+      base_image: null,
       instance_id: 'acme__fastlib-101',
       created_at: '2025-04-02T10:00:00.000Z',
       merged_at: '2025-04-30T23:59:59.000Z',

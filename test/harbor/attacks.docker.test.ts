@@ -107,7 +107,7 @@ beforeAll(async () => {
   }
   const configFile = join(dir, 'perfmine.config.json');
   writeFileSync(configFile, JSON.stringify({ emit: { publish: { minReplays: 0 } }, docker: { cpus: 2, memoryMb: 2048 } }));
-  const published = runPublish({ to: join(dir, 'harbor'), format: 'harbor' }, { db: dbPath, out, config: configFile, json: true });
+  const published = await runPublish({ to: join(dir, 'harbor'), format: 'harbor' }, { db: dbPath, out, config: configFile, json: true });
   expect(published.months).toEqual([{ month: '2025-04', tasks: 1 }]);
   await buildTaskFolder(join(task, 'environment'), image, null);
 }, 1_800_000);

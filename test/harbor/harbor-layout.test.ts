@@ -11,7 +11,7 @@ import { sourceTierFiles } from '../../pipeline/services/environments/source-tie
 import { verifierFiles } from '../../pipeline/services/environments/verifier-files.js';
 import type { MonthTask } from '../../stages/emit/month-files.js';
 import { harborDatasetFiles } from '../../stages/emit/publish/harbor/harbor-dataset.js';
-import { harborTimeouts, type HarborOptions } from '../../stages/emit/publish/harbor/harbor-task.js';
+import { harborTaskFiles, harborTimeouts, type HarborOptions } from '../../stages/emit/publish/harbor/harbor-task.js';
 import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../stages/emit/publish/harbor/task-config.js';
 import { tomlDocument, tomlString } from '../../stages/emit/publish/harbor/toml.js';
 import { writeHarbor } from '../../stages/emit/publish/harbor/write-harbor.js';
@@ -199,8 +199,14 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
   const first = writeHarbor(dir, harborDatasetFiles(MONTH_TASKS, OPTIONS));
 
   it('writes one task folder per task, named by its instance id', () => {
-    expect(readdirSync(dir).sort()).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
+    expect(readdirSync(dir).sort()).toEqual(['README.md', 'demo__fastmath-101', 'demo__fastmath-107', 'demo__fastmath-108']);
     expect(first.written.length).toBeGreaterThan(0);
+    // the dataset's README: the Harbor it needs, how its environments are had, the network
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('3 performance-optimization tasks');
+    expect(readme).toContain('2026-03-24');
+    expect(readme).toContain('built from `environment/` (no prebuilt image');
+    expect(readme).toContain('emit.publish.agentAllowedHosts');
     expect(first.removed).toEqual([]);
   });
 
@@ -366,9 +372,30 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
     expect(again.written).toEqual([]);
     expect(again.removed).toEqual([]);
     const fewer = writeHarbor(dir, harborDatasetFiles(MONTH_TASKS.slice(0, 2), OPTIONS));
-    expect(fewer.written).toEqual([]);
+    expect(fewer.written).toEqual(['README.md']);
     expect(fewer.removed.every((p) => p.startsWith('demo__fastmath-108/'))).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(['demo__fastmath-101', 'demo__fastmath-107', 'someone-else']);
+    expect(readdirSync(dir).sort()).toEqual(['README.md', 'demo__fastmath-101', 'demo__fastmath-107', 'someone-else']);
+  });
+
+  it("an agent that needs its model's API: those hosts while it works, the environment open for its setup, the verifier with no network; a pushed image as docker_image", () => {
+    const task = {
+      ...MONTH_TASKS[0]!,
+      row: { ...MONTH_TASKS[0]!.row, docker_image: 'registry.example.org/perfmine/x@sha256:' + 'a'.repeat(64) },
+    };
+    const files = harborTaskFiles(task, { ...OPTIONS, agentAllowedHosts: ['api.openai.com'] });
+    const toml = parseToml(String(files.get('task.toml')!.content)) as Record<string, Record<string, unknown>>;
+    expect(toml['agent']).toMatchObject({ user: 'agent', network_mode: 'allowlist', allowed_hosts: ['api.openai.com'] });
+    expect(toml['verifier']).toMatchObject({ user: 'root', network_mode: 'no-network' });
+    expect(toml['environment']).toMatchObject({ network_mode: 'public', allow_internet: true, docker_image: task.row.docker_image });
+    expect(toml['metadata']!['harbor_requires']).toContain('2026-03-24');
+    // by default: no network anywhere, no docker_image
+    const plain = parseToml(String(harborTaskFiles(MONTH_TASKS[0]!, OPTIONS).get('task.toml')!.content)) as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(plain['agent']!['network_mode']).toBeUndefined();
+    expect(plain['environment']).toMatchObject({ network_mode: 'no-network', allow_internet: false });
+    expect(plain['environment']!['docker_image']).toBeUndefined();
   });
 });
 

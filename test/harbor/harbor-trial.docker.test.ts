@@ -128,7 +128,7 @@ beforeAll(async () => {
   // no replay here: the gate off (emit.publish.minReplays 0)
   const configFile = join(dir, 'perfmine.config.json');
   writeFileSync(configFile, JSON.stringify({ emit: { publish: { minReplays: 0 } }, docker: { cpus: 2, memoryMb: 2048 } }));
-  const published = runPublish({ to: harbor, format: 'harbor' }, { db: dbPath, out, config: configFile, json: true });
+  const published = await runPublish({ to: harbor, format: 'harbor' }, { db: dbPath, out, config: configFile, json: true });
   expect(published.months).toEqual([{ month: '2025-04', tasks: 1 }]);
   await buildTaskFolder(join(task, 'environment'), image, null);
   oracle = await trial('oracle', 'oracle');

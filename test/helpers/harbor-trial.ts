@@ -78,11 +78,15 @@ export interface TrialOptions {
   readonly detector?: 'enforce' | 'report';
   /** Harbor's verifier timeout: test.sh is killed after this many seconds. */
   readonly verifierTimeout?: number;
+  /** Another Docker engine's DOCKER_HOST (the trial runs there); this machine's by default. */
+  readonly host?: string;
 }
 
-export async function sh(args: readonly string[], timeoutMs = 600_000): Promise<{ code: number; out: string }> {
+/** The docker CLI against this machine's engine, or another's (`host`: its DOCKER_HOST). */
+export async function sh(args: readonly string[], timeoutMs = 600_000, host?: string): Promise<{ code: number; out: string }> {
   try {
-    const r = await execFileP('docker', [...args], { maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs });
+    const env = host ? { ...process.env, DOCKER_HOST: host } : process.env;
+    const r = await execFileP('docker', [...args], { maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env });
     return { code: 0, out: r.stdout + r.stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -99,41 +103,45 @@ export async function harborTrial(o: TrialOptions): Promise<Trial> {
     mkdirSync(join(o.logs, d), { recursive: true });
     chmodSync(join(o.logs, d), 0o777);
   }
-  const started = await sh([
-    'run',
-    '-d',
-    '--name',
-    o.container,
-    '--label',
-    `perfmine.run=${o.label}`,
-    '--network',
-    'none',
-    '--cpus',
-    '2',
-    '--memory',
-    '2g',
-    '-w',
-    '/repo',
-    '-v',
-    `${join(o.logs, 'verifier')}:/logs/verifier`,
-    '-v',
-    `${join(o.logs, 'agent')}:/logs/agent`,
-    o.image,
-    'sleep',
-    'infinity',
-  ]);
+  const started = await sh(
+    [
+      'run',
+      '-d',
+      '--name',
+      o.container,
+      '--label',
+      `perfmine.run=${o.label}`,
+      '--network',
+      'none',
+      '--cpus',
+      '2',
+      '--memory',
+      '2g',
+      '-w',
+      '/repo',
+      '-v',
+      `${join(o.logs, 'verifier')}:/logs/verifier`,
+      '-v',
+      `${join(o.logs, 'agent')}:/logs/agent`,
+      o.image,
+      'sleep',
+      'infinity',
+    ],
+    undefined,
+    o.host,
+  );
   if (started.code !== 0) throw new Error(`docker run: ${started.out}`);
   try {
     if (o.attacks) {
-      await sh(['cp', `${o.attacks}/.`, `${o.container}:/tmp/attacks`]);
-      await sh(['exec', o.container, 'chmod', '-R', 'a+rX', '/tmp/attacks']);
+      await sh(['cp', `${o.attacks}/.`, `${o.container}:/tmp/attacks`], undefined, o.host);
+      await sh(['exec', o.container, 'chmod', '-R', 'a+rX', '/tmp/attacks'], undefined, o.host);
     }
     let ran: { code: number; out: string };
     if (o.agent === 'oracle') {
-      await sh(['cp', `${join(o.task, 'solution')}/.`, `${o.container}:/solution`]);
-      ran = await sh(['exec', '-u', 'agent', '-w', '/repo', o.container, 'bash', '/solution/solve.sh']);
-    } else ran = await sh(['exec', '-u', 'agent', '-w', '/repo', o.container, 'bash', '-c', o.agent]);
-    const copied = await sh(['cp', `${join(o.task, 'tests')}/.`, `${o.container}:/tests`]);
+      await sh(['cp', `${join(o.task, 'solution')}/.`, `${o.container}:/solution`], undefined, o.host);
+      ran = await sh(['exec', '-u', 'agent', '-w', '/repo', o.container, 'bash', '/solution/solve.sh'], undefined, o.host);
+    } else ran = await sh(['exec', '-u', 'agent', '-w', '/repo', o.container, 'bash', '-c', o.agent], undefined, o.host);
+    const copied = await sh(['cp', `${join(o.task, 'tests')}/.`, `${o.container}:/tests`], undefined, o.host);
     if (copied.code !== 0) throw new Error(`docker cp tests: ${copied.out}`);
     const env = [
       ...(o.rounds ? ['-e', `PERFMINE_VERIFY_ROUNDS=${o.rounds}`] : []),
@@ -159,16 +167,21 @@ export async function harborTrial(o: TrialOptions): Promise<Trial> {
         'bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1',
       ],
       (limit + 120) * 1000,
+      o.host,
     );
     const seconds = (Date.now() - t0) / 1000;
     const stdout = readIf(join(o.logs, 'verifier', 'test-stdout.txt')) ?? '';
-    const after = await sh([
-      'exec',
-      o.container,
-      'bash',
-      '-c',
-      'ls -a /tmp; stat -c "repo %a %U" /repo; for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; st=$(echo "${s##*) }" | cut -d" " -f1); u=$(awk \'/^Uid:/ {print $2}\' $d/status); [ "$u" != 0 ] && [ "$st" != Z ] && echo "live $d uid $u"; done; true',
-    ]);
+    const after = await sh(
+      [
+        'exec',
+        o.container,
+        'bash',
+        '-c',
+        'ls -a /tmp; stat -c "repo %a %U" /repo; for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; st=$(echo "${s##*) }" | cut -d" " -f1); u=$(awk \'/^Uid:/ {print $2}\' $d/status); [ "$u" != 0 ] && [ "$st" != Z ] && echo "live $d uid $u"; done; true',
+      ],
+      undefined,
+      o.host,
+    );
     const rewardText = readIf(join(o.logs, 'verifier', 'reward.json'));
     let reward: Record<string, number> | null = null;
     try {
@@ -188,7 +201,7 @@ export async function harborTrial(o: TrialOptions): Promise<Trial> {
       seconds,
     };
   } finally {
-    await sh(['rm', '-f', o.container]);
+    await sh(['rm', '-f', o.container], undefined, o.host);
   }
 }
 

@@ -17,6 +17,11 @@ import { monthCosts } from '../../concepts/task-costs.js';
 import { funnelTotals } from '../../report/render.js';
 import { monthOf, monthWindow } from '../../window.js';
 import { noteDb } from '../db-label.js';
+import { containerLimits, DockerService } from '../../services/docker.js';
+import { Metrics } from '../../metrics.js';
+import { RegistryApi } from '../../services/registry/registry-api.js';
+import { parseRegistry } from '../../services/registry/image-ref.js';
+import { publishImages } from '../../../stages/emit/publish/images/publish-images.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
 export interface PublishFlags {
@@ -26,9 +31,17 @@ export interface PublishFlags {
   readonly format?: string;
   /** Overrides emit.publish.minReplays (0: no replay gate). */
   readonly minReplays?: string;
+  /** Overrides emit.publish.registry: push the tasks' images there and name them by digest. */
+  readonly registry?: string;
 }
 
 export const PUBLISH_FORMATS = ['hf', 'harbor'] as const;
+
+/** What publish reaches with a registry; given by tests, made from the environment otherwise. */
+export interface PublishDeps {
+  readonly docker?: DockerService;
+  readonly registryApi?: RegistryApi;
+}
 
 export interface PublishRun extends WriteReport {
   readonly format: (typeof PUBLISH_FORMATS)[number];
@@ -36,10 +49,12 @@ export interface PublishRun extends WriteReport {
   readonly months: readonly { readonly month: string; readonly tasks: number }[];
   /** Emitted tasks the replay gate left out (emit.publish), with the reason. */
   readonly leftOut: readonly Pick<GateDecision, 'instanceId' | 'month' | 'reason' | 'detail'>[];
+  /** With a registry: the images pushed by this run, and those the registry already held whole (by digest). */
+  readonly images: { readonly registry: string; readonly pushed: readonly string[]; readonly reused: readonly string[] } | null;
 }
 
 /** `perfmine publish`: the emitted months (all, or `--months`) as a Hugging Face dataset folder, or as Harbor tasks. */
-export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRun {
+export async function runPublish(flags: PublishFlags, globals: GlobalFlags, deps: PublishDeps = {}): Promise<PublishRun> {
   if (!flags.to) throw new ConfigError('publish: --to DIR is required', { reason: 'usage', fix: 'perfmine publish --to ./dataset' });
   const format = flags.format ?? 'hf';
   if (format !== 'hf' && format !== 'harbor')
@@ -47,7 +62,23 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
   const minReplays = flags.minReplays === undefined ? undefined : Number(flags.minReplays);
   if (minReplays !== undefined && !(Number.isInteger(minReplays) && minReplays >= 0))
     throw new ConfigError(`--min-replays ${flags.minReplays}: not a whole number of 0 or more`, { reason: 'usage' });
-  const session = openSession(globals, minReplays === undefined ? {} : { emit: { publish: { minReplays } } });
+  if (flags.registry !== undefined && !parseRegistry(flags.registry))
+    throw new ConfigError(`--registry ${flags.registry}: not a registry (host:port, optionally with a path)`, {
+      reason: 'usage',
+      fix: 'e.g. --registry 127.0.0.1:5000 or --registry registry.example.org/perfmine',
+    });
+  const session = openSession(globals, {
+    ...(minReplays === undefined && flags.registry === undefined
+      ? {}
+      : {
+          emit: {
+            publish: {
+              ...(minReplays === undefined ? {} : { minReplays }),
+              ...(flags.registry === undefined ? {} : { registry: flags.registry }),
+            },
+          },
+        }),
+  });
   const path = session.config.db;
   if (checkDatabasePath(path, 'read') !== 'sqlite')
     throw new ConfigError(`db: no database at ${path}: nothing was emitted`, { reason: 'no-database' });
@@ -61,7 +92,7 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
     const wanted = flags.months && flags.months.length > 0 ? [...new Set(flags.months)].sort() : emitted;
     const costs = costInputs(db);
     // only the tasks whose replays replicate (the gate, emit.publish); the others are listed
-    const months: PublishedMonth[] = wanted.map((month) =>
+    let months: PublishedMonth[] = wanted.map((month) =>
       gatedMonth(
         db,
         session.config.out,
@@ -80,6 +111,26 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
         .map(({ instanceId, month, reason, detail }) => ({ instanceId, month, reason, detail })),
     );
     const dir = resolve(flags.to);
+    // with a registry, every image goes there first; the folder is written only once all are in place
+    const registry = session.config.emit.publish.registry;
+    let images: PublishRun['images'] = null;
+    if (registry !== null) {
+      const docker = deps.docker ?? new DockerService({ runLabel: 'publish', metrics: new Metrics() });
+      const published = await publishImages(
+        months.flatMap((m) => m.tasks),
+        {
+          docker,
+          api: deps.registryApi ?? new RegistryApi(),
+          log: session.log,
+          registry,
+          buildTimeoutMs: session.config.validate.buildTimeoutSeconds * 1000,
+          limits: containerLimits(session.config.docker),
+        },
+      );
+      const byId = new Map(published.tasks.map((t) => [t.row.instance_id, t]));
+      months = months.map((m) => ({ ...m, tasks: m.tasks.map((t) => byId.get(t.row.instance_id) ?? t) }));
+      images = { registry, pushed: published.pushed, reused: published.reused };
+    }
     // both formats publish the same tasks: the months' tasks as assembled above
     const report =
       format === 'harbor'
@@ -91,21 +142,27 @@ export function runPublish(flags: PublishFlags, globals: GlobalFlags): PublishRu
             ),
           )
         : writeDataset(dir, datasetFiles(months));
-    return { ...report, format, dir, months: months.map((m) => ({ month: m.month, tasks: m.tasks.length })), leftOut };
+    return { ...report, format, dir, months: months.map((m) => ({ month: m.month, tasks: m.tasks.length })), leftOut, images };
   } finally {
     db.close();
   }
 }
 
 /** `perfmine publish`'s action: write the dataset folder (or the Harbor tasks) and say what changed. */
-export function publishCommand(flags: PublishFlags, globals: GlobalFlags): number {
-  const run = runPublish(flags, globals);
+export async function publishCommand(flags: PublishFlags, globals: GlobalFlags): Promise<number> {
+  const run = await runPublish(flags, globals);
   if (globals.json) printJson(run);
   else
     print(
       [
         `${run.dir}${run.format === 'harbor' ? ' (Harbor tasks)' : ''}: ${run.months.map((m) => `${m.month} (${m.tasks} task${m.tasks === 1 ? '' : 's'})`).join(', ') || 'no months'}`,
         `${run.written.length} file${run.written.length === 1 ? '' : 's'} written, ${run.unchanged} unchanged, ${run.removed.length} removed`,
+        ...(run.images
+          ? [
+              `${run.images.registry}: ${run.images.pushed.length} image${run.images.pushed.length === 1 ? '' : 's'} pushed, ${run.images.reused.length} already there`,
+              ...run.images.pushed.map((r) => `  pushed ${r}`),
+            ]
+          : []),
         ...run.leftOut.map(leftOutLine),
       ].join('\n'),
     );

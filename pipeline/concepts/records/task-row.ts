@@ -26,6 +26,10 @@ export const taskRowSchema = z
     /** The LLM model that classified it, or `heuristic`. */
     classifier: z.string(),
     month: z.string().regex(/^\d{4}-\d{2}$/),
+    /** The task's environment image in a registry by digest (`perfmine publish --registry`); absent or null: not pushed. */
+    docker_image: z.string().nullable().optional(),
+    /** The base image the task's Dockerfile starts from, in that registry by digest. */
+    base_image: z.string().nullable().optional(),
   })
   .strict();
 export type TaskRow = z.infer<typeof taskRowSchema>;

@@ -18,5 +18,6 @@ export function harborOptionsOf(config: Config): HarborOptions {
     buildTimeoutSeconds: config.validate.buildTimeoutSeconds,
     verifierFiles: verifierFiles(),
     producer: `perfmine ${perfmineVersion()}`,
+    agentAllowedHosts: config.emit.publish.agentAllowedHosts,
   };
 }

@@ -55,6 +55,12 @@ export const FIELDS: readonly (readonly [string, string, string])[] = [
   ['difficulty', 'string (nullable)', 'difficulty'],
   ['classifier', 'string', 'the model that classified the pull request, or `heuristic`'],
   ['month', 'string', '`YYYY-MM` of `merged_at`'],
+  [
+    'docker_image',
+    'string (nullable)',
+    "the task's environment image by digest (`registry/perfmine/<instance_id>@sha256:...`, as Harbor's `docker_image`), when published with `--registry`",
+  ],
+  ['base_image', 'string (nullable)', "the base image the task's Dockerfile starts from, in the same registry by digest"],
 ];
 
 function yamlString(s: string): string {

@@ -25,6 +25,9 @@ import {
   type SpeedupEstimate,
 } from './rule.js';
 import { buildContext, readTaskFolder, type TaskFolder } from './task-folder.js';
+import { pullBaseImages } from '../../../pipeline/services/registry/pull-bases.js';
+import type { RegistryApi } from '../../../pipeline/services/registry/registry-api.js';
+import { dockerfileBases } from '../../../pipeline/services/registry/dockerfile-bases.js';
 
 /**
  * `perfmine replay` of one task folder: the environment built from the folder alone (its
@@ -57,6 +60,8 @@ export interface ReplaySettings {
   readonly rule?: RuleSettings;
   readonly now?: () => Date;
   readonly onRecord?: (record: ReplayRecord) => void;
+  /** How the registry of a published folder's base images is asked what it lacks (tests give their own). */
+  readonly registryApi?: RegistryApi;
 }
 
 export interface TaskReplay {
@@ -315,6 +320,9 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
     );
     return done();
   }
+
+  // a published folder starts from its base in a registry by digest: pulled first, or nothing is recorded
+  await pullBaseImages(docker, dockerfileBases(folder.dockerfile), folder.instanceId, settings.registryApi);
 
   const slug = folder.instanceId.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-');
   const seq = `${process.pid}-attempt-${++sequence}`;

@@ -23,6 +23,8 @@ const metadataSchema = z.object({
   month: z.string().nullable().optional(),
   environment: z.object({ base_image: z.string(), python_version: z.string().nullable().optional() }),
   measurement: z.object({ engine: z.string(), protocol: z.record(z.string(), z.unknown()).nullable().optional() }),
+  /** A published folder's images (`publish --registry`): each base the Dockerfile started from, by its digest reference. */
+  images: z.object({ environment: z.string(), bases: z.record(z.string(), z.string()) }).optional(),
 });
 
 const workloadsSchema = z.array(
@@ -59,7 +61,10 @@ export interface TaskFolder {
   readonly pullNumber: number;
   readonly month: string | null;
   readonly baseCommit: string;
-  /** The image the Dockerfile starts from (metadata.json environment.base_image): what the outside scan compares with. */
+  /**
+   * The image the Dockerfile starts from (metadata.json environment.base_image; in a published
+   * folder, that image by digest in its registry): what the outside scan compares with.
+   */
   readonly baseImage: string;
   readonly engine: string;
   /** The recorded protocol (task.json's, else metadata.json's). */
@@ -149,7 +154,7 @@ export function readTaskFolder(path: string): TaskFolder {
     pullNumber: metadata.pull_number,
     month: metadata.month ?? null,
     baseCommit: metadata.base_commit,
-    baseImage: metadata.environment.base_image,
+    baseImage: metadata.images?.bases[metadata.environment.base_image] ?? metadata.environment.base_image,
     engine: metadata.measurement.engine,
     protocol: task.protocol ?? metadata.measurement.protocol ?? {},
     asvConfig: task.asv_config,

@@ -190,10 +190,10 @@ describe('perfmine replay of an emitted task, from a copy of its folder alone (r
     expect(fib.why).toContain('though it could see speedups from');
   });
 
-  it('publish keeps #101 on its replays (the placebo copy’s is not counted), and leaves out a #101 that carries the placebo, with the reason', () => {
+  it('publish keeps #101 on its replays (the placebo copy’s is not counted), and leaves out a #101 that carries the placebo, with the reason', async () => {
     const store = new ReplayStore(db);
     for (const r of [...replays, ...placebo]) store.save(r, 'imported');
-    const published = runPublish({ to: join(dir, 'dataset') }, { db: dbPath, out, json: true });
+    const published = await runPublish({ to: join(dir, 'dataset') }, { db: dbPath, out, json: true });
     expect(published.months).toEqual([{ month: '2025-04', tasks: 1 }]);
     expect(published.leftOut).toEqual([]);
     const card = readFileSync(join(dir, 'dataset', 'README.md'), 'utf8');
@@ -209,7 +209,7 @@ describe('perfmine replay of an emitted task, from a copy of its folder alone (r
       .prepare("UPDATE stage_items SET output = json_set(output, '$.files.\"expert.patch\"', ?) WHERE stage = 'emit' AND key = ?")
       .run(readFileSync(join(dir, 'placebo', 'fixture__fastmath-101', 'expert.patch'), 'utf8'), `${REPO}#101`);
     other.close();
-    const gated = runPublish({ to: join(dir, 'dataset-placebo') }, { db: placeboDb, out: join(dir, 'no-out'), json: true });
+    const gated = await runPublish({ to: join(dir, 'dataset-placebo') }, { db: placeboDb, out: join(dir, 'no-out'), json: true });
     expect(gated.months).toEqual([{ month: '2025-04', tasks: 0 }]);
     expect(gated.leftOut).toHaveLength(1);
     expect(gated.leftOut[0]).toMatchObject({ instanceId: 'fixture__fastmath-101', reason: 'replays-do-not-replicate' });

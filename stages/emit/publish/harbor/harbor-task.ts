@@ -28,6 +28,15 @@ export { harborTimeouts, type HarborFile, type HarborOptions } from '../../../..
  * memory, storage, no network, the agent's and the verifier's users, the task's metadata). Pure.
  */
 
+/**
+ * The Harbor a task needs, in its metadata and the export's README: Harbor honours `[agent] user`
+ * only since its changes of 2026-03-24 (before, the agent runs as root, and the verifier's
+ * isolation of the agent's processes and files rests on it not being root); its default agent
+ * (terminus) needs tmux in the image, which perfmine's base image has.
+ */
+export const HARBOR_REQUIRES =
+  'Harbor released on or after 2026-03-24 (one that runs the agent as [agent] user: an agent run as root could reach the verifier); task.toml schema 1.3';
+
 /** The metadata table: the task's facts, as strings, numbers and lists (TOML has no null). */
 function metadataOf(task: MonthTask, inputs: HarborTaskInputs, improved: readonly string[], producer: string): Record<string, unknown> {
   const { row } = task;
@@ -48,6 +57,7 @@ function metadataOf(task: MonthTask, inputs: HarborTaskInputs, improved: readonl
     reward_formula: REWARD_FORMULA,
     reward_failure: FAILURE_REWARD,
     reward_floor: FLOOR_REWARD,
+    harbor_requires: HARBOR_REQUIRES,
   };
 }
 
@@ -55,6 +65,7 @@ export function harborTaskConfig(task: MonthTask, inputs: HarborTaskInputs, opti
   const { row } = task;
   const improved = inputs.workloads.filter((w) => w.verdict === 'improved').map((w) => w.name);
   const timeouts = harborTimeouts(inputs.measuredMs, options.buildTimeoutSeconds, protocolRounds(inputs.protocol));
+  const hosts = [...(options.agentAllowedHosts ?? [])];
   const config = {
     schema_version: HARBOR_SCHEMA_VERSION,
     source: 'perfmine',
@@ -64,16 +75,24 @@ export function harborTaskConfig(task: MonthTask, inputs: HarborTaskInputs, opti
       keywords: ['performance', 'optimization', 'python', 'asv', ...(row.category ? [row.category] : [])],
     },
     metadata: metadataOf(task, inputs, improved, options.producer),
-    verifier: { timeout_sec: timeouts.verifier, user: 'root' },
-    agent: { timeout_sec: timeouts.agent, user: AGENT_USER },
+    verifier: { timeout_sec: timeouts.verifier, user: 'root', network_mode: 'no-network' as const },
+    agent: {
+      timeout_sec: timeouts.agent,
+      user: AGENT_USER,
+      // an agent that needs its model's API: those hosts only, while it runs (Harbor's phase override)
+      ...(hosts.length > 0 ? { network_mode: 'allowlist' as const, allowed_hosts: hosts } : {}),
+    },
     environment: {
       build_timeout_sec: timeouts.build,
       os: 'linux' as const,
       cpus: options.cpus,
       memory_mb: options.memoryMb,
       storage_mb: options.storageMb,
-      network_mode: 'no-network' as const,
-      allow_internet: false,
+      // with allowed hosts, the environment's own network is open for Harbor's agent setup (installing the agent);
+      // the agent's run is held to the allowlist and the verifier to none
+      network_mode: hosts.length > 0 ? ('public' as const) : ('no-network' as const),
+      allow_internet: hosts.length > 0,
+      ...(row.docker_image ? { docker_image: row.docker_image } : {}),
     },
   };
   const checked = harborTaskConfigSchema.safeParse(config);
