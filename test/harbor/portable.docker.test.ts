@@ -169,7 +169,7 @@ describe("tasks that run anywhere (the demo's tasks, a second Docker engine, the
     expect(meta.images).toEqual({ environment: image, bases: { [BASE_IMAGE]: bases[0] } });
     expect(readFileSync(join(folder, 'Dockerfile'), 'utf8')).toContain(`FROM ${bases[0]}\n`);
     const readme = readFileSync(join(hfDir, 'README.md'), 'utf8');
-    expect(readme).toContain('docker_image');
+    expect(readme).toContain(`| ${ID} | \`${image}\` | \`${bases[0]}\` |`);
     const rows = readdirSync(join(hfDir, 'data'));
     expect(rows.length).toBeGreaterThan(0);
     expect(readFileSync(join(harborDir, 'README.md'), 'utf8')).toMatch(/2026-03-24[\s\S]*docker_image[\s\S]*tmux/);

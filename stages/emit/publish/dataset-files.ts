@@ -177,6 +177,7 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     `| all | ${rate(fpAll)} |`,
     '',
     ...costSection(months),
+    ...imageSection(all),
     ...replayCardSection(months),
     '## Licences',
     '',
@@ -189,6 +190,25 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     '',
   );
   return out.join('\n');
+}
+
+/** "Images": each task's environment image and base image by digest (publish --registry); nothing when none was pushed. */
+function imageSection(tasks: readonly MonthTask[]): string[] {
+  const named = tasks.filter((t) => t.row.docker_image);
+  if (named.length === 0) return [];
+  return [
+    '## Images',
+    '',
+    "Each task's environment, built from its folder as Harbor builds it and pushed by digest (the `docker_image` column); its",
+    'Dockerfile starts from the base image in the same registry by digest (`base_image`), so the folder also builds wherever that registry is reachable.',
+    '',
+    '| task | docker_image | base_image |',
+    '| --- | --- | --- |',
+    ...[...named]
+      .sort((a, b) => (a.row.instance_id < b.row.instance_id ? -1 : 1))
+      .map((t) => `| ${t.row.instance_id} | \`${t.row.docker_image}\` | \`${t.row.base_image ?? ''}\` |`),
+    '',
+  ];
 }
 
 /** "What the tasks cost": per month and per task (pipeline/concepts/task-costs.ts); nothing when no month has figures. */
