@@ -81,6 +81,22 @@ let harborRun: PublishRun;
 let hfRun: PublishRun;
 let again: PublishRun;
 
+/** `perfmine replay` of a folder, once, against the other engine, recorded in `db`. */
+function replayOnOther(folder: string, db: Db, note: string | null) {
+  return replayTask(folder, {
+    docker: otherDocker,
+    config,
+    log,
+    store: new ReplayStore(db),
+    times: 1,
+    indexUrl: null,
+    noCache: false,
+    keepImages: false,
+    note,
+    version: 'test',
+  });
+}
+
 async function script(args: string[]): Promise<string> {
   const r = await execFileP('bash', args, { cwd: process.cwd(), maxBuffer: 16 * 1024 * 1024 });
   return r.stdout.trim();
@@ -257,18 +273,7 @@ describe("tasks that run anywhere (the demo's tasks, a second Docker engine, the
       for (const id of IDS) {
         const copy = join(dir, 'copies', id);
         cpSync(join(hfDir, 'tasks', '2025-04', id), copy, { recursive: true });
-        const replay = await replayTask(copy, {
-          docker: otherDocker,
-          config,
-          log,
-          store: new ReplayStore(fresh),
-          times: 1,
-          indexUrl: null,
-          noCache: false,
-          keepImages: false,
-          note: 'a second engine',
-          version: 'test',
-        });
+        const replay = await replayOnOther(copy, fresh, 'a second engine');
         const r = replay.records[0]!;
         console.log(`${id}: replay ${r.verdict} ${JSON.stringify(r.durations)}`);
         expect(r.verdict, JSON.stringify(r, null, 1).slice(0, 3000)).toBe('replicates');
@@ -290,18 +295,7 @@ describe("tasks that run anywhere (the demo's tasks, a second Docker engine, the
     cpSync(join(hfDir, 'tasks', '2025-04', ID), copy, { recursive: true });
     const fresh = openStore(join(dir, 'replay-lost.db'));
     try {
-      const failed = replayTask(copy, {
-        docker: otherDocker,
-        config,
-        log,
-        store: new ReplayStore(fresh),
-        times: 1,
-        indexUrl: null,
-        noCache: false,
-        keepImages: false,
-        note: null,
-        version: 'test',
-      });
+      const failed = replayOnOther(copy, fresh, null);
       await expect(failed).rejects.toThrow(
         new RegExp(
           `${ID}: its Dockerfile starts from ${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, which cannot be pulled: the registry lacks manifest ${ref.digest}`,
@@ -331,20 +325,7 @@ describe("tasks that run anywhere (the demo's tasks, a second Docker engine, the
     try {
       const copyLayer = join(dir, 'copies-lost-layer', ID);
       cpSync(join(hfDir, 'tasks', '2025-04', ID), copyLayer, { recursive: true });
-      await expect(
-        replayTask(copyLayer, {
-          docker: otherDocker,
-          config,
-          log,
-          store: new ReplayStore(again),
-          times: 1,
-          indexUrl: null,
-          noCache: false,
-          keepImages: false,
-          note: null,
-          version: 'test',
-        }),
-      ).rejects.toThrow(`the registry lacks layer ${layer}`);
+      await expect(replayOnOther(copyLayer, again, null)).rejects.toThrow(`the registry lacks layer ${layer}`);
       expect(readFolderReplays(copyLayer).records).toEqual([]);
     } finally {
       again.close();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OutsideServiceError } from '../../errors.js';
 import { DIGEST } from './image-ref.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /**
  * What perfmine asks of an OCI distribution registry over its HTTP API (the distribution spec's
@@ -31,13 +32,8 @@ export interface RegistryApiOptions {
   readonly timeoutMs?: number;
 }
 
-function isLoopback(host: string): boolean {
-  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  return name === 'localhost' || name === '::1' || /^127\./.test(name);
-}
-
 export function registryBaseUrl(host: string): string {
-  return `${isLoopback(host) ? 'http' : 'https'}://${host}/v2`;
+  return `${isLoopbackHost(host) ? 'http' : 'https'}://${host}/v2`;
 }
 
 export class RegistryApi {

@@ -7,6 +7,7 @@ import { contentBytes, contentDigest } from './file-content.js';
 import { harborEnvironmentFiles, harborTestsFiles, type HarborOptions, type VerifiableTask } from './verifier-folder.js';
 import { parseTrialOutput, TrialOutputError, type TrialOutput } from './trial-output.js';
 import { COLLECTED, NOT_APPLIED, trialEntries, trialScript } from './trial-script.js';
+import { isLoopbackUrl } from '../loopback.js';
 
 /**
  * A verifier's run of one change on one task, in the task's Harbor environment on the real engine
@@ -57,15 +58,6 @@ export function environmentTag(task: VerifiableTask): string {
   return `perfmine/trial-${slug}:${hash.digest('hex').slice(0, 16)}`;
 }
 
-function isLoopback(url: string): boolean {
-  try {
-    const host = new URL(url).hostname;
-    return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
-  } catch {
-    return false;
-  }
-}
-
 /** The task's environment image (Harbor's environment/), built unless it exists. */
 export async function environmentImage(spec: Omit<TrialSpec, 'patch' | 'rounds' | 'timeoutMs' | 'image'>): Promise<string> {
   const tag = environmentTag(spec.task);
@@ -81,7 +73,7 @@ export async function environmentImage(spec: Omit<TrialSpec, 'patch' | 'rounds' 
       context,
       tag,
       buildArgs: index ? { PIP_INDEX_URL: index } : {},
-      network: index && isLoopback(index) ? 'host' : 'default',
+      network: index && isLoopbackUrl(index) ? 'host' : 'default',
       timeoutMs: spec.buildTimeoutMs,
       limits: spec.limits,
       labels: { 'org.perfmine.role': 'trial', ...spec.labels },

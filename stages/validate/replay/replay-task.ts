@@ -28,6 +28,7 @@ import { buildContext, readTaskFolder, type TaskFolder } from './task-folder.js'
 import { pullBaseImages } from '../../../pipeline/services/registry/pull-bases.js';
 import type { RegistryApi } from '../../../pipeline/services/registry/registry-api.js';
 import { dockerfileBases } from '../../../pipeline/services/registry/dockerfile-bases.js';
+import { isLoopbackUrl } from '../../../pipeline/services/loopback.js';
 
 /**
  * `perfmine replay` of one task folder: the environment built from the folder alone (its
@@ -73,15 +74,6 @@ export interface TaskReplay {
 }
 
 let sequence = 0;
-
-function isLoopback(url: string): boolean {
-  try {
-    const host = new URL(url).hostname;
-    return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
-  } catch {
-    return false;
-  }
-}
 
 function tail(text: string, lines = 12): string {
   return text.trim().split('\n').slice(-lines).join('\n');
@@ -330,7 +322,7 @@ export async function replayTask(dir: string, settings: ReplaySettings, signal?:
   const expertTag = `perfmine/replay-${slug}:expert-${seq}`;
   const buildCommon = {
     buildArgs: settings.indexUrl ? { PIP_INDEX_URL: settings.indexUrl } : {},
-    network: settings.indexUrl && isLoopback(settings.indexUrl) ? ('host' as const) : ('default' as const),
+    network: settings.indexUrl && isLoopbackUrl(settings.indexUrl) ? ('host' as const) : ('default' as const),
     noCache: settings.noCache,
     timeoutMs: config.validate.buildTimeoutSeconds * 1000,
     limits,
