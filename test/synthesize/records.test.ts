@@ -235,6 +235,33 @@ describe('verification commands and the tamper check', () => {
     expect(benchmarkDirOf('asv.conf.json', null)).toBe('benchmarks');
     expect(benchmarkDirOf(null, null)).toBeNull();
   });
+
+  it("reads benchmark_dir with the config's parser: asv's template comments out a benchmark_dir before the real one", () => {
+    // the shape of asv's own template (asv quickstart): every setting documented in `//` comments,
+    // the defaults commented out, a trailing comma
+    const template = [
+      '{',
+      '    // The version of the config file format.  Do not change, unless',
+      '    // you know what you are doing.',
+      '    "version": 1,',
+      '    // The name of the project being benchmarked',
+      '    "project": "pkg",',
+      '    // The directory (relative to the current directory) that benchmarks are',
+      '    // stored in.  If not provided, defaults to "benchmarks"',
+      '    // "benchmark_dir": "benchmarks",',
+      '    // The directory (relative to the current directory) to cache the Python',
+      '    // environments in.  If not provided, defaults to "env"',
+      '    "env_dir": ".asv/env",',
+      '    "benchmark_dir": "perf/suite",',
+      '}',
+    ].join('\n');
+    expect(benchmarkDirOf('asv_bench/asv.conf.json', template)).toBe('asv_bench/perf/suite');
+    // only the commented-out one: asv's default
+    expect(benchmarkDirOf('asv.conf.json', template.replace('    "benchmark_dir": "perf/suite",\n', ''))).toBe('benchmarks');
+    expect(benchmarkDirOf('asv.conf.json', '{"benchmark_dir": "./bench/"}')).toBe('bench');
+    // a config that cannot be read: asv's default
+    expect(benchmarkDirOf('asv.conf.json', '{ not json')).toBe('benchmarks');
+  });
 });
 
 describe('agent inputs and tools', () => {

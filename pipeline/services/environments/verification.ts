@@ -4,6 +4,7 @@ import type { TarEntry } from '../tar.js';
 import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
 import { historyCheckScript } from './seal.js';
+import { parseAsvConfig } from '../../concepts/asv-config.js';
 
 export { categorizeChanged, type ChangedKind };
 
@@ -192,13 +193,19 @@ export function tamperedPaths(stdout: string): string[] {
     .filter(Boolean);
 }
 
-/** `benchmark_dir` of an asv configuration (JSON with comments), relative to the repository root. */
+/**
+ * `benchmark_dir` of an asv configuration, relative to the repository root, read with the config's
+ * parser (JSON5: asv's own template carries a commented-out `// "benchmark_dir": "benchmarks"`
+ * before any real one, which a text search would take); asv's default `benchmarks` when the config
+ * does not set it or cannot be read.
+ */
 export function benchmarkDirOf(asvConfigPath: string | null, asvConfigText: string | null): string | null {
   if (!asvConfigPath) return null;
   const base = asvConfigPath.includes('/') ? asvConfigPath.slice(0, asvConfigPath.lastIndexOf('/')) : '';
-  const m = asvConfigText ? /"benchmark_dir"\s*:\s*"([^"]*)"/.exec(asvConfigText) : null;
-  const dir = (m?.[1] ?? 'benchmarks').replace(/^\.\/+/, '').replace(/\/+$/, '');
-  return base ? `${base}/${dir}` : dir;
+  const parsed = asvConfigText === null ? null : parseAsvConfig(asvConfigText);
+  const configured = parsed?.ok ? parsed.config.benchmark_dir : undefined;
+  const dir = (configured ?? 'benchmarks').replace(/^\.\/+/, '').replace(/\/+$/, '') || '.';
+  return base ? (dir === '.' ? base : `${base}/${dir}`) : dir;
 }
 
 /** Where the verification container keeps its driver, each step's script, and each step's output and status. */
