@@ -37,8 +37,16 @@ export function resolveTaskArgument(arg: string): string {
     const meta = join(arg, 'metadata.json');
     if (!existsSync(meta))
       throw new ConfigError(`--task ${arg}: no metadata.json in the folder; is it an emitted task folder?`, { reason: 'invalid-task' });
-    const parsed = JSON.parse(readFileSync(meta, 'utf8')) as { instance_id?: unknown };
-    if (typeof parsed.instance_id !== 'string')
+    let parsed: { instance_id?: unknown };
+    try {
+      parsed = JSON.parse(readFileSync(meta, 'utf8')) as { instance_id?: unknown };
+    } catch (error) {
+      throw new ConfigError(`--task ${arg}: ${meta} is not JSON (${(error as Error).message})`, {
+        reason: 'invalid-task',
+        fix: 'write the folder again (perfmine stage emit --force), or give the instance id instead of the folder',
+      });
+    }
+    if (typeof parsed !== 'object' || parsed === null || typeof parsed.instance_id !== 'string')
       throw new ConfigError(`--task ${arg}: metadata.json has no instance_id`, { reason: 'invalid-task' });
     return parsed.instance_id;
   }
