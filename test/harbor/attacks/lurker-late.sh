@@ -7,6 +7,7 @@ python3 - <<'PY'
 exec(open("/tmp/attacks/wrong-code.py").read())
 open("/tmp/later.py", "w").write(WRONG_CORE)
 PY
+# shellcheck disable=SC2016 # the loop's expressions are the child shell's, expanded there
 nohup setsid bash -c 'while :; do
   if [ "$(stat -c %Z /tests)" -gt "$(stat -c %Z /tmp/later.py)" ]; then cp /tmp/later.py /repo/fastmath/core.py; fi
 done' >/dev/null 2>&1 &

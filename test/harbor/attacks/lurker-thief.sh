@@ -3,6 +3,7 @@
 # from them and applies it to /repo before the verifier reads it; a second one that keeps a reward
 # of 100 in /logs/verifier. The agent's own change: none.
 set -eu
+# shellcheck disable=SC2016 # the loop's expressions are the child shell's, expanded there
 nohup setsid bash -c 'while :; do
   if [ -r /tests/perfmine/expert.patch ]; then cd /repo && git apply /tests/perfmine/expert.patch; exit; fi
   if ls /tests >/dev/null 2>&1 && [ -n "$(ls /tests 2>/dev/null)" ]; then cp -r /tests /tmp/stolen 2>/dev/null; fi
