@@ -15,6 +15,7 @@ import { harborTaskFiles, harborTimeouts, type HarborOptions } from '../../stage
 import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../stages/emit/publish/harbor/task-config.js';
 import { tomlDocument, tomlString } from '../../stages/emit/publish/harbor/toml.js';
 import { writeHarbor } from '../../stages/emit/publish/harbor/write-harbor.js';
+import { exportableMonths } from '../../pipeline/cli/commands/publish.js';
 import { assembleRow } from '../../stages/emit/row.js';
 import { taskFiles } from '../../stages/emit/task-files.js';
 import { tempDir } from '../helpers/harness.js';
@@ -375,6 +376,21 @@ describe('perfmine publish --format harbor: the layout, read back as Harbor read
     expect(fewer.written).toEqual(['README.md']);
     expect(fewer.removed.every((p) => p.startsWith('demo__fastmath-108/'))).toBe(true);
     expect(readdirSync(dir).sort()).toEqual(['README.md', 'demo__fastmath-101', 'demo__fastmath-107', 'someone-else']);
+  });
+
+  it('publish leaves out a task whose folder cannot be exported (from before the sealed format: no source/repo.bundle), naming it, and keeps the others', () => {
+    const [good, old] = [MONTH_TASKS[0]!, { ...MONTH_TASKS[1]!, blobs: {} }];
+    const funnel = { collected: 0, filtered: 0, classified: 0, built: 0, validated: 0, emitted: 2 };
+    const kept = exportableMonths([{ month: '2025-04', tasks: [good, old], funnel }]);
+    expect(kept.months[0]!.tasks).toEqual([good]);
+    expect(kept.leftOut).toEqual([
+      {
+        instanceId: old.row.instance_id,
+        month: '2025-04',
+        reason: 'not-exportable',
+        detail: `${old.row.instance_id}: the task folder has no source/repo.bundle`,
+      },
+    ]);
   });
 
   it("an agent that needs its model's API: those hosts while it works, the environment open for its setup, the verifier with no network; a pushed image as docker_image", () => {

@@ -6,9 +6,9 @@ import { monthTasks } from '../../../stages/emit/index.js';
 import { datasetFiles, type PublishedMonth } from '../../../stages/emit/publish/dataset-files.js';
 import { writeDataset, type WriteReport } from '../../../stages/emit/publish/write-dataset.js';
 import { gatedMonth, leftOutLine } from '../../../stages/emit/publish/task-replays.js';
-import type { GateDecision } from '../../../stages/emit/publish/replay-gate.js';
 import { harborDatasetFiles } from '../../../stages/emit/publish/harbor/harbor-dataset.js';
 import { harborOptionsOf } from '../../services/verifier/options.js';
+import { harborTaskInputs, HarborExportError } from '../../services/verifier/task-inputs.js';
 import { writeHarbor } from '../../../stages/emit/publish/harbor/write-harbor.js';
 import { ConfigError } from '../../errors.js';
 import { repoFunnel } from '../../report/load.js';
@@ -37,6 +37,27 @@ export interface PublishFlags {
 
 export const PUBLISH_FORMATS = ['hf', 'harbor'] as const;
 
+type LeftOut = { readonly instanceId: string; readonly month: string; readonly reason: string | null; readonly detail: string };
+
+/** The months without the tasks whose folders cannot be exported (HarborExportError: a file missing or unreadable), each named with why. */
+export function exportableMonths(months: readonly PublishedMonth[]): { months: PublishedMonth[]; leftOut: LeftOut[] } {
+  const leftOut: LeftOut[] = [];
+  const kept = months.map((m) => ({
+    ...m,
+    tasks: m.tasks.filter((t) => {
+      try {
+        harborTaskInputs(t);
+        return true;
+      } catch (error) {
+        if (!(error instanceof HarborExportError)) throw error;
+        leftOut.push({ instanceId: t.row.instance_id, month: m.month, reason: 'not-exportable', detail: error.message });
+        return false;
+      }
+    }),
+  }));
+  return { months: kept, leftOut };
+}
+
 /** What publish reaches with a registry; given by tests, made from the environment otherwise. */
 export interface PublishDeps {
   readonly docker?: DockerService;
@@ -48,7 +69,8 @@ export interface PublishRun extends WriteReport {
   readonly dir: string;
   readonly months: readonly { readonly month: string; readonly tasks: number }[];
   /** Emitted tasks the replay gate left out (emit.publish), with the reason. */
-  readonly leftOut: readonly Pick<GateDecision, 'instanceId' | 'month' | 'reason' | 'detail'>[];
+  /** Emitted tasks left out: by the replay gate, or (Harbor, registry) a folder that cannot be exported. */
+  readonly leftOut: readonly LeftOut[];
   /** With a registry: the images pushed by this run, and those the registry already held whole (by digest). */
   readonly images: { readonly registry: string; readonly pushed: readonly string[]; readonly reused: readonly string[] } | null;
 }
@@ -105,7 +127,7 @@ export async function runPublish(flags: PublishFlags, globals: GlobalFlags, deps
         session.config.emit.publish,
       ),
     );
-    const leftOut = months.flatMap((m) =>
+    const leftOut: LeftOut[] = months.flatMap((m) =>
       (m.gate?.decisions ?? [])
         .filter((d) => !d.published)
         .map(({ instanceId, month, reason, detail }) => ({ instanceId, month, reason, detail })),
@@ -113,6 +135,12 @@ export async function runPublish(flags: PublishFlags, globals: GlobalFlags, deps
     const dir = resolve(flags.to);
     // with a registry, every image goes there first; the folder is written only once all are in place
     const registry = session.config.emit.publish.registry;
+    // a task whose folder cannot become a Harbor task (a folder from before the sealed format) is left out, named
+    if (format === 'harbor' || registry !== null) {
+      const kept = exportableMonths(months);
+      months = kept.months;
+      leftOut.push(...kept.leftOut);
+    }
     let images: PublishRun['images'] = null;
     if (registry !== null) {
       const docker = deps.docker ?? new DockerService({ runLabel: 'publish', metrics: new Metrics() });

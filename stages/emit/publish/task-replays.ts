@@ -5,7 +5,7 @@ import type { ReplayRecord } from '../../../pipeline/concepts/records/replay-rec
 import { mergeReplays, readFolderReplays } from '../../../pipeline/concepts/replay-files.js';
 import type { MonthTask } from '../month-files.js';
 import type { MonthGate } from './replay-card.js';
-import { gateTask, type GateDecision, type GateOptions } from './replay-gate.js';
+import { gateTask, type GateOptions } from './replay-gate.js';
 
 /**
  * Every replay known of each task: the store's (`perfmine replay` records there, and adds what it
@@ -50,6 +50,11 @@ export function gatedMonth<M extends { readonly tasks: readonly MonthTask[] }>(
 }
 
 /** A left-out task in one line of the command's output. */
-export function leftOutLine(d: Pick<GateDecision, 'instanceId' | 'month' | 'reason' | 'detail'>): string {
+export function leftOutLine(d: {
+  readonly instanceId: string;
+  readonly month: string;
+  readonly reason: string | null;
+  readonly detail: string;
+}): string {
   return `${d.instanceId} (${d.month}) left out: ${d.reason}: ${d.detail}`;
 }
