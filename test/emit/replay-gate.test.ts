@@ -193,4 +193,13 @@ describe('the dataset with the gate', () => {
     // the card's sections stay in order: the replays before the licences
     expect(card.indexOf('## Replays')).toBeLessThan(card.indexOf('## Licences'));
   });
+
+  it('names a task whose metadata.json cannot be read instead of counting it as 0 of 0 comparisons', () => {
+    const good = task(8);
+    const broken = { ...task(9), files: { ...task(9).files, 'metadata.json': '{"measurement": {"false_positives": ' } };
+    const funnel = { collected: 2, filtered: 2, classified: 2, built: 2, validated: 2, emitted: 2 };
+    const card = datasetCard([{ month: '2025-04', tasks: [good, broken], funnel }]);
+    expect(card).toContain('Not counted: the `metadata.json` of a__b-9 could not be read (not JSON)');
+    expect(datasetCard([{ month: '2025-04', tasks: [good], funnel }])).not.toContain('Not counted');
+  });
 });

@@ -93,18 +93,23 @@ interface Measured {
   readonly compared: number;
 }
 
-function falsePositivesOf(task: MonthTask): Measured {
+/** A task's base/base comparisons; null when its metadata.json cannot be read (the card names the task). */
+function readFalsePositives(task: MonthTask): Measured | null {
   try {
     const meta = JSON.parse(task.files['metadata.json'] ?? '{}') as {
       measurement?: { false_positives?: { flagged?: unknown; compared?: unknown } };
-    };
-    const fp = meta.measurement?.false_positives;
+    } | null;
+    const fp = meta?.measurement?.false_positives;
     return typeof fp?.flagged === 'number' && typeof fp.compared === 'number'
       ? { flagged: fp.flagged, compared: fp.compared }
       : { flagged: 0, compared: 0 };
   } catch {
-    return { flagged: 0, compared: 0 };
+    return null;
   }
+}
+
+function falsePositivesOf(task: MonthTask): Measured {
+  return readFalsePositives(task) ?? { flagged: 0, compared: 0 };
 }
 
 function rate(m: Measured): string {
@@ -176,6 +181,7 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     ),
     `| all | ${rate(fpAll)} |`,
     '',
+    ...unreadableMetadata(all),
     ...costSection(months),
     ...imageSection(all),
     ...replayCardSection(months),
@@ -190,6 +196,16 @@ export function datasetCard(months: readonly PublishedMonth[]): string {
     '',
   );
   return out.join('\n');
+}
+
+/** The tasks whose metadata.json could not be read, so that a rate over fewer comparisons says why. */
+function unreadableMetadata(tasks: readonly MonthTask[]): string[] {
+  const unreadable = tasks.filter((t) => readFalsePositives(t) === null).map((t) => t.row.instance_id);
+  if (unreadable.length === 0) return [];
+  return [
+    `Not counted: the \`metadata.json\` of ${unreadable.sort().join(', ')} could not be read (not JSON); write the folder again (\`perfmine stage emit --force\`).`,
+    '',
+  ];
 }
 
 /** "Images": each task's environment image and base image by digest (publish --registry); nothing when none was pushed. */
