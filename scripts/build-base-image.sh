@@ -19,7 +19,7 @@
 #              PERFMINE_BASE_RELOCK=1 to build from what the mirror serves now and write the lock anew,
 #              PERFMINE_BASE_LOCK_DIR (default scripts/base-images) where the locks are.
 # The image has no asv: production images add the real asv with pip (or from a wheelhouse, see
-# the README); tests add the stand-in from test/fakes/.
+# docs/synthesize.md); tests add the stand-in from test/fakes/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

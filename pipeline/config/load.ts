@@ -67,7 +67,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   });
   throw new ConfigError(issues, {
     reason: 'invalid-config',
-    fix: 'correct the values above (perfmine --help lists flags; the README lists config keys)',
+    fix: 'correct the values above (perfmine --help lists flags; docs/configuration.md lists config keys)',
   });
 }
 

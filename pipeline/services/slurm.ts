@@ -36,7 +36,7 @@ export interface JobState {
   readonly exitCode: string | null;
 }
 
-/** The sbatch arguments of a request (pure; the README's worked example shows them). */
+/** The sbatch arguments of a request (pure; docs/slurm.md's worked example shows them). */
 export function sbatchArgs(r: SubmitRequest): string[] {
   const args = [
     '--parsable',

@@ -22,7 +22,7 @@ export const harnessConfig = z
     samples: positiveInt.max(100).default(5),
     /**
      * `alternate`: the sides take turns on one core, batch by batch (measured here to give the
-     * lower noise, see the README); `duet`: base and expert run at the same time on two cores.
+     * lower noise, see docs/validate.md); `duet`: base and expert run at the same time on two cores.
      */
     mode: z.enum(['alternate', 'duet']).default('alternate'),
     /**
