@@ -167,7 +167,10 @@ describe("issue 35: attacks on the verifier of task #108, in Harbor's trial orde
       expect(t.reward!['outside_credited']!).toBeGreaterThanOrEqual(2);
       for (const w of improved(t)) {
         expect(w.outside, w.name).toMatchObject({ consistent: false });
-        expect(w.speedup).toBeLessThan(1.05);
+        // the lie claims 100x; what is credited is the outside count's: no change the verdict can
+        // tell from none (4 rounds on a loaded machine put an unchanged workload at up to 1.09x)
+        expect(w.verdict, w.name).not.toBe('improved');
+        expect(w.speedup, w.name).toBeLessThan(1.5);
       }
     }, 600_000);
   });
