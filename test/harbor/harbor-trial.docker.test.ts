@@ -163,7 +163,11 @@ describe("a perfmine task in Harbor's trial order (real Docker engine)", () => {
     expect(Math.abs(oracle.reward!['reward']! - 1)).toBeLessThan(0.05);
     expect(oracle.reward!['speedup']!).toBeGreaterThan(50);
     const fib = oracle.details!.workloads!.find((w) => w.name === 'bench_core.time_fib')!;
-    expect(fib).toMatchObject({ verdict: 'improved', outside: { consistent: true }, memo: { memoised: false } });
+    expect(fib).toMatchObject({ verdict: 'improved', memo: { memoised: false } });
+    // the outside count can disagree with a workload of a microsecond (fib after the patch) at 4
+    // rounds on a loaded machine: its times are then the outside count's, and the honest change
+    // keeps its speedup
+    if (fib.outside?.consistent === false) expect(fib.speedup).toBeGreaterThan(50);
   });
 
   it('an empty change: the floor', () => {
