@@ -120,7 +120,8 @@ export async function publishImages(tasks: readonly MonthTask[], deps: PublishIm
     const named = `${target.host}/${repository}:${ref.tag ?? 'latest'}`;
     // pushed there before (the engine keeps the digest the registry gave it), and the registry holds it whole: nothing to push
     const known = facts.repoDigests.map(parseImageRef).find((r) => r?.registry === target.host && r.repository === repository && r.digest);
-    if (known?.digest && (await api.manifestDigest(target.host, repository, known.digest)) !== null) {
+    // missing() names a lost manifest too: one look at the registry, not two
+    if (known?.digest) {
       const missing = await api.missing(target.host, repository, known.digest);
       if (missing.length === 0) {
         const byDigest = formatImageRef({ registry: target.host, repository, tag: null, digest: known.digest });
