@@ -1,6 +1,7 @@
 // ESLint (flat config): typescript-eslint's recommended rules, the type-aware promise rules, and
 // the import direction of the layers (../shared/DESIGN.md "Conventions"; README "Layout"):
-//   pipeline/cli → stages/ → pipeline/services, cache/ → pipeline/concepts (shared concepts)
+//   pipeline/cli, pipeline/report → tasks/ (replay, score, publish) → stages/ → pipeline/services, cache/
+//     → tasks/folder (the task folder's schema and reader) → pipeline/concepts (shared concepts)
 // A stage uses another stage only through the store. Formatting is Prettier's (.prettierrc.json).
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,13 @@ const FOUNDATION = ['pipeline/errors.ts', 'pipeline/hash.ts'];
 function wrongWay(file, target) {
   const under = (path, dir) => path.startsWith(`${dir}/`);
   const stageOf = (path) => (under(path, 'stages') ? path.split('/')[1] : null);
-  if (under(file, 'test') || !/^(pipeline|stages|cache)\//.test(target)) return null;
+  if (under(file, 'test') || !/^(pipeline|stages|cache|tasks)\//.test(target)) return null;
+  if (under(file, 'tasks/folder')) {
+    if (under(target, 'tasks/folder') || under(target, 'pipeline/concepts') || FOUNDATION.includes(target)) return null;
+    return 'the task folder layer (tasks/folder) imports nothing but itself, pipeline/concepts and pipeline/errors, pipeline/hash';
+  }
+  if (under(target, 'tasks') && !under(target, 'tasks/folder') && !/^(tasks|pipeline\/cli|pipeline\/report)\//.test(file))
+    return 'replay, score and publish (tasks/) are used by the CLI and the report only; the task folder itself is tasks/folder';
   if (under(target, 'pipeline/cli') && !under(file, 'pipeline/cli')) return 'only the CLI imports pipeline/cli';
   if (
     (target === 'pipeline/registry.ts' || target === 'pipeline/stage-loaders.ts') &&

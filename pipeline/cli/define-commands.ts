@@ -237,7 +237,7 @@ function defineReport(program: Command): void {
     });
 }
 
-/** The default `--max-patch-bytes` (stages/validate/score/predictions.ts checks it; kept here so that help loads no stage). */
+/** The default `--max-patch-bytes` (tasks/score/predictions.ts checks it; kept here so that help loads no stage). */
 const MAX_PATCH_BYTES = 10 * 1024 * 1024;
 
 function defineScore(program: Command): void {

@@ -5,7 +5,7 @@ import { loadPullRequest } from '../../cache/pull-requests.js';
 import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from './funnel.js';
 import { emittedTasks } from './tasks.js';
-import type { GateOptions } from '../../stages/emit/publish/replay-gate.js';
+import type { GateOptions } from '../../tasks/publish/replay-gate.js';
 import { loadMonthCosts } from './costs.js';
 import { lastStop } from '../last-stop.js';
 import type { Window } from '../window.js';

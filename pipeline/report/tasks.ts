@@ -6,8 +6,8 @@ import { createLogger } from '../logging.js';
 import { monthTasks } from '../../stages/emit/index.js';
 import type { MonthTask } from '../../stages/emit/month-files.js';
 import { emitConfig } from '../../stages/emit/config.js';
-import { gateTask, type GateOptions } from '../../stages/emit/publish/replay-gate.js';
-import { knownReplays } from '../../stages/emit/publish/task-replays.js';
+import { gateTask, type GateOptions } from '../../tasks/publish/replay-gate.js';
+import { knownReplays } from '../../tasks/publish/task-replays.js';
 import type { ReplayVerdict } from '../concepts/records/replay-record.js';
 import { monthOf, monthsOf, type Window } from '../window.js';
 

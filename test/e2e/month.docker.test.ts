@@ -21,7 +21,7 @@ import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { validateConfig } from '../../stages/validate/config.js';
 import { measureWithHarness } from '../../stages/validate/measure-harness.js';
 import type { PairedWorkloadVerdict } from '../../stages/validate/paired/verdict.js';
-import { buildContext, readTaskFolder } from '../../stages/validate/replay/task-folder.js';
+import { buildContext, readTaskFolder } from '../../tasks/replay/task-folder.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';
 import { dockerWorkers, environmentOf } from '../validate/harness-docker/suite-image.js';

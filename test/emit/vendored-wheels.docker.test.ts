@@ -26,8 +26,8 @@ import {
 } from '../../pipeline/services/verifier/verifier-folder.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { emitStage } from '../../stages/emit/index.js';
-import { readTaskFolder } from '../../stages/validate/replay/task-folder.js';
-import { verifiableFolder } from '../../stages/validate/replay/verify-replay.js';
+import { readTaskFolder } from '../../tasks/replay/task-folder.js';
+import { verifiableFolder } from '../../tasks/replay/verify-replay.js';
 import { harborTrial, shown, type Trial } from '../helpers/harbor-trial.js';
 import { measurementSlot } from '../helpers/measure-slot.js';
 import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harness.js';

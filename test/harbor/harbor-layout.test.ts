@@ -10,11 +10,11 @@ import type { EnvironmentLock } from '../../pipeline/services/environments/lock.
 import { sourceTierFiles } from '../../pipeline/services/environments/source-tier.js';
 import { verifierFiles } from '../../pipeline/services/environments/verifier-files.js';
 import type { MonthTask } from '../../stages/emit/month-files.js';
-import { harborDatasetFiles } from '../../stages/emit/publish/harbor/harbor-dataset.js';
-import { harborTaskFiles, harborTimeouts, type HarborOptions } from '../../stages/emit/publish/harbor/harbor-task.js';
-import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../stages/emit/publish/harbor/task-config.js';
-import { tomlDocument, tomlString } from '../../stages/emit/publish/harbor/toml.js';
-import { writeHarbor } from '../../stages/emit/publish/harbor/write-harbor.js';
+import { harborDatasetFiles } from '../../tasks/publish/harbor/harbor-dataset.js';
+import { harborTaskFiles, harborTimeouts, type HarborOptions } from '../../tasks/publish/harbor/harbor-task.js';
+import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../tasks/publish/harbor/task-config.js';
+import { tomlDocument, tomlString } from '../../tasks/publish/harbor/toml.js';
+import { writeHarbor } from '../../tasks/publish/harbor/write-harbor.js';
 import { exportableMonths } from '../../pipeline/cli/commands/publish.js';
 import { assembleRow } from '../../stages/emit/row.js';
 import { taskFiles } from '../../stages/emit/task-files.js';

@@ -20,7 +20,7 @@ import { RegistryApi, registryBaseUrl } from '../../pipeline/services/registry/r
 import { parseImageRef } from '../../pipeline/services/registry/image-ref.js';
 import { monthWindow } from '../../pipeline/window.js';
 import { readFolderReplays } from '../../pipeline/concepts/replay-files.js';
-import { replayTask } from '../../stages/validate/replay/replay-task.js';
+import { replayTask } from '../../tasks/replay/replay-task.js';
 import { dockerfileBases } from '../../pipeline/services/registry/dockerfile-bases.js';
 import { harborTrial, sh, shown, type Trial } from '../helpers/harbor-trial.js';
 import { snapshotTree } from '../helpers/fs-snapshot.js';

@@ -26,7 +26,7 @@ export const FIRST: readonly string[] = [
   'test/faults/docker-faults.docker.test.ts',
   'test/synthesize/failures.docker.test.ts',
   'test/e2e/run-cli.docker.test.ts',
-  'test/validate/score/score.docker.test.ts',
+  'test/tasks/score/score.docker.test.ts',
 ];
 export const LAST: readonly string[] = [
   'test/e2e/asv-engine.docker.test.ts',

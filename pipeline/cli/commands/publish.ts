@@ -3,13 +3,13 @@ import { checkDatabasePath } from '../../../cache/database-path.js';
 import { Ledger } from '../../../cache/ledger.js';
 import { openStore } from '../../../cache/store.js';
 import { monthTasks } from '../../../stages/emit/index.js';
-import { datasetFiles, type PublishedMonth } from '../../../stages/emit/publish/dataset-files.js';
-import { writeDataset, type WriteReport } from '../../../stages/emit/publish/write-dataset.js';
-import { gatedMonth, leftOutLine } from '../../../stages/emit/publish/task-replays.js';
-import { harborDatasetFiles } from '../../../stages/emit/publish/harbor/harbor-dataset.js';
+import { datasetFiles, type PublishedMonth } from '../../../tasks/publish/dataset-files.js';
+import { writeDataset, type WriteReport } from '../../../tasks/publish/write-dataset.js';
+import { gatedMonth, leftOutLine } from '../../../tasks/publish/task-replays.js';
+import { harborDatasetFiles } from '../../../tasks/publish/harbor/harbor-dataset.js';
 import { harborOptionsOf } from '../../services/verifier/options.js';
 import { harborTaskInputs, HarborExportError } from '../../services/verifier/task-inputs.js';
-import { writeHarbor } from '../../../stages/emit/publish/harbor/write-harbor.js';
+import { writeHarbor } from '../../../tasks/publish/harbor/write-harbor.js';
 import { ConfigError } from '../../errors.js';
 import { repoFunnel } from '../../report/load.js';
 import { costInputs } from '../../report/costs.js';
@@ -21,7 +21,7 @@ import { containerLimits, DockerService } from '../../services/docker.js';
 import { Metrics } from '../../metrics.js';
 import { RegistryApi } from '../../services/registry/registry-api.js';
 import { parseRegistry } from '../../services/registry/image-ref.js';
-import { publishImages } from '../../../stages/emit/publish/images/publish-images.js';
+import { publishImages } from '../../../tasks/publish/images/publish-images.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 
 export interface PublishFlags {

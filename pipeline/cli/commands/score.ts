@@ -4,23 +4,23 @@ import { checkDatabasePath } from '../../../cache/database-path.js';
 import { Ledger } from '../../../cache/ledger.js';
 import { ScoreStore } from '../../../cache/scores.js';
 import { openStore } from '../../../cache/store.js';
-import { aggregateByModel, rejectedResult, scorePredictions, type PredictionResult } from '../../../stages/validate/score/index.js';
-import { formatAggregate, formatScoreRows } from '../../../stages/validate/score/format.js';
+import { aggregateByModel, rejectedResult, scorePredictions, type PredictionResult } from '../../../tasks/score/index.js';
+import { formatAggregate, formatScoreRows } from '../../../tasks/score/format.js';
 import {
   DEFAULT_MAX_PATCH_BYTES,
   parsePredictions,
   PredictionsFileError,
   type ParsedPredictions,
-} from '../../../stages/validate/score/predictions.js';
-import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../stages/validate/score/task-source.js';
-import { measureSidesOnSlurm, verifierDeps } from '../../../stages/validate/score/remote.js';
+} from '../../../tasks/score/predictions.js';
+import { emittedRows, loadScoreTask, resolveTaskArgument, type ScoreTask } from '../../../tasks/score/task-source.js';
+import { measureSidesOnSlurm, verifierDeps } from '../../../tasks/score/remote.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { Metrics } from '../../metrics.js';
 import { DockerService } from '../../services/docker.js';
 import { noteDb } from '../db-label.js';
 import { openSession, print, printJson, type GlobalFlags } from '../session.js';
 import { startLocalIndex } from '../../services/package-index/local-index.js';
-import { JUDGE_MODES, type JudgeMode } from '../../../stages/validate/score/judge.js';
+import { JUDGE_MODES, type JudgeMode } from '../../../tasks/score/judge.js';
 import { createContext } from '../../context.js';
 import type { LlmService } from '../../services/llm-port.js';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * One replay of an emitted task (`perfmine replay`, issue 30): the task rebuilt from its folder
  * alone, the expert patch applied, measured again with the task's engine and protocol, and each
  * workload validate found improved judged by the replication rule
- * (stages/validate/replay/rule.ts). Written as `<task folder>/replays/<id>.json` and into the
+ * (tasks/replay/rule.ts). Written as `<task folder>/replays/<id>.json` and into the
  * store (`replays`, migration 0017); replays made anywhere add up by their id. Read back by
  * `publish` (the gate), `perfmine tasks` and the report. Unknown keys are dropped on reading, so a
  * newer perfmine's record still reads.
@@ -98,9 +98,9 @@ export const replayRecordSchema = z.object({
   folder: z.object({ digest: z.string(), path: z.string() }),
   machine: replayMachineSchema,
   engine: z.string(),
-  /** The protocol measured with (the task's recorded one; see stages/validate/replay/protocol.ts). */
+  /** The protocol measured with (the task's recorded one; see tasks/replay/protocol.ts). */
   protocol: z.record(z.string(), z.unknown()),
-  /** The rule's settings (stages/validate/replay/rule.ts). */
+  /** The rule's settings (tasks/replay/rule.ts). */
   rule: z.object({ level: z.number(), magnitude_tolerance: z.number() }),
   build: z.object({
     /** Built for an earlier replay of the same `perfmine replay` call (`--times N`). */
