@@ -10,6 +10,7 @@ import { gateTask, type GateOptions } from '../../tasks/publish/replay-gate.js';
 import { knownReplays } from '../../tasks/publish/task-replays.js';
 import type { ReplayVerdict } from '../concepts/records/replay-record.js';
 import { monthOf, monthsOf, type Window } from '../window.js';
+import { memorySource, readTaskFolderContents, TaskFolderError } from '../../tasks/folder/index.js';
 
 export interface TaskListing {
   readonly instance_id: string;
@@ -65,12 +66,13 @@ function replaysOf(task: MonthTask, db: Db, out: string, gate: GateOptions): Tas
 
 function listing(task: MonthTask, out: string, replays: TaskReplays): TaskListing {
   const r = task.row;
+  // the improved workloads as the folder's metadata names them (the one reader); a folder it cannot read: none
   let improved = 0;
   try {
     improved =
-      (JSON.parse(task.files['metadata.json'] ?? '{}') as { workloads?: { improved?: unknown[] } }).workloads?.improved?.length ?? 0;
-  } catch {
-    improved = 0;
+      readTaskFolderContents(memorySource(r.instance_id, task.files, Object.keys(task.blobs))).metadata.workloads?.improved.length ?? 0;
+  } catch (error) {
+    if (!(error instanceof TaskFolderError)) throw error;
   }
   const folder = resolve(out, r.month, r.instance_id);
   return {

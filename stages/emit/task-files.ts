@@ -7,6 +7,7 @@ import { LOCK_READER_PATH } from '../../pipeline/services/environments/source-ti
 import { packageTierDockerfile, type PackageTierRecord } from '../../pipeline/services/environments/package-tier.js';
 import { lockedDebianInstallLines } from '../../pipeline/services/environments/debian-lock.js';
 import { buildConstraints, requirementsLock, type EnvironmentLock } from '../../pipeline/services/environments/lock.js';
+import { metadataSchema, TASK_FORMAT, TASK_TEXT_FILES } from '../../tasks/folder/index.js';
 import { WHEELS_CHECK_FILE, WHEELS_DIR, wheelsCheckFile, type VendoredFile } from '../../pipeline/concepts/vendored-wheels.js';
 
 /**
@@ -66,16 +67,7 @@ export interface TaskProvenance {
 }
 
 /** The text files every task folder has, besides perfmine's files and the sealed history. */
-export const TASK_FILES = [
-  'Dockerfile',
-  'docker_build.sh',
-  'expert.patch',
-  'instruction.md',
-  'metadata.json',
-  'problem_statement.md',
-  'score.sh',
-  'workloads.json',
-] as const;
+export const TASK_FILES = TASK_TEXT_FILES;
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -235,68 +227,81 @@ export function workloadsJson(workloads: readonly StoredWorkloadVerdict[]): stri
 
 export function metadataJson(input: TaskFileInput): string {
   const { row, validation: v, workloads } = input;
-  return json({
-    ...taskIdentity(row),
-    category_source: input.provenance.categorySource,
-    category_reason: input.provenance.categoryReason,
-    problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },
-    image_name: row.image_name,
-    repository_url: input.repoUrl,
-    environment: {
-      base_image: input.baseImage,
-      verified_image: input.verifiedImage,
-      build_script_source: input.scriptSource,
-      python_version: input.pythonVersion,
-      package_tier: input.packageTier ?? null,
-      sealed_history: input.sealedHistory,
-      lock: input.lock
-        ? {
-            python: input.lock.python,
-            index_cutoff: input.lock.cutoff,
-            index: input.lock.upstream,
-            distributions: input.lock.distributions.length,
-            from_index: input.lock.distributions.filter((d) => d.source === 'index').length,
-            files_carried: input.wheels?.length ?? 0,
-          }
-        : null,
-    },
-    expert_speedup: row.expert_speedup,
-    workloads: {
-      count: workloads.length,
-      improved: workloads
-        .filter((w) => w.paired.change === 'improved')
-        .map((w) => w.workload)
-        .sort(),
-      worsened: workloads
-        .filter((w) => w.paired.change === 'worsened')
-        .map((w) => w.workload)
-        .sort(),
-      asv_improved: workloads.filter((w) => w.asv.mark === '-').length,
-      asv_worsened: workloads.filter((w) => w.asv.mark === '+').length,
-    },
-    measurement: {
-      engine: v.engine,
-      protocol: v.protocol,
-      minimum_detectable_speedup: { median: v.mdsMedian },
-      selection: v.selection
-        ? {
-            mode: v.selection.mode,
-            reason: v.selection.reason,
-            selected: v.selection.selected,
-            controls: v.selection.controls,
-            skipped: v.selection.skipped.length,
-          }
-        : null,
-      pairs: v.pairs,
-      calibration_pairs: v.calibrationPairs,
-      machine_factors: v.machineFactors,
-      calibration_machine_factors: v.calibrationFactors,
-      threshold: v.threshold,
-      false_positive_rate: v.falsePositives.rate,
-      false_positives: { flagged: v.falsePositives.flagged, compared: v.falsePositives.compared },
-      asv_flags_on_calibration: v.asvCalibrationFlags,
-    },
-  });
+  return json(
+    checkedMetadata({
+      task_format: TASK_FORMAT,
+      ...taskIdentity(row),
+      category_source: input.provenance.categorySource,
+      category_reason: input.provenance.categoryReason,
+      problem_statement: { source: input.provenance.statementSource, leak_check: input.provenance.leakCheckBasis },
+      image_name: row.image_name,
+      repository_url: input.repoUrl,
+      environment: {
+        base_image: input.baseImage,
+        verified_image: input.verifiedImage,
+        build_script_source: input.scriptSource,
+        python_version: input.pythonVersion,
+        package_tier: input.packageTier ?? null,
+        sealed_history: input.sealedHistory,
+        lock: input.lock
+          ? {
+              python: input.lock.python,
+              index_cutoff: input.lock.cutoff,
+              index: input.lock.upstream,
+              distributions: input.lock.distributions.length,
+              from_index: input.lock.distributions.filter((d) => d.source === 'index').length,
+              files_carried: input.wheels?.length ?? 0,
+            }
+          : null,
+      },
+      expert_speedup: row.expert_speedup,
+      workloads: {
+        count: workloads.length,
+        improved: workloads
+          .filter((w) => w.paired.change === 'improved')
+          .map((w) => w.workload)
+          .sort(),
+        worsened: workloads
+          .filter((w) => w.paired.change === 'worsened')
+          .map((w) => w.workload)
+          .sort(),
+        asv_improved: workloads.filter((w) => w.asv.mark === '-').length,
+        asv_worsened: workloads.filter((w) => w.asv.mark === '+').length,
+      },
+      measurement: {
+        engine: v.engine,
+        protocol: v.protocol,
+        minimum_detectable_speedup: { median: v.mdsMedian },
+        selection: v.selection
+          ? {
+              mode: v.selection.mode,
+              reason: v.selection.reason,
+              selected: v.selection.selected,
+              controls: v.selection.controls,
+              skipped: v.selection.skipped.length,
+            }
+          : null,
+        pairs: v.pairs,
+        calibration_pairs: v.calibrationPairs,
+        machine_factors: v.machineFactors,
+        calibration_machine_factors: v.calibrationFactors,
+        threshold: v.threshold,
+        false_positive_rate: v.falsePositives.rate,
+        false_positives: { flagged: v.falsePositives.flagged, compared: v.falsePositives.compared },
+        asv_flags_on_calibration: v.asvCalibrationFlags,
+      },
+    }),
+  );
+}
+
+/** What the writer writes is what the reader reads: the metadata checked against the folder's schema (tasks/folder) before it is written. */
+function checkedMetadata<T extends object>(metadata: T): T {
+  const checked = metadataSchema.safeParse(metadata);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new Error(`metadata.json as written does not match the task folder's schema: ${issue.path.join('.')}: ${issue.message}`);
+  }
+  return metadata;
 }
 
 /** The task as an agent harness gives it: where the code is, how to measure, what to change, how it is judged, the statement. */

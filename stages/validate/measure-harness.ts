@@ -279,7 +279,8 @@ export async function measureWithHarness(
   log.info({ rounds: m.rounds, batches: m.batches, durationMs: m.durationMs, budgetExhausted: m.budgetExhausted }, 'harness: measured');
   deps.metrics?.add('docker.measureMs', m.durationMs);
   // what the measurement took, for the task's instructions (how long an in-image compare takes)
-  const recorded = { ...protocol, measuredMs: m.durationMs, roundsMeasured: m.rounds };
+  // the configured alpha too: the recorded `paired` options are the final analysis's, whose alpha is what the looks left it
+  const recorded = { ...protocol, measuredMs: m.durationMs, roundsMeasured: m.rounds, configuredAlpha: config.paired.alpha };
   deps.metrics?.add('validate.batches', m.batches);
 
   const problems = failureLines(m.workloads);

@@ -10,6 +10,7 @@ import {
   type MonthCosts,
 } from '../../pipeline/concepts/task-costs.js';
 import { replayCardSection, replayFilesOf, type MonthGate } from './replay-card.js';
+import { memorySource, readTaskFolderContents, TaskFolderError } from '../folder/index.js';
 
 /**
  * The emitted months as a Hugging Face dataset folder (`perfmine publish`): `data/YYYY-MM.parquet`
@@ -93,18 +94,14 @@ interface Measured {
   readonly compared: number;
 }
 
-/** A task's base/base comparisons; null when its metadata.json cannot be read (the card names the task). */
+/** A task's base/base comparisons (the one reader); null when its folder cannot be read (the card names the task). */
 function readFalsePositives(task: MonthTask): Measured | null {
   try {
-    const meta = JSON.parse(task.files['metadata.json'] ?? '{}') as {
-      measurement?: { false_positives?: { flagged?: unknown; compared?: unknown } };
-    } | null;
-    const fp = meta?.measurement?.false_positives;
-    return typeof fp?.flagged === 'number' && typeof fp.compared === 'number'
-      ? { flagged: fp.flagged, compared: fp.compared }
-      : { flagged: 0, compared: 0 };
-  } catch {
-    return null;
+    const meta = readTaskFolderContents(memorySource(task.row.instance_id, task.files, Object.keys(task.blobs))).metadata;
+    return meta.measurement.false_positives ?? { flagged: 0, compared: 0 };
+  } catch (error) {
+    if (error instanceof TaskFolderError) return null;
+    throw error;
   }
 }
 
@@ -203,7 +200,7 @@ function unreadableMetadata(tasks: readonly MonthTask[]): string[] {
   const unreadable = tasks.filter((t) => readFalsePositives(t) === null).map((t) => t.row.instance_id);
   if (unreadable.length === 0) return [];
   return [
-    `Not counted: the \`metadata.json\` of ${unreadable.sort().join(', ')} could not be read (not JSON); write the folder again (\`perfmine stage emit --force\`).`,
+    `Not counted: the \`metadata.json\` of ${unreadable.sort().join(', ')} could not be read; write the folder again (\`perfmine stage emit --force\`).`,
     '',
   ];
 }

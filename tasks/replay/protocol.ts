@@ -50,9 +50,16 @@ export function replayProtocol(recorded: unknown, config: ValidateConfig): Repla
   const recordedPaired = pairedOptionsSchema.safeParse(rec['paired']);
   if (rec['paired'] !== undefined && recordedPaired.success) {
     // validate records the final analysis's options, whose alpha is what the interim looks left
-    // it (paired/sequential.ts finalAlpha): the configured alpha, which the looks share, is recovered
+    // it (paired/sequential.ts finalAlpha), and the configured alpha, which the looks share
+    // (`configuredAlpha`, task format 2); a folder from before it: recovered from the final one
+    const configured = rec['configuredAlpha'];
     const looks = harness.adaptive.looks.length > 0;
-    const alpha = looks ? recordedPaired.data.alpha / (1 - harness.adaptive.earlyAlphaShare) : recordedPaired.data.alpha;
+    const alpha =
+      typeof configured === 'number' && configured > 0 && configured < 1
+        ? configured
+        : looks
+          ? recordedPaired.data.alpha / (1 - harness.adaptive.earlyAlphaShare)
+          : recordedPaired.data.alpha;
     paired = { ...recordedPaired.data, alpha };
     taken.push('paired');
   }

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { blobRef, type BlobRef } from '../../cache/blobs.js';
 import type { Ledger } from '../../cache/ledger.js';
 import type { Db } from '../../cache/store.js';
 import { ConfigError } from '../../pipeline/errors.js';
 import { emitOutputSchema, type EmitOutput } from '../../pipeline/concepts/records/emit-output.js';
+import { diskSource, readTaskFolderContents, TaskFolderError } from '../folder/index.js';
 import type { VerifiableTask } from '../../pipeline/services/verifier/verifier-folder.js';
 
 /**
@@ -31,24 +32,25 @@ export function emittedRows(ledger: Ledger): Map<string, EmitOutput> {
   return out;
 }
 
-/** `--task ID|DIR`: an instance id, or an emitted task folder (its metadata.json names the instance). */
+/**
+ * `--task ID|DIR`: an instance id, or an emitted task folder (its metadata.json names the
+ * instance). A folder is read whole by the one reader (tasks/folder), so a broken one stops here
+ * as a user error naming its file, before anything is built or written.
+ */
 export function resolveTaskArgument(arg: string): string {
   if (existsSync(arg) && statSync(arg).isDirectory()) {
-    const meta = join(arg, 'metadata.json');
-    if (!existsSync(meta))
+    if (!existsSync(join(arg, 'metadata.json')))
       throw new ConfigError(`--task ${arg}: no metadata.json in the folder; is it an emitted task folder?`, { reason: 'invalid-task' });
-    let parsed: { instance_id?: unknown };
     try {
-      parsed = JSON.parse(readFileSync(meta, 'utf8')) as { instance_id?: unknown };
+      return readTaskFolderContents(diskSource(arg)).metadata.instance_id;
     } catch (error) {
-      throw new ConfigError(`--task ${arg}: ${meta} is not JSON (${(error as Error).message})`, {
+      if (!(error instanceof TaskFolderError)) throw error;
+      throw new ConfigError(`--task ${arg}: ${error.message}`, {
         reason: 'invalid-task',
         fix: 'write the folder again (perfmine stage emit --force), or give the instance id instead of the folder',
+        cause: error,
       });
     }
-    if (typeof parsed !== 'object' || parsed === null || typeof parsed.instance_id !== 'string')
-      throw new ConfigError(`--task ${arg}: metadata.json has no instance_id`, { reason: 'invalid-task' });
-    return parsed.instance_id;
   }
   return arg;
 }

@@ -8,9 +8,10 @@ import { writeDataset, type WriteReport } from '../../../tasks/publish/write-dat
 import { gatedMonth, leftOutLine } from '../../../tasks/publish/task-replays.js';
 import { harborDatasetFiles } from '../../../tasks/publish/harbor/harbor-dataset.js';
 import { harborOptionsOf } from '../../services/verifier/options.js';
-import { harborTaskInputs, HarborExportError } from '../../services/verifier/task-inputs.js';
+import { harborTaskInputs } from '../../services/verifier/task-inputs.js';
+import { memorySource, readTaskFolderContents, TaskFolderError } from '../../../tasks/folder/index.js';
 import { writeHarbor } from '../../../tasks/publish/harbor/write-harbor.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, ItemError } from '../../errors.js';
 import { repoFunnel } from '../../report/load.js';
 import { costInputs } from '../../report/costs.js';
 import { monthCosts } from '../../concepts/task-costs.js';
@@ -39,18 +40,27 @@ export const PUBLISH_FORMATS = ['hf', 'harbor'] as const;
 
 type LeftOut = { readonly instanceId: string; readonly month: string; readonly reason: string | null; readonly detail: string };
 
-/** The months without the tasks whose folders cannot be exported (HarborExportError: a file missing or unreadable), each named with why. */
-export function exportableMonths(months: readonly PublishedMonth[]): { months: PublishedMonth[]; leftOut: LeftOut[] } {
+/**
+ * The months without the tasks whose folders cannot be read (the one reader, tasks/folder) or, for
+ * a Harbor export or a registry, cannot be exported (a folder from before the sealed format), each
+ * named with why; publish goes on with the others.
+ */
+export function exportableMonths(
+  months: readonly PublishedMonth[],
+  harbor = true,
+): { months: PublishedMonth[]; leftOut: LeftOut[] } {
   const leftOut: LeftOut[] = [];
   const kept = months.map((m) => ({
     ...m,
     tasks: m.tasks.filter((t) => {
       try {
-        harborTaskInputs(t);
+        if (harbor) harborTaskInputs(t);
+        else readTaskFolderContents(memorySource(t.row.instance_id, t.files, Object.keys(t.blobs)));
         return true;
       } catch (error) {
-        if (!(error instanceof HarborExportError)) throw error;
-        leftOut.push({ instanceId: t.row.instance_id, month: m.month, reason: 'not-exportable', detail: error.message });
+        if (!(error instanceof ItemError)) throw error;
+        const reason = error instanceof TaskFolderError ? 'unreadable' : 'not-exportable';
+        leftOut.push({ instanceId: t.row.instance_id, month: m.month, reason, detail: error.message });
         return false;
       }
     }),
@@ -135,12 +145,10 @@ export async function runPublish(flags: PublishFlags, globals: GlobalFlags, deps
     const dir = resolve(flags.to);
     // with a registry, every image goes there first; the folder is written only once all are in place
     const registry = session.config.emit.publish.registry;
-    // a task whose folder cannot become a Harbor task (a folder from before the sealed format) is left out, named
-    if (format === 'harbor' || registry !== null) {
-      const kept = exportableMonths(months);
-      months = kept.months;
-      leftOut.push(...kept.leftOut);
-    }
+    // a task whose folder cannot be read, or cannot become a Harbor task (a folder from before the sealed format), is left out, named
+    const kept = exportableMonths(months, format === 'harbor' || registry !== null);
+    months = kept.months;
+    leftOut.push(...kept.leftOut);
     let images: PublishRun['images'] = null;
     if (registry !== null) {
       const docker = deps.docker ?? new DockerService({ runLabel: 'publish', metrics: new Metrics() });

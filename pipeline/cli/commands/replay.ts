@@ -6,7 +6,7 @@ import { ReplayStore } from '../../../cache/replays.js';
 import { openStore } from '../../../cache/store.js';
 import { machineLine, type ReplayRecord } from '../../concepts/records/replay-record.js';
 import { replayTask, type TaskReplay } from '../../../tasks/replay/replay-task.js';
-import { taskFoldersOf } from '../../../tasks/replay/task-folder.js';
+import { taskFoldersOf } from '../../../tasks/folder/index.js';
 import { ConfigError, EXIT, ItemError } from '../../errors.js';
 import { perfmineVersion } from '../../package-root.js';
 import { DockerService } from '../../services/docker.js';

@@ -7,7 +7,8 @@ import { validateConfig } from '../../../stages/validate/config.js';
 import { verifiableFolder } from '../../../tasks/replay/verify-replay.js';
 import { machineOf, parseProbe, probeScript } from '../../../tasks/replay/machine.js';
 import { replayProtocol } from '../../../tasks/replay/protocol.js';
-import { buildContext, readTaskFolder, taskFoldersOf } from '../../../tasks/replay/task-folder.js';
+import { buildContext, readTaskFolder } from '../../../tasks/replay/task-folder.js';
+import { taskFoldersOf } from '../../../tasks/folder/index.js';
 import { tempDir } from '../../synthesize/harness.js';
 
 const dir = tempDir('replay-folder');
@@ -181,7 +182,7 @@ describe('a task folder as a replay reads it', () => {
     rmSync(join(broken, 'perfmine'), { recursive: true });
     writeTask(broken);
     rmSync(join(broken, 'perfmine/bench/task.json'));
-    expect(() => readTaskFolder(broken)).toThrow(/no perfmine\/bench\/task\.json/);
+    expect(() => readTaskFolder(broken)).toThrow(/perfmine\/bench\/task\.json: missing \(task format 1/);
   });
 });
 
@@ -208,6 +209,9 @@ describe("the replay's protocol", () => {
     const noLooks = replayProtocol({ ...PROTOCOL, rounds: 5, adaptive: { looks: [], earlyAlphaShare: 0.15, futility: 0.001 } }, config);
     expect(noLooks.harness.rounds).toBe(5);
     expect(noLooks.paired.alpha).toBeCloseTo(0.0085, 12);
+    // task format 2 records the configured alpha: taken as it is, nothing recovered
+    const recorded = replayProtocol({ ...PROTOCOL, configuredAlpha: 0.02 }, config);
+    expect(recorded.paired.alpha).toBe(0.02);
   });
 
   it('falls back to the configuration for a protocol it cannot read', () => {
