@@ -6,7 +6,8 @@ import { ReplayStore } from '../../../cache/replays.js';
 import { openStore } from '../../../cache/store.js';
 import { machineLine, type ReplayRecord } from '../../concepts/records/replay-record.js';
 import { replayTask, type TaskReplay } from '../../../tasks/replay/replay-task.js';
-import { taskFoldersOf } from '../../../tasks/folder/index.js';
+import { taskFoldersOf, TaskFolderError } from '../../../tasks/folder/index.js';
+import { readTaskFolder } from '../../../tasks/replay/task-folder.js';
 import { ConfigError, EXIT, ItemError } from '../../errors.js';
 import { perfmineVersion } from '../../package-root.js';
 import { DockerService } from '../../services/docker.js';
@@ -61,6 +62,25 @@ export async function runReplay(path: string, flags: ReplayFlags, globals: Globa
     throw new ConfigError(`replay: ${resolve(path)} is neither a task folder (metadata.json, Dockerfile) nor a directory of them`, {
       reason: 'usage',
     });
+  // every folder read first (the one reader), before Docker or the store is touched: a single
+  // folder that cannot be read is a user error; in a month directory it is listed and skipped
+  const unreadable: { dir: string; reason: string; message: string }[] = [];
+  const readable: string[] = [];
+  for (const dir of folders) {
+    try {
+      readTaskFolder(dir);
+      readable.push(dir);
+    } catch (error) {
+      if (!(error instanceof TaskFolderError)) throw error;
+      if (folders.length === 1)
+        throw new ConfigError(`replay: ${error.message}`, {
+          reason: 'invalid-task',
+          ...(error.fix ? { fix: error.fix } : {}),
+          cause: error,
+        });
+      unreadable.push({ dir, reason: error.reason, message: error.message });
+    }
+  }
   const index = flags.index ?? null;
   if (index !== null && !/^(https?:\/\/.+|dir:.+)$/.test(index))
     throw new ConfigError(`--index ${index}: expected an index URL (http://…/simple/) or dir:PATH`, { reason: 'usage' });
@@ -86,8 +106,8 @@ export async function runReplay(path: string, flags: ReplayFlags, globals: Globa
     const store = new ReplayStore(db);
     await docker.removeLeftovers().catch(() => undefined);
     const tasks: TaskReplay[] = [];
-    const unreadable: { dir: string; reason: string; message: string }[] = [];
-    for (const dir of folders) {
+    if (!session.json) for (const u of unreadable) print(`${u.dir}: not replayed: ${u.message}`);
+    for (const dir of readable) {
       if (controller.signal.aborted) break;
       let made = 0;
       try {

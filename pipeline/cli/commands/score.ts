@@ -113,6 +113,8 @@ export async function runScore(flags: ScoreFlags, globals: GlobalFlags, docker?:
   const session = openSession(globals);
   const { config, log } = session;
   const judge = judgeMode(flags, config.llm.mode);
+  // a task folder named by --task is read first: one that cannot be read is the error to report, before the store
+  if (flags.task !== undefined) resolveTaskArgument(flags.task);
   if (checkDatabasePath(config.db, 'write') !== 'sqlite') {
     throw new ConfigError(`db: no database at ${config.db}: nothing was emitted to score against`, {
       reason: 'no-database',

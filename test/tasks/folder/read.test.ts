@@ -18,6 +18,7 @@ import { readTaskFolder } from '../../../tasks/replay/task-folder.js';
 import { resolveTaskArgument } from '../../../tasks/score/task-source.js';
 import { harborTaskInputs } from '../../../pipeline/services/verifier/task-inputs.js';
 import { exportableMonths } from '../../../pipeline/cli/commands/publish.js';
+import { runCli } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/harness.js';
 import { MONTH_TASKS } from '../../helpers/written-task.js';
 
@@ -188,5 +189,18 @@ describe('a folder broken in each file', () => {
       expect(kept.leftOut.every((l) => l.reason === 'unreadable')).toBe(true);
       for (const [i, [, , message]] of BROKEN.entries()) expect(kept.leftOut[i]!.detail).toMatch(message);
     }
+  });
+
+  it('the commands a user hands a folder to: `perfmine replay` and `perfmine score --task` exit 2 naming the file, and write no store', async () => {
+    const folder = writeFolder('cli-broken', TASK, (f) => (f['workloads.json'] = '[{"name": "a"'));
+    const db = join(dir, 'cli.db');
+    const replay = await runCli(['replay', folder, '--db', db]);
+    expect(replay.code, replay.stderr).toBe(2);
+    expect(replay.stderr).toMatch(/workloads\.json: not JSON/);
+    expect(replay.stderr).toMatch(/perfmine stage emit --force/);
+    const score = await runCli(['score', '--task', folder, '--patch', join(folder, 'expert.patch'), '--db', db]);
+    expect(score.code, score.stderr).toBe(2);
+    expect(score.stderr).toMatch(/workloads\.json: not JSON/);
+    expect(existsSync(db)).toBe(false);
   });
 });
