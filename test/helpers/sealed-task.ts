@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { DockerService } from '../../pipeline/services/docker.js';
-import { historyCheckScript } from '../../pipeline/services/environments/seal.js';
+import { HISTORY_CHECK_SCRIPT } from '../../pipeline/services/environments/seal.js';
 
 const execFileP = promisify(execFile);
 
@@ -51,6 +51,6 @@ export async function expectSealedImage(
   const { stdout: baseDate } = await execFileP('git', ['-C', facts.hostClone, 'show', '-s', '--format=%cI', facts.base]);
   const latest = (await inImage(docker, image, 'git log --all --format=%cI | sort | tail -n 1')).out;
   expect(Date.parse(latest), image).toBeLessThanOrEqual(Date.parse(baseDate.trim()));
-  const check = await inImage(docker, image, historyCheckScript(), { PERFMINE_SHA: facts.base });
+  const check = await inImage(docker, image, HISTORY_CHECK_SCRIPT, { PERFMINE_SHA: facts.base });
   expect(check.code, `${image}: ${check.out}`).toBe(0);
 }

@@ -176,10 +176,9 @@ describe('verification commands and the tamper check', () => {
     expect(jsonc[3]!.cmd[2]).toMatch(/asv run --python=same --bench just-discover --machine perfmine-verify --config 'asv\.conf\.jsonc'$/);
     expect(jsonc[2]!.cmd[2]).toMatch(/import name is unknown/);
     // The expected tree is the commit's with the patch applied in a scratch index; without a patch, the commit's.
-    expect(jsonc[1]!.cmd[2]).toContain(
-      'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff',
-    );
-    expect(cmds[1]!.cmd[2]).not.toContain('patch.diff');
+    expect(jsonc[1]!.cmd[2]).toContain('GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn "$PERFMINE_PATCH"');
+    expect(jsonc[1]!.env).toEqual({ PERFMINE_SHA: 'abc', PERFMINE_PATCH: '/perfmine-verify/patch.diff' });
+    expect(cmds[1]!.env).toEqual({ PERFMINE_SHA: 'abc' });
   });
 
   it("reads each step's result from the one verification container's files, up to the step it did not finish", () => {

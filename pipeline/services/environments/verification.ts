@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { categorizeChanged, type ChangedKind } from '../../concepts/measured-patch.js';
 import { markCut } from '../tail.js';
 import type { TarEntry } from '../tar.js';
 import { HARNESS_CONTAINER_PATH, harnessTarEntries } from './harness-files.js';
 import type { Step } from './failure.js';
-import { historyCheckScript } from './seal.js';
+import { HISTORY_CHECK_SCRIPT } from './seal.js';
 import { parseAsvConfig } from '../../concepts/asv-config.js';
+import { packagePath } from '../../package-root.js';
 
 export { categorizeChanged, type ChangedKind };
 
@@ -12,7 +14,10 @@ export { categorizeChanged, type ChangedKind };
  * The commands of a build and of its verification, as data (the environment runs them). Pure.
  *
  * Images: the repository is at /repo; perfmine's files are under /perfmine (the build script
- * `docker_build.sh`, the checkout preparation, an optional patch).
+ * `docker_build.sh`, the checkout preparation, an optional patch). The checkout preparation and the
+ * tamper check are scripts beside this module (perfmine_prepare.sh, perfmine_tamper_check.sh),
+ * read from the package root; the constants below that they use are written out in them
+ * (test/environments/shell-files.test.ts keeps the two the same).
  */
 export const REPO_DIR = '/repo';
 export const SCRIPT_PATH = '/perfmine/docker_build.sh';
@@ -27,21 +32,10 @@ export const PATCH_DOES_NOT_APPLY_EXIT = 97;
  * must be at the commit and clean; an environment's lock, when the build is given one, is
  * installed first (hash-checked, without dependencies: exactly the measured distributions); a
  * patch is applied to the working tree only, so that nothing of it enters the object store (the
- * history check proves the store holds the commit's history only).
+ * history check proves the store holds the commit's history only). perfmine_prepare.sh, run as
+ * /perfmine/prepare.sh with PERFMINE_SHA the commit.
  */
-export const PREPARE_SCRIPT = `set -euo pipefail
-cd ${REPO_DIR}
-head=$(git rev-parse HEAD)
-if [ "$head" != "$PERFMINE_SHA" ]; then echo "perfmine: /repo is at $head, not $PERFMINE_SHA" >&2; exit 1; fi
-git clean -qfdx
-if [ -s /perfmine/patch.diff ]; then
-  git apply --whitespace=nowarn /perfmine/patch.diff || { echo "perfmine: the patch does not apply to $PERFMINE_SHA" >&2; exit ${PATCH_DOES_NOT_APPLY_EXIT}; }
-fi
-: > ${CHECKOUT_MARKER}
-if [ -s /perfmine/requirements.lock ]; then
-  "\${PERFMINE_PYTHON:-python3}" -m pip install -q --require-hashes --no-deps -r /perfmine/requirements.lock
-fi
-`;
+export const PREPARE_SCRIPT: string = readFileSync(packagePath('pipeline', 'services', 'environments', 'perfmine_prepare.sh'), 'utf8');
 
 /**
  * The build container's command: prepare, the script from the repository root, then the module
@@ -58,7 +52,7 @@ export interface VerifySpec {
   readonly importName: string | null;
   readonly asvConfigPath: string | null;
   readonly asvDiscover: BenchmarkDiscovery;
-  /** Whether the build applied a patch (then /perfmine-verify/patch.diff is provided). */
+  /** Whether the build applied a patch (then /perfmine-verify/patch.diff is provided, VERIFY_PATCH_PATH). */
   readonly patched: boolean;
   /** Added to `pytest --collect-only` (the repository's own pytest arguments). */
   readonly pytestArgs?: readonly string[];
@@ -85,42 +79,37 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Where the verification container has the build's patch, when the build applied one. */
+const VERIFY_PATCH_PATH = '/perfmine-verify/patch.diff';
+
 /**
  * The tamper check: HEAD is still the commit, and the tree of tracked files as they are on disk
  * is exactly the commit's tree with the patch applied (the commit's tree without one). The patch
  * lives in the working tree only: the files it touches are added to the scratch index beside the
  * tracked ones (files it creates are untracked, files it deletes are gone). Both trees are
  * written with scratch indexes, so nothing in the checkout changes (the objects it writes stay in
- * the verification container). Prints the changed paths after a marker.
+ * the verification container). Prints the changed paths after a marker. Run as `bash -c`, with
+ * PERFMINE_SHA the commit and PERFMINE_PATCH the patch's path when the build applied one:
+ * perfmine_tamper_check.sh.
  */
-function tamperScript(patched: boolean): string {
-  return `set -uo pipefail
-cd ${REPO_DIR}
-head=$(git rev-parse HEAD)
-if [ "$head" != "$PERFMINE_SHA" ]; then echo "HEAD moved to $head (expected $PERFMINE_SHA)" >&2; exit 3; fi
-GIT_INDEX_FILE=/tmp/expected.index git read-tree HEAD || exit 5
-${patched ? 'GIT_INDEX_FILE=/tmp/expected.index git apply --cached --whitespace=nowarn /perfmine-verify/patch.diff || { echo "the patch does not apply to the commit" >&2; exit 5; }' : ':'}
-expected=$(GIT_INDEX_FILE=/tmp/expected.index git write-tree) || exit 5
-cp "$(git rev-parse --git-path index)" /tmp/actual.index || exit 5
-GIT_INDEX_FILE=/tmp/actual.index git add -u -- . || exit 5
-git diff --name-only -z HEAD "$expected" | GIT_INDEX_FILE=/tmp/actual.index xargs -0 -r git update-index --add --remove -- || exit 5
-actual=$(GIT_INDEX_FILE=/tmp/actual.index git write-tree) || exit 5
-if [ "$actual" != "$expected" ]; then
-  echo "${TAMPER_MARKER}"
-  git diff --name-only "$expected" "$actual"
-  exit 4
-fi
-echo "tracked files as expected at $head"
-`;
-}
+export const TAMPER_CHECK_SCRIPT: string = readFileSync(
+  packagePath('pipeline', 'services', 'environments', 'perfmine_tamper_check.sh'),
+  'utf8',
+);
 
 export function verifyCommands(spec: VerifySpec): VerifyCommand[] {
   const env = { PERFMINE_SHA: spec.sha };
   const py = '"${PERFMINE_PYTHON:-python3}"';
   const commands: VerifyCommand[] = [
     // first: the checks after it write objects (the tamper check's scratch trees)
-    { step: 'history', cmd: ['bash', '-c', historyCheckScript()], workingDir: REPO_DIR, env, okExitCodes: [0] },
-    { step: 'tamper', cmd: ['bash', '-c', tamperScript(spec.patched)], workingDir: REPO_DIR, env, okExitCodes: [0] },
+    { step: 'history', cmd: ['bash', '-c', HISTORY_CHECK_SCRIPT], workingDir: REPO_DIR, env, okExitCodes: [0] },
+    {
+      step: 'tamper',
+      cmd: ['bash', '-c', TAMPER_CHECK_SCRIPT],
+      workingDir: REPO_DIR,
+      env: spec.patched ? { ...env, PERFMINE_PATCH: VERIFY_PATCH_PATH } : env,
+      okExitCodes: [0],
+    },
   ];
   const importName = spec.importName;
   commands.push({
