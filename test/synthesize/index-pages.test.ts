@@ -5,7 +5,7 @@ import { filterPage } from '../../pipeline/services/package-index/cutoff-filter.
 import { normalizeProjectName, parseDistributionFilename } from '../../pipeline/services/package-index/distribution-filename.js';
 import { normalizeUploadTime, type IndexFile, type ProjectPage } from '../../pipeline/services/package-index/index-page.js';
 import { chooseFormat } from '../../pipeline/services/package-index/negotiate.js';
-import { parseHtmlProjectPage } from '../../pipeline/services/package-index/parse-html-page.js';
+import { parseHtmlProjectList, parseHtmlProjectPage } from '../../pipeline/services/package-index/parse-html-page.js';
 import { parseJsonProjectList, parseJsonProjectPage } from '../../pipeline/services/package-index/parse-json-page.js';
 import { parseProjectPage } from '../../pipeline/services/package-index/parse-page.js';
 import { renderProjectList, renderProjectPage } from '../../pipeline/services/package-index/render-page.js';
@@ -178,6 +178,46 @@ describe('PEP 503 HTML project pages', () => {
         },
       ],
     });
+  });
+
+  // What the regular expressions before htmlparser2 got wrong: each of these made a link of what is no link, or lost a hash or a bound.
+  it('reads HTML as a browser does: comments, scripts and CDATA hold no links; quoting and references as HTML has them', () => {
+    const sha = 'ab'.repeat(32);
+    const tricky = `<html><head><!-- <base href="https://stale.example/"> --><script>document.write('<a href="evil-9.9.tar.gz">evil-9.9.tar.gz</a>')</script></head><body>
+      <!-- <a href="old-0.1.tar.gz">old-0.1.tar.gz</a> -->
+      <![CDATA[ <a href="cdata-0.2.tar.gz">cdata-0.2.tar.gz</a> ]]>
+      <a href="dep-3.0.tar.gz" data-requires-python=">=3.8">dep-3.0.tar.gz</a>
+      <a href=dep-3.1.tar.gz#sha256=${sha} data-requires-python=&gt;=3.9>dep-3.1.tar.gz</a>
+      <A Href="dep-3.2.tar.gz" data-requires-python="&#62;=3.10,&NotEqualTilde;" data-yanked='it&apos;s &quot;broken&quot;'>dep&#x2D;3.2.tar.gz</A>
+      <a href="dep-3.3.tar.gz">dep-3.3.tar.gz
+    </body></html>`;
+    const files = parseHtmlProjectPage(tricky, PAGE_URL, 'dep').files.map(({ filename, url, hashes, requiresPython, yanked }) => ({
+      filename,
+      url,
+      hashes,
+      requiresPython,
+      yanked,
+    }));
+    expect(files).toEqual([
+      { filename: 'dep-3.0.tar.gz', url: `${PAGE_URL}dep-3.0.tar.gz`, hashes: {}, requiresPython: '>=3.8', yanked: false },
+      { filename: 'dep-3.1.tar.gz', url: `${PAGE_URL}dep-3.1.tar.gz`, hashes: { sha256: sha }, requiresPython: '>=3.9', yanked: false },
+      {
+        filename: 'dep-3.2.tar.gz',
+        url: `${PAGE_URL}dep-3.2.tar.gz`,
+        hashes: {},
+        requiresPython: '>=3.10,\u2242\u0338',
+        yanked: 'it\'s "broken"',
+      },
+      { filename: 'dep-3.3.tar.gz', url: `${PAGE_URL}dep-3.3.tar.gz`, hashes: {}, requiresPython: null, yanked: false },
+    ]);
+  });
+
+  it('reads a project list: anchor texts, not anchors in comments', () => {
+    expect(
+      parseHtmlProjectList(
+        '<html><body><!-- <a href="/simple/gone/">gone</a> --><a href="/simple/a/">A</a><a href="/simple/b/">b</a></body></html>',
+      ),
+    ).toEqual(['A', 'b']);
   });
 });
 

@@ -1,3 +1,4 @@
+import { Parser } from 'htmlparser2';
 import { normalizeProjectName } from './distribution-filename.js';
 import { isSafeFilename, resolveFileUrl, type IndexFile, type ProjectPage } from './index-page.js';
 
@@ -6,51 +7,43 @@ import { isSafeFilename, resolveFileUrl, type IndexFile, type ProjectPage } from
  * name (or, on the project list, the project name), its `href` the URL (relative to the page, or
  * to a `<base href>`), a `#<hash>=<hex>` fragment its hash, `data-requires-python` (entities
  * decoded) and `data-yanked` (PEP 592: present means yanked; its value, when not empty, is the
- * reason). HTML carries no upload time (PEP 700 added it to JSON only). Pure.
+ * reason). HTML carries no upload time (PEP 700 added it to JSON only). The HTML itself (tags in
+ * any case, attributes in any quoting, character references, comments, script and style content)
+ * is htmlparser2's. Pure.
  */
 
-const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
-/** Decodes HTML character references (named ones above, decimal and hex). */
-export function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED_ENTITIES[ref.toLowerCase()] ?? whole;
-  });
-}
-
 interface Anchor {
-  readonly attributes: ReadonlyMap<string, string>;
+  readonly attributes: Readonly<Record<string, string>>;
   readonly text: string;
 }
 
-function attributesOf(source: string): Map<string, string> {
-  const attributes = new Map<string, string>();
-  const re = /([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
-  for (let m = re.exec(source); m !== null; m = re.exec(source)) {
-    const name = m[1]!.toLowerCase();
-    if (!attributes.has(name)) attributes.set(name, decodeEntities(m[2] ?? m[3] ?? m[4] ?? ''));
-  }
-  return attributes;
+interface Links {
+  readonly anchors: readonly Anchor[];
+  /** The `href` of the first `<base>` that has one. */
+  readonly baseHref: string | null;
 }
 
-function anchorsOf(html: string): Anchor[] {
+/** The anchors of a page (tag and attribute names lower case, entities decoded) and its `<base href>`. */
+function linksOf(html: string): Links {
   const anchors: Anchor[] = [];
-  const re = /<a\b([^>]*)>([\s\S]*?)<\/a\s*>/gi;
-  for (let m = re.exec(html); m !== null; m = re.exec(html)) {
-    anchors.push({ attributes: attributesOf(m[1]!), text: decodeEntities(m[2]!.replace(/<[^>]*>/g, '')).trim() });
-  }
-  return anchors;
-}
-
-/** The URL relative links of the page resolve against: its `<base href>` when it has one. */
-function baseUrlOf(html: string, pageUrl: string): string {
-  const m = /<base\b([^>]*)>/i.exec(html);
-  const href = m ? attributesOf(m[1]!).get('href') : undefined;
-  return href ? (resolveFileUrl(href, pageUrl) ?? pageUrl) : pageUrl;
+  let baseHref: string | null = null;
+  let open: { attributes: Record<string, string>; text: string } | null = null;
+  const parser = new Parser({
+    onopentag(name, attributes) {
+      if (name === 'a') open = { attributes, text: '' };
+      else if (name === 'base' && baseHref === null && attributes['href']) baseHref = attributes['href'];
+    },
+    ontext(text) {
+      if (open) open.text += text;
+    },
+    onclosetag(name) {
+      if (name !== 'a' || !open) return;
+      anchors.push({ attributes: open.attributes, text: open.text.trim() });
+      open = null;
+    },
+  });
+  parser.end(html);
+  return { anchors, baseHref };
 }
 
 /** The `#name=hex` fragment of a link as a hashes record. */
@@ -72,21 +65,22 @@ function lastSegment(url: string): string {
 
 /** A PEP 503 project page of `project` at `url`. */
 export function parseHtmlProjectPage(html: string, url: string, project: string): ProjectPage {
-  const base = baseUrlOf(html, url);
+  const { anchors, baseHref } = linksOf(html);
+  const base = baseHref ? (resolveFileUrl(baseHref, url) ?? url) : url;
   const files: IndexFile[] = [];
-  for (const anchor of anchorsOf(html)) {
-    const href = anchor.attributes.get('href');
+  for (const anchor of anchors) {
+    const href = anchor.attributes['href'];
     if (!href) continue;
     const resolved = resolveFileUrl(href, base);
     if (resolved === null) continue;
     const filename = anchor.text || lastSegment(resolved);
     if (!isSafeFilename(filename)) continue;
-    const yanked = anchor.attributes.get('data-yanked');
+    const yanked = anchor.attributes['data-yanked'];
     files.push({
       filename,
       url: resolved,
       hashes: fragmentHashes(href),
-      requiresPython: anchor.attributes.get('data-requires-python') || null,
+      requiresPython: anchor.attributes['data-requires-python'] || null,
       yanked: yanked === undefined ? false : yanked === '' ? true : yanked,
       uploadTime: null,
       size: null,
@@ -97,7 +91,7 @@ export function parseHtmlProjectPage(html: string, url: string, project: string)
 
 /** The project names of a PEP 503 project list (anchor texts). */
 export function parseHtmlProjectList(html: string): string[] {
-  return anchorsOf(html)
-    .map((a) => a.text)
+  return linksOf(html)
+    .anchors.map((a) => a.text)
     .filter((t) => t.length > 0);
 }
