@@ -1,83 +1,75 @@
 /**
- * PEP 440 version specifiers, for the Python versions a project declares (`requires-python`,
+ * PEP 440 versions and specifiers, for the Python versions a project declares (`requires-python`,
  * `python_requires`): discover asks whether a project supports some Python >= 3.N, synthesize which
- * offered `X.Y` to build with. Release segments only (`3.8`, `3.11.4`); versions compare with
- * zero padding (`3.11` is `3.11.0`). Pure.
+ * offered `X.Y` to build with. The PEP 440 rules themselves (normalization, zero padding, `~=`,
+ * `.*` prefixes, pre-, post- and dev-releases, epochs) are @renovatebot/pep440's; this module says
+ * what a series supports and what cannot be read (null). Pure.
  */
+import { compare, eq, explain, filter, satisfies, valid, type Pep440Constraint } from '@renovatebot/pep440';
+import { parse as parseRange } from '@renovatebot/pep440/lib/specifier.js';
 
 export type Version = readonly number[];
 
-/** The release segment of a version (`v3.11.4rc1` → [3, 11, 4]), or null. */
+/**
+ * The release segment of a version (`v3.11.4rc1` → [3, 11, 4]), or null; a name that is not a PEP
+ * 440 version but starts like one (`3.13t`, a free-threaded build) gives its leading numbers.
+ */
 export function parseVersion(text: string): Version | null {
+  const explained = explain(text.trim());
+  if (explained) return explained.release;
   const m = /^\s*v?(\d+(?:\.\d+)*)/.exec(text);
   return m ? m[1]!.split('.').map(Number) : null;
 }
 
-/** Negative, zero or positive as a is before, equal to or after b (zero padding). */
+/** Negative, zero or positive as a is before, equal to or after b (zero padding: `3.11` is `3.11.0`). */
 export function compareVersions(a: Version, b: Version): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i += 1) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+  return compare(a.join('.') || '0', b.join('.') || '0');
 }
 
-interface Clause {
-  readonly op: '~=' | '===' | '==' | '!=' | '<=' | '>=' | '<' | '>';
-  readonly target: Version;
-  /** `==3.8.*` / `!=3.8.*`: a prefix match. */
-  readonly wildcard: boolean;
+/**
+ * Whether two version strings are the same version under PEP 440's normalization (`1.0` and
+ * `1.0.0`, `1.0-post0` and `1.0.post0`, `1.0RC1` and `1.0rc1`, `v1.0` and `1.0`); strings that
+ * are not PEP 440 versions are equal only when identical.
+ */
+export function sameVersion(a: string, b: string): boolean {
+  if (a === b) return true;
+  return valid(a) !== null && valid(b) !== null && eq(a, b);
 }
 
-function parseClause(text: string): Clause | null {
-  const m = /^\s*(~=|===|==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)(\.\*)?\s*$/.exec(text);
-  if (!m) return null;
-  const op = m[1] as Clause['op'];
-  const wildcard = Boolean(m[3]);
-  // a wildcard goes only with == and !=; ~= needs at least two components (PEP 440)
-  if (wildcard && op !== '==' && op !== '!=') return null;
-  const target = parseVersion(m[2]!)!;
-  if (op === '~=' && target.length < 2) return null;
-  return { op, target, wildcard };
+interface Specifier {
+  readonly text: string;
+  readonly clauses: readonly Pep440Constraint[];
 }
 
-function parseSpecifier(spec: string): Clause[] | null {
-  const texts = spec
+/** A specifier set as the library reads it (empty clauses from a stray comma dropped), or null. */
+function readSpecifier(spec: string): Specifier | null {
+  const text = spec
     .split(',')
     .map((c) => c.trim())
-    .filter((c) => c !== '');
-  if (texts.length === 0) return null;
-  const clauses = texts.map(parseClause);
-  return clauses.every((c): c is Clause => c !== null) ? clauses : null;
-}
-
-function matches(v: Version, c: Clause): boolean {
-  const prefix = (p: Version) => p.every((x, i) => (v[i] ?? 0) === x);
-  switch (c.op) {
-    case '==':
-    case '===':
-      return c.wildcard ? prefix(c.target) : compareVersions(v, c.target) === 0;
-    case '!=':
-      return c.wildcard ? !prefix(c.target) : compareVersions(v, c.target) !== 0;
-    case '>=':
-      return compareVersions(v, c.target) >= 0;
-    case '<=':
-      return compareVersions(v, c.target) <= 0;
-    case '>':
-      return compareVersions(v, c.target) > 0;
-    case '<':
-      return compareVersions(v, c.target) < 0;
-    case '~=':
-      return compareVersions(v, c.target) >= 0 && prefix(c.target.slice(0, -1));
-  }
+    .filter((c) => c !== '')
+    .join(',');
+  // parse() is typed as an array but is null for a specifier it cannot read
+  const clauses: readonly Pep440Constraint[] | null = text === '' ? null : parseRange(text);
+  return clauses ? { text, clauses } : null;
 }
 
 /** Whether a version satisfies a specifier set (`>=3.8,<3.13`); null when either cannot be read. */
 export function satisfiesSpecifier(version: string, spec: string): boolean | null {
-  const v = parseVersion(version);
-  const clauses = parseSpecifier(spec);
-  if (!v || !clauses) return null;
-  return clauses.every((c) => matches(v, c));
+  const v = version.trim();
+  const s = readSpecifier(spec);
+  if (valid(v) === null || s === null) return null;
+  return satisfies(v, s.text);
+}
+
+/** The releases of `major.minor` at which a specifier set's answer can change: each clause's own patch number, its neighbours, and the ends. */
+function seriesCandidates(major: number, minor: number, specifier: Specifier): string[] {
+  const micros = new Set([0, 999]);
+  for (const clause of specifier.clauses) {
+    const [cMajor, cMinor, cMicro = 0] = explain(clause.version)?.release ?? [];
+    if (cMajor === major && cMinor === minor) for (const d of [-1, 0, 1]) micros.add(Math.max(0, cMicro + d));
+  }
+  // `X.Y` itself too, for `===X.Y` (arbitrary equality compares the text)
+  return [`${major}.${minor}`, ...[...micros].map((micro) => `${major}.${minor}.${micro}`)];
 }
 
 /**
@@ -87,20 +79,22 @@ export function satisfiesSpecifier(version: string, spec: string): boolean | nul
  */
 export function seriesSatisfies(series: string, spec: string): boolean | null {
   const s = parseVersion(series);
-  const clauses = parseSpecifier(spec);
-  if (!s || !clauses) return null;
+  const specifier = readSpecifier(spec);
+  if (!s || specifier === null) return null;
   const [major = 0, minor = 0] = s;
-  // The answer changes only at the clauses' own patch numbers: try each, its neighbours, and the ends.
-  const micros = new Set([0, 999]);
-  for (const c of clauses) {
-    if (c.target[0] === major && c.target[1] === minor) for (const d of [-1, 0, 1]) micros.add(Math.max(0, (c.target[2] ?? 0) + d));
-  }
-  return [...micros].some((micro) => clauses.every((c) => matches([major, minor, micro], c)));
+  return someReleaseOf(major, minor, specifier);
+}
+
+function someReleaseOf(major: number, minor: number, specifier: Specifier): boolean {
+  // filter() reads the specifier once for all the candidates (satisfies() would read it for each);
+  // they are final releases, so prereleases: false changes no answer and spares filter() its second pass
+  return filter(seriesCandidates(major, minor, specifier), specifier.text, { prereleases: false }).length > 0;
 }
 
 /** Whether some Python 3.x with min <= x <= 30 satisfies a specifier set; null when it cannot be read. */
 export function specifierAllowsAtLeast(spec: string, minMinor: number): boolean | null {
-  if (parseSpecifier(spec) === null) return null;
-  for (let minor = minMinor; minor <= 30; minor += 1) if (seriesSatisfies(`3.${minor}`, spec)) return true;
+  const specifier = readSpecifier(spec);
+  if (specifier === null) return null;
+  for (let minor = minMinor; minor <= 30; minor += 1) if (someReleaseOf(3, minor, specifier)) return true;
   return false;
 }

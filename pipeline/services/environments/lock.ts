@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { environmentLockSchema, type EnvironmentLock, type LockedDistribution } from '../../concepts/records/environment-lock.js';
+import { sameVersion } from '../../concepts/pep440.js';
 import { normalizeProjectName } from '../package-index/distribution-filename.js';
 import type { ServedFile } from '../package-index/index-session.js';
 
@@ -49,7 +50,7 @@ export function lockOf(
   const distributions = installed.distributions.map((d): LockedDistribution => {
     const candidates = servedBy.get(normalizeProjectName(d.name)) ?? [];
     const file =
-      candidates.find((f) => f.version === d.version) ??
+      candidates.find((f) => f.version !== null && sameVersion(f.version, d.version)) ??
       (candidates.length === 1 && candidates[0]!.version === null ? candidates[0] : undefined);
     if (d.editable) return { name: d.name, version: d.version, source: 'editable', filename: null, sha256: null };
     if (file) {
