@@ -5,10 +5,17 @@ import { join, relative } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { verifierFiles } from '../../pipeline/services/environments/verifier-files.js';
+import { harborTaskInputs } from '../../pipeline/services/verifier/task-inputs.js';
 import { harborDatasetFiles } from '../../tasks/publish/harbor/harbor-dataset.js';
-import { harborTaskFiles, harborTimeouts, type HarborOptions } from '../../tasks/publish/harbor/harbor-task.js';
+import {
+  harborTaskConfig,
+  harborTaskFiles,
+  harborTaskToml,
+  harborTimeouts,
+  type HarborOptions,
+} from '../../tasks/publish/harbor/harbor-task.js';
 import { HARBOR_SCHEMA_VERSION, harborTaskConfigSchema } from '../../tasks/publish/harbor/task-config.js';
-import { tomlDocument, tomlString } from '../../tasks/publish/harbor/toml.js';
+import { tomlDocument } from '../../tasks/publish/harbor/toml.js';
 import { writeHarbor } from '../../tasks/publish/harbor/write-harbor.js';
 import { exportableMonths } from '../../pipeline/cli/commands/publish.js';
 import { tempDir } from '../helpers/harness.js';
@@ -272,14 +279,38 @@ describe("task.toml's writer and schema", () => {
   it('writes strings every TOML parser reads back as they were, floats where asked, and leaves out what is null', () => {
     const tricky = 'a "quote", a back\\slash, a tab\t, a newline\n, a DEL \u007f, a NUL \u0000, é and 🚀';
     const text = tomlDocument(
-      { s: tricky, n: 3, f: 600, g: 1.5, list: ['x', 'y'], none: null, table: { 'a.b': true, inner: { k: 'v' } } },
-      { floats: new Set(['f']), comment: ['a comment'] },
+      {
+        s: tricky,
+        n: 3,
+        f: 600,
+        g: 1.5,
+        list: ['x', 'y'],
+        none: null,
+        table: { 'a.b': true, gone: undefined, inner: { k: 'v', t: 30, u: 2.5, count: 30 } },
+      },
+      { floats: new Set(['f', 'table.inner.t', 'table.inner.u']), comment: ['a comment'] },
     );
     expect(text.startsWith('# a comment\n')).toBe(true);
-    expect(text).toContain('f = 600.0\n');
-    expect(text).toContain('n = 3\n');
-    expect(tomlString('\u007f')).toBe('"\\u007F"');
-    expect(parseToml(text)).toEqual({ s: tricky, n: 3, f: 600, g: 1.5, list: ['x', 'y'], table: { 'a.b': true, inner: { k: 'v' } } });
+    expect(text).toContain('\nf = 600.0\n');
+    expect(text).toContain('\nn = 3\n');
+    expect(text).toMatch(/^\[table\.inner\]\nk = "v"\nt = 30\.0\nu = 2\.5\ncount = 30$/m);
+    expect(text).toMatch(/\\u007f/i); // DEL escaped, as TOML requires
+    expect(parseToml(text)).toEqual({
+      s: tricky,
+      n: 3,
+      f: 600,
+      g: 1.5,
+      list: ['x', 'y'],
+      table: { 'a.b': true, inner: { k: 'v', t: 30, u: 2.5, count: 30 } },
+    });
+  });
+
+  it('writes task.toml so that reading it back gives the task config, with and without an agent allowlist', () => {
+    for (const t of MONTH_TASKS)
+      for (const agentAllowedHosts of [[], ['api.openai.com']]) {
+        const config = harborTaskConfig(t, harborTaskInputs(t), { ...OPTIONS, agentAllowedHosts });
+        expect(parseToml(harborTaskToml(config, t.row.instance_id))).toEqual(config);
+      }
   });
 
   it("refuses what Harbor's schema does not have, and a network setting that contradicts itself", () => {
