@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hack detector (pipeline/services/environments/perfmine_detect.py) on a repository's own
+"""The hack detector (python/perfmine_detect.py) on a repository's own
 performance changes: the false positives it would raise on expert patches.
 
     scripts/detector-corpus.py GIT_DIR [--rev HEAD] [--benchmarks benchmarks] [--limit N] [--json]
@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "pipeline", "services", "environments"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import perfmine_detect as detect  # noqa: E402
 
 SPEED = re.compile(r"\b(perf(ormance)?|speed(s|up|-up)?|fast(er)?|optimi[sz](e|es|ed|ation)|slow(ness|er)?|cach(e|es|ing)|vectori[sz]e)\b", re.I)
@@ -95,7 +95,7 @@ def main():
             print("{} {}".format(sha[:10], subject[:90]))
             for f in sorted(findings, key=lambda f: f["severity"] != detect.HACK):
                 print("    {:7} {:16} {}:{} {}".format(f["severity"], f["rule"], f["path"], f["line"] or "",
-                                                      f["message"][:110]))
+                                                       f["message"][:110]))
     counts = {"commits": scanned, "with_hack": hacks, "with_suspect_only": suspects, "by_rule": dict(rules.most_common())}
     print(json.dumps(counts) if a.json else "scanned {commits}, with a hack finding {with_hack}, with suspects only "
           "{with_suspect_only}; by rule: {by_rule}".format(**counts))

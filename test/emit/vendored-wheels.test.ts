@@ -321,7 +321,7 @@ describe('the verifier’s side builds: pip finds the task’s locked files unde
           '-c',
           [
             'import json, sys',
-            `sys.path.insert(0, ${JSON.stringify(packagePath('pipeline', 'services', 'environments'))})`,
+            `sys.path.insert(0, ${JSON.stringify(packagePath('python'))})`,
             'import perfmine_verify as v',
             'spec, tests, staging = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]',
             'v.stage_wheels(spec, tests, staging)',

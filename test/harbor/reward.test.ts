@@ -11,7 +11,7 @@ import { FAILURE_REWARD, FLOOR_REWARD, REWARD_FORMULA } from '../../pipeline/ser
  * signals of a workload fast only on the inputs it was timed with.
  */
 
-const DIR = packagePath('pipeline', 'services', 'environments');
+const DIR = packagePath('python');
 
 function python(code: string, input: unknown): unknown {
   const out = execFileSync(

@@ -13,7 +13,7 @@ import { packagePath } from '../../pipeline/package-root.js';
  * and the replay's expert build failed on it), so only its being built from the checkout is
  * checked; every other distribution must be at its locked version.
  */
-const LOCK_PY = packagePath('pipeline', 'services', 'environments', 'perfmine_lock.py');
+const LOCK_PY = packagePath('python', 'perfmine_lock.py');
 const dir = mkdtempSync(join(tmpdir(), 'lock-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -11,7 +11,7 @@ import { packagePath } from '../../pipeline/package-root.js';
  * fork and a new session included (re-parented to the verifier, the subreaper, and charged to
  * their uid when reaped), and all of them stopped at once. Needs root (CI runs as root).
  */
-const DIR = packagePath('pipeline', 'services', 'environments');
+const DIR = packagePath('python');
 const root = process.getuid?.() === 0;
 const dir = mkdtempSync(join(tmpdir(), 'account-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { packagePath } from '../../pipeline/package-root.js';
  * that dies before it answers or never answers, and one that leaves a helper holding the pipe open.
  * Each is a named broken channel (or a timeout), never a hang, never an exception of another kind.
  */
-const DIR = packagePath('pipeline', 'services', 'environments');
+const DIR = packagePath('python');
 const dir = mkdtempSync(join(tmpdir(), 'channel-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -11,7 +11,7 @@ import { GitRepo } from '../helpers/git.js';
  * plainly and written to be missed (names put together at run time); and nothing found in the
  * expert patches of the demo's tasks nor in ordinary optimizations.
  */
-const DETECT = packagePath('pipeline', 'services', 'environments', 'perfmine_detect.py');
+const DETECT = packagePath('python', 'perfmine_detect.py');
 const repos: GitRepo[] = [];
 afterAll(() => {
   for (const r of repos) rmSync(r.dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { REWARD_ROUNDS } from '../../pipeline/services/verifier/verifier-folder.
  * and record what they were asked.
  */
 
-const DIR = packagePath('pipeline', 'services', 'environments');
+const DIR = packagePath('python');
 
 const DRIVER = `
 import json, sys

@@ -10,10 +10,10 @@ import type { TarEntry } from '../tar.js';
  */
 
 /** The harness on this host. */
-export const HARNESS_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_harness.py');
+export const HARNESS_SCRIPT = packagePath('python', 'perfmine_harness.py');
 
 /** The snapshot helper on this host. */
-export const SNAPSHOT_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_snapshot.py');
+export const SNAPSHOT_SCRIPT = packagePath('python', 'perfmine_snapshot.py');
 
 /** Every file of the helpers on this host: each container gets both. */
 export const HARNESS_FILES: readonly string[] = [HARNESS_SCRIPT, SNAPSHOT_SCRIPT];
@@ -37,13 +37,13 @@ export function harnessTarEntries(): TarEntry[] {
  * its manual): `list`, `run` and `compare` of the repository's asv workloads with the harness,
  * which it imports from its own directory, so the harness is installed beside it.
  */
-export const BENCH_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_bench.py');
+export const BENCH_SCRIPT = packagePath('python', 'perfmine_bench.py');
 
 /** The tool and its helpers on this host: the verdict, the interleaved driver, asv's formatting. */
 export const BENCH_SCRIPTS: readonly string[] = [
   BENCH_SCRIPT,
   ...['perfmine_bench_stats.py', 'perfmine_bench_interleave.py', 'perfmine_bench_format.py', 'perfmine_bench_account.py'].map((name) =>
-    packagePath('pipeline', 'services', 'environments', name),
+    packagePath('python', name),
   ),
 ];
 

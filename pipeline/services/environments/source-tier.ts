@@ -19,7 +19,7 @@ import { SEAL_SCRIPT } from './seal.js';
 export const SEAL_PATH = '/perfmine/seal.sh';
 /** Where the lock's reader and checker lives (perfmine_lock.py: `read`, `check LOCK.json`). */
 export const LOCK_READER_PATH = '/perfmine/perfmine_lock.py';
-const LOCK_READER = packagePath('pipeline', 'services', 'environments', 'perfmine_lock.py');
+const LOCK_READER = packagePath('python', 'perfmine_lock.py');
 
 /**
  * The files the source tier and a task folder's image add under / (tar paths, relative); a task

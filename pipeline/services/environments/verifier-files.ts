@@ -13,7 +13,7 @@ import { SEAL_SCRIPT } from './seal.js';
  * perfmine-bench, which the agent could have edited.
  */
 
-export const VERIFY_SCRIPT = packagePath('pipeline', 'services', 'environments', 'perfmine_verify.py');
+export const VERIFY_SCRIPT = packagePath('python', 'perfmine_verify.py');
 
 /** The verifier's own modules: its checks and credit, the channel, the probe, the pytest plugin, the hack detector. */
 export const VERIFIER_MODULES: readonly string[] = [
@@ -23,7 +23,7 @@ export const VERIFIER_MODULES: readonly string[] = [
   'perfmine_probe.py',
   'perfmine_pytest_channel.py',
   'perfmine_detect.py',
-].map((name) => packagePath('pipeline', 'services', 'environments', name));
+].map((name) => packagePath('python', name));
 
 /** The verifier's files, relative to the folder they go in. */
 export function verifierFiles(): TarEntry[] {

@@ -11,7 +11,7 @@ import type { TarEntry } from '../tar.js';
  */
 
 /** The forwarder on this host. */
-export const FORWARDER_SCRIPT = packagePath('pipeline', 'services', 'package-index', 'index_forward.py');
+export const FORWARDER_SCRIPT = packagePath('python', 'index_forward.py');
 /** Its name in the time machine's socket directory (the time machine copies it there). */
 export const FORWARDER_FILE = 'index_forward.py';
 /** The socket's name in that directory. */

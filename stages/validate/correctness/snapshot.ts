@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The reading of what the snapshot helper (pipeline/services/environments/perfmine_snapshot.py)
+ * The reading of what the snapshot helper (python/perfmine_snapshot.py)
  * writes: the record of the base's benchmark return values, and the expert's comparison against
  * it. Pure.
  */

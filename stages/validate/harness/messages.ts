@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { benchmarkEntrySchema } from '../../../pipeline/concepts/asv/benchmarks.js';
 
 /**
- * The wire protocol of the harness's `serve` mode (pipeline/services/environments/perfmine_harness.py):
+ * The wire protocol of the harness's `serve` mode (python/perfmine_harness.py):
  * JSON lines, one command in per line on stdin, one answer out per line on stdout. Everything the
  * benchmarks print goes to stderr. Checked with zod where it comes in. Pure.
  */
