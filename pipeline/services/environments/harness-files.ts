@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { packagePath } from '../../package-root.js';
 import type { TarEntry } from '../tar.js';
+import { BENCH_FEATURES } from '../../../tasks/folder/index.js';
 
 /**
  * perfmine's Python helpers (Python 3.8+ standard library only) and where they go in a container:
@@ -81,6 +82,7 @@ export function benchTaskJson(task: BenchTask): string {
       build_script: task.buildScript ?? '/perfmine/docker_build.sh',
       python: task.python ?? null,
       protocol: task.protocol ?? {},
+      features: BENCH_FEATURES,
     },
     null,
     2,

@@ -10,6 +10,7 @@ import { datasetCard, datasetFiles, type PublishedMonth } from '../../../tasks/p
 import { gateTask, monthTaskDigest, type GateOptions } from '../../../tasks/publish/replay-gate.js';
 import type { TaskRow } from '../../../stages/emit/row.js';
 import { tempDir } from '../../helpers/harness.js';
+import { MONTH_TASKS } from '../../helpers/written-task.js';
 import { replayRecord } from '../../emit/replay-records.js';
 
 const row = (n: number): TaskRow => ({
@@ -195,11 +196,12 @@ describe('the dataset with the gate', () => {
   });
 
   it('names a task whose metadata.json cannot be read instead of counting it as 0 of 0 comparisons', () => {
-    const good = task(8);
-    const broken = { ...task(9), files: { ...task(9).files, 'metadata.json': '{"measurement": {"false_positives": ' } };
+    // tasks as emit writes them (the card reads their metadata with the one reader)
+    const good = MONTH_TASKS[0]!;
+    const broken = { ...MONTH_TASKS[1]!, files: { ...MONTH_TASKS[1]!.files, 'metadata.json': '{"measurement": {"false_positives": ' } };
     const funnel = { collected: 2, filtered: 2, classified: 2, built: 2, validated: 2, emitted: 2 };
     const card = datasetCard([{ month: '2025-04', tasks: [good, broken], funnel }]);
-    expect(card).toContain('Not counted: the `metadata.json` of a__b-9 could not be read (not JSON)');
+    expect(card).toContain(`Not counted: the \`metadata.json\` of ${broken.row.instance_id} could not be read; write the folder again`);
     expect(datasetCard([{ month: '2025-04', tasks: [good], funnel }])).not.toContain('Not counted');
   });
 });
