@@ -32,6 +32,38 @@ def normalized(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# PEP 440's version scheme (its appendix), for comparing versions by what they mean: `1.0` is
+# `1.0.0`, `1.0-post0` is `1.0.post0`, `1.0RC1` is `1.0rc1` (`packaging` may be absent here).
+_VERSION = re.compile(
+    r"^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)"
+    r"(?:[-_.]?(alpha|beta|preview|pre|a|b|c|rc)[-_.]?(\d*))?"
+    r"(?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d*))?"
+    r"(?:[-_.]?(dev)[-_.]?(\d*))?"
+    r"(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$",
+    re.IGNORECASE,
+)
+_PRE = {"alpha": "a", "beta": "b", "c": "rc", "pre": "rc", "preview": "rc"}
+
+
+def version_key(text):
+    """What PEP 440 compares for equality (trailing zeros of the release dropped); the text itself when it is no PEP 440 version."""
+    m = _VERSION.match(text)
+    if not m:
+        return text
+    epoch, release, pre, pre_n, post_n1, post, post_n2, dev, dev_n, local = m.groups()
+    release = [int(x) for x in release.split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    return (
+        int(epoch or 0),
+        tuple(release),
+        (_PRE.get(pre.lower(), pre.lower()), int(pre_n or 0)) if pre else None,
+        int(post_n1) if post_n1 is not None else (int(post_n2 or 0) if post else None),
+        int(dev_n or 0) if dev else None,
+        tuple(int(p) if p.isdigit() else p.lower() for p in re.split(r"[-_.]", local)) if local else None,
+    )
+
+
 def installed():
     if metadata is None:
         raise SystemExit("perfmine_lock: this Python has no importlib.metadata (Python 3.8 or newer is needed)")
@@ -91,7 +123,7 @@ def check(path):
                 problems.append("%s: the lock has it built from the checkout (editable), %s is installed otherwise" % (w["name"], h["version"]))
             elif w["version"] != h["version"]:
                 print("perfmine-lock: %s is built from the checkout: %s (the lock's build was %s)" % (w["name"], h["version"], w["version"]))
-        elif w["version"] != h["version"]:
+        elif version_key(w["version"]) != version_key(h["version"]):
             problems.append("%s: the lock has %s, %s is installed" % (w["name"], w["version"], h["version"]))
     for p in problems:
         print("perfmine-lock: " + p)

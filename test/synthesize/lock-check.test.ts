@@ -53,6 +53,31 @@ describe('the lock check of a built environment', () => {
     expect(r.code, r.out).toBe(0);
   });
 
+  it('compares versions as PEP 440 does, not as text: 1.27 is 1.27.0, 2.0-post0 is 2.0.post0, 1.0RC1 is 1.0rc1', () => {
+    const lock = [...LOCK, { name: 'legacy', version: '2.0-post0', source: 'index' }, { name: 'odd', version: '1.0RC1', source: 'index' }];
+    const same = site('pep440-same', [
+      { name: 'param', version: '2.4.0a1.post1.dev6+g7698658', editable: true },
+      { name: 'hatchling', version: '1.27', editable: false },
+      { name: 'legacy', version: '2.0.post0', editable: false },
+      { name: 'odd', version: '1.0rc1', editable: false },
+    ]);
+    expect(check(same, lock)).toMatchObject({ code: 0 });
+    // a post-release, a dev release and a local version are other versions
+    for (const [i, other] of ['1.27.0.post1', '1.27.0.dev0', '1.27.0+local'].entries()) {
+      const r = check(
+        site(`pep440-other-${i}`, [
+          { name: 'param', version: '2.4.0a1.post1.dev6+g7698658', editable: true },
+          { name: 'hatchling', version: other, editable: false },
+          { name: 'legacy', version: '2.0.post0', editable: false },
+          { name: 'odd', version: '1.0rc1', editable: false },
+        ]),
+        lock,
+      );
+      expect(r.out).toContain(`hatchling: the lock has 1.27.0, ${other} is installed`);
+      expect(r.code).toBe(3);
+    }
+  });
+
   it.each([
     {
       why: 'another version of a locked dependency',
