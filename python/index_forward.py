@@ -19,6 +19,11 @@ import socket
 import sys
 import threading
 
+#: The oldest Python perfmine's in-image code runs on (python/README.md says why).
+if sys.version_info < (3, 8):
+    sys.exit("perfmine: {} needs Python 3.8 or newer; {} is {}.{}".format(
+        os.path.basename(__file__), sys.executable, *sys.version_info[:2]))
+
 
 def pump(source, sink):
     """Copies source to sink until source ends, then ends sink's writing side."""

@@ -26,6 +26,11 @@ import os
 import re
 import sys
 
+#: The oldest Python perfmine's in-image code runs on (python/README.md says why).
+if sys.version_info < (3, 8):
+    sys.exit("perfmine: {} needs Python 3.8 or newer; {} is {}.{}".format(
+        os.path.basename(__file__), sys.executable, *sys.version_info[:2]))
+
 HACK, SUSPECT = "hack", "suspect"
 
 CLOCK_ROOTS = ("time.", "timeit.", "resource.getrusage", "os.times", "datetime.", "perf_counter", "process_time")

@@ -165,6 +165,11 @@ import time
 import timeit
 import traceback
 
+#: The oldest Python perfmine's in-image code runs on (python/README.md says why).
+if sys.version_info < (3, 8):
+    sys.exit("perfmine: {} needs Python 3.8 or newer; {} is {}.{}".format(
+        os.path.basename(__file__), sys.executable, *sys.version_info[:2]))
+
 PROTOCOL_VERSION = 1
 HARNESS_PATH = os.path.abspath(__file__)
 
@@ -1927,7 +1932,6 @@ class WorkerState:
         if is_na(value):
             raise Failure("skipped", "skipped in the peakmem process (NotImplementedError in setup, or SkipNotImplemented)")
         return {"ok": True, "kind": "peakmemory", "value": value}
-
 
     def fingerprint(self, cmd):
         """The code a workload runs: setup as for a batch, then one call of the benchmark with every

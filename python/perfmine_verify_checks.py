@@ -108,7 +108,10 @@ def run_tests(side, argv_tail, timeout, log_path, staging, account=None):
     env = dict(side.env(), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONPATH=path)
     deadline = time.monotonic() + timeout
     session = Session(argv, side, log_path, "the {} side's test run".format(side.label), account, env, cwd=side.copy)
-    left = lambda: max(1.0, deadline - time.monotonic())  # noqa: E731
+
+    def left():
+        return max(1.0, deadline - time.monotonic())
+
     try:
         session.receive("hello", min(left(), HELLO_SECONDS))
         collected = session.receive("collected", left())

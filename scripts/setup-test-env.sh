@@ -34,10 +34,10 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null
 fi
 # The scripts' own checkers (test/foundation/scripts-lint.test.ts): shellcheck for every shell
-# script, pyflakes for every Python file (Debian's shellcheck and pyflakes3).
-if ! command -v shellcheck >/dev/null 2>&1 || ! command -v pyflakes3 >/dev/null 2>&1; then
+# script, pyflakes and pycodestyle for every Python file (Debian's shellcheck, pyflakes3, pycodestyle).
+if ! command -v shellcheck >/dev/null 2>&1 || ! command -v pyflakes3 >/dev/null 2>&1 || ! command -v pycodestyle >/dev/null 2>&1; then
   compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null || apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends shellcheck pyflakes3 >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends shellcheck pyflakes3 pycodestyle >/dev/null
 fi
 # The Debian-lock test serves a Debian repository of its own .deb packages, indexed with
 # dpkg-scanpackages (Debian's dpkg-dev; dpkg-deb, which builds them, is in dpkg itself).
