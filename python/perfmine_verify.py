@@ -293,9 +293,14 @@ def close_shared_tmp():
 
 
 def protected_pathspecs(asv_config, benchmark_dir):
+    """The pathspecs of what both sides keep from the base: the asv config, the benchmark directory
+    (relative to the checkout; "." is the checkout itself, all of it; one outside the checkout
+    protects nothing there, and git refuses a pathspec outside the repository), the tests and
+    pytest's config. validate's twin: pipeline/concepts/measured-patch.ts isProtectedPath."""
     specs = [":(literal){}".format(asv_config)]
-    if benchmark_dir:
-        specs.append(":(literal){}".format(benchmark_dir.strip("/")))
+    folder = benchmark_dir.strip("/") if benchmark_dir else ""
+    if folder and folder != ".." and not folder.startswith("../"):
+        specs.append(":(literal){}".format(folder))
     return specs + TEST_PATHSPECS
 
 

@@ -46,12 +46,31 @@ const TEST_DIR = /(^|\/)tests?\//;
 const PYTEST_CONFIG = /^(pytest\.ini|\.pytest\.ini|tox\.ini)$/;
 
 /**
+ * A folder relative to the checkout with its `.` and `..` segments resolved (`asv_bench/../benchmarks/`
+ * is `benchmarks`): '' is the checkout itself; a folder outside it keeps its leading `..`.
+ */
+function resolvedFolder(dir: string): string {
+  const parts: string[] = [];
+  for (const part of dir.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
+    else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+/**
  * Whether a change to this path (relative to the checkout) is the base's on both sides: what the
  * tamper check calls the asv config, a benchmark or a test file (changedKind), and also a
- * file under a `tests/` or `test/` directory at any depth and pytest's own config files.
+ * file under a `tests/` or `test/` directory at any depth and pytest's own config files. The
+ * benchmark directory is taken as the verifier takes it (python/perfmine_verify.py: the harness's
+ * path made relative to the checkout; test/python/protected-paths-parity.test.ts): its `..`
+ * segments resolved, nothing when it is outside the checkout, everything when it is the checkout.
  */
 export function isProtectedPath(path: string, layout: ProtectedLayout): boolean {
-  const benchmarkDir = layout.benchmarkDir?.replace(/^\.\/+/, '').replace(/\/+$/, '') || null;
+  const resolved = layout.benchmarkDir == null ? null : resolvedFolder(layout.benchmarkDir);
+  if (resolved === '') return true;
+  const benchmarkDir = resolved === null || resolved === '..' || resolved.startsWith('../') ? null : resolved;
   const kind = changedKind(path, { asvConfigPath: layout.configPath, benchmarkDir, testDirs: [] });
   return kind !== 'other' || TEST_DIR.test(path) || PYTEST_CONFIG.test(path);
 }
