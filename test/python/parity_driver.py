@@ -128,10 +128,10 @@ def interleave_case(il, case):
         return {"number": record["number"], "rounds": record["rounds"],
                 "failure": None if failure is None else {"status": failure["status"], "round": failure["round"]}}
 
+    fields = ("benchmark", "param", "samples", "number", "warmup", "sample_time", "timeout", "clock")
     return {
         "order": m["order"], "rounds": m["rounds"], "batches": m["batches"], "budgetExhausted": m["budgetExhausted"],
-        "asked": {s: [{k: c[k] for k in ("benchmark", "param", "samples", "number", "warmup", "sample_time", "timeout",
-                                           "clock")} for c in commands] for s, commands in asked.items()},
+        "asked": {s: [{k: c[k] for k in fields} for c in commands] for s, commands in asked.items()},
         "workloads": [{"name": w["ref"]["name"], "base": side(w["base"]), "expert": side(w["expert"]),
                        "calibration": side(w["calibration"]), "settled": w["settled"]} for w in m["workloads"]],
     }
