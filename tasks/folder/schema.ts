@@ -72,7 +72,7 @@ export const metadataSchema = z.looseObject({
   measurement: z.looseObject({
     engine: z.string(),
     protocol: z.record(z.string(), z.unknown()).nullable().optional(),
-    false_positives: z.object({ flagged: count, compared: count }).optional(),
+    false_positives: z.object({ flagged: count.nullable(), compared: count.nullable() }).optional(),
   }),
   /** A published folder's images (`publish --registry`): each base the Dockerfile started from, by its digest reference. */
   images: z.object({ environment: z.string(), bases: z.record(z.string(), z.string()) }).optional(),

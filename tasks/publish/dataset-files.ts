@@ -98,7 +98,8 @@ interface Measured {
 function readFalsePositives(task: MonthTask): Measured | null {
   try {
     const meta = readTaskFolderContents(memorySource(task.row.instance_id, task.files, Object.keys(task.blobs))).metadata;
-    return meta.measurement.false_positives ?? { flagged: 0, compared: 0 };
+    const fp = meta.measurement.false_positives;
+    return fp && fp.flagged !== null && fp.compared !== null ? { flagged: fp.flagged, compared: fp.compared } : { flagged: 0, compared: 0 };
   } catch (error) {
     if (error instanceof TaskFolderError) return null;
     throw error;

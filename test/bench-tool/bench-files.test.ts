@@ -9,6 +9,7 @@ import {
   benchTarEntries,
   HARNESS_SCRIPT,
 } from '../../pipeline/services/environments/harness-files.js';
+import { BENCH_FEATURES } from '../../tasks/folder/index.js';
 import { packEntries, unpackToMap } from '../../pipeline/services/tar.js';
 
 /** perfmine-bench's files for an image: where they go, the command, task.json, and what they import. */
@@ -41,6 +42,7 @@ describe('perfmine-bench files for an image', () => {
       build_script: '/perfmine/docker_build.sh',
       python: 'python3.11',
       protocol: { rounds: 6 },
+      features: [...BENCH_FEATURES],
     });
     const modes = new Map(benchTarEntries().map((e) => [e.name, e.mode]));
     expect(modes.get(BENCH_COMMAND_PATH.slice(1))).toBe(0o755);
