@@ -166,8 +166,7 @@ export function readTaskFolderContents(source: FolderSource): TaskFolderContents
       `base_commit ${bench.base_commit} is not metadata.json's ${metadata.base_commit}`,
     );
   const known = new Set<string>(BENCH_FEATURES);
-  const features =
-    format === 1 ? formatOneFeatures(source) : (bench?.features ?? []).filter((f): f is BenchFeature => known.has(f));
+  const features = format === 1 ? formatOneFeatures(source) : (bench?.features ?? []).filter((f): f is BenchFeature => known.has(f));
   return {
     label: source.label,
     format,

@@ -45,10 +45,7 @@ type LeftOut = { readonly instanceId: string; readonly month: string; readonly r
  * a Harbor export or a registry, cannot be exported (a folder from before the sealed format), each
  * named with why; publish goes on with the others.
  */
-export function exportableMonths(
-  months: readonly PublishedMonth[],
-  harbor = true,
-): { months: PublishedMonth[]; leftOut: LeftOut[] } {
+export function exportableMonths(months: readonly PublishedMonth[], harbor = true): { months: PublishedMonth[]; leftOut: LeftOut[] } {
   const leftOut: LeftOut[] = [];
   const kept = months.map((m) => ({
     ...m,
