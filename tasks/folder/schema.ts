@@ -32,15 +32,10 @@ export const TASK_TEXT_FILES = [
   'workloads.json',
 ] as const;
 
-/** The folder's files that are the task's texts, not the environment's build context. */
-export const NOT_ENVIRONMENT_FILES: ReadonlySet<string> = new Set([
-  'expert.patch',
-  'instruction.md',
-  'metadata.json',
-  'problem_statement.md',
-  'score.sh',
-  'workloads.json',
-]);
+/** The folder's files that are the task's texts, not the environment's build context (all but the Dockerfile and the build script). */
+export const NOT_ENVIRONMENT_FILES: ReadonlySet<string> = new Set(
+  TASK_TEXT_FILES.filter((f) => f !== 'Dockerfile' && f !== 'docker_build.sh'),
+);
 
 /** Where perfmine-bench's facts of the task are (base commit, asv config, interpreter, protocol). */
 export const BENCH_TASK_FILE = 'perfmine/bench/task.json';
