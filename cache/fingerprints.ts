@@ -6,6 +6,10 @@ import { nowIso } from './store.js';
  * commit, paths relative to the checkout. Written during validate (a cache: upserts, safe to
  * repeat), read by later candidates of the same commit, or of a nearby commit of the same
  * repository for the workloads whose covered files did not change.
+ *
+ * Fingerprints that failed (migration 0020): a workload that raised, skipped or timed out at a
+ * base commit, kept per commit and environment (a digest of the base image's id and everything
+ * else the outcome depends on) and read only at that commit in that environment.
  */
 
 export interface StoredFingerprint {
@@ -36,7 +40,12 @@ interface Row {
 }
 
 export class FingerprintCache {
-  constructor(private readonly db: Db) {}
+  /** The fingerprints that failed, per commit and environment (migration 0020). */
+  readonly failures: FingerprintFailures;
+
+  constructor(private readonly db: Db) {
+    this.failures = new FingerprintFailures(db);
+  }
 
   #set(rows: readonly Row[]): FingerprintSet | null {
     const first = rows[0];
@@ -93,5 +102,63 @@ export class FingerprintCache {
           now,
         );
     })();
+  }
+}
+
+/** What a workload's own failure at the base can be (a worker that died says nothing of the workload: never stored). */
+export type FingerprintFailureStatus = 'skipped' | 'failed' | 'timeout';
+
+export interface StoredFingerprintFailure {
+  readonly workload: string;
+  readonly status: FingerprintFailureStatus;
+  readonly message: string;
+  /** The time limit it was taken under, in seconds. */
+  readonly timeoutSeconds: number | null;
+  /** How long taking it took, in milliseconds. */
+  readonly ms: number | null;
+}
+
+interface FailureRow {
+  workload: string;
+  status: FingerprintFailureStatus;
+  message: string;
+  timeout_s: number | null;
+  ms: number | null;
+}
+
+/** The longest message kept with a failure. */
+const MESSAGE_CHARS = 2000;
+
+export class FingerprintFailures {
+  constructor(private readonly db: Db) {}
+
+  /** The failures recorded at this commit in this environment, by workload. */
+  at(repo: string, sha: string, environment: string): Map<string, StoredFingerprintFailure> {
+    const rows = this.db
+      .prepare<[string, string, string], FailureRow>(
+        'SELECT workload, status, message, timeout_s, ms FROM fingerprint_failures WHERE repo = ? AND sha = ? AND environment = ?',
+      )
+      .all(repo, sha, environment);
+    return new Map(
+      rows.map((r) => [r.workload, { workload: r.workload, status: r.status, message: r.message, timeoutSeconds: r.timeout_s, ms: r.ms }]),
+    );
+  }
+
+  /** Records (or replaces) a workload's failure at this commit in this environment. */
+  save(repo: string, sha: string, environment: string, f: StoredFingerprintFailure): void {
+    this.db
+      .prepare(
+        `INSERT INTO fingerprint_failures (repo, sha, environment, workload, status, message, timeout_s, ms, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (repo, sha, environment, workload) DO UPDATE SET status = excluded.status, message = excluded.message,
+           timeout_s = excluded.timeout_s, ms = excluded.ms, recorded_at = excluded.recorded_at`,
+      )
+      .run(repo, sha, environment, f.workload, f.status, f.message.slice(0, MESSAGE_CHARS), f.timeoutSeconds, f.ms, nowIso());
+  }
+
+  /** Forgets a workload's failure at this commit in this environment (it was taken again and did not fail). */
+  forget(repo: string, sha: string, environment: string, workload: string): void {
+    this.db
+      .prepare('DELETE FROM fingerprint_failures WHERE repo = ? AND sha = ? AND environment = ? AND workload = ?')
+      .run(repo, sha, environment, workload);
   }
 }

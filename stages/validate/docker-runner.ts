@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fetchImage } from '../../pipeline/services/environments/image-registry.js';
 import type { Logger } from '../../pipeline/logging.js';
@@ -7,6 +8,7 @@ import { containerLimits, type ContainerLimits, type DockerService, type RunResu
 import type { Config } from '../../pipeline/config/schema.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
 import { ItemError } from '../../pipeline/errors.js';
+import { sha256 } from '../../pipeline/hash.js';
 import {
   buildSettings,
   Environments,
@@ -24,7 +26,7 @@ import { framedInt, parseFramedOutput } from './protocol/framed-output.js';
 import { pytestScript } from './protocol/pytest-script.js';
 import { snapshotScript } from './protocol/snapshot-script.js';
 import { ContainerHarnessWorker, serveCommand } from './harness/container-worker.js';
-import { harnessTarEntries, SNAPSHOT_CONTAINER_PATH } from '../../pipeline/services/environments/harness-files.js';
+import { HARNESS_FILES, harnessTarEntries, SNAPSHOT_CONTAINER_PATH } from '../../pipeline/services/environments/harness-files.js';
 import type { HarnessWorker } from './harness/interleave.js';
 import type {
   CandidateEnvironment,
@@ -64,6 +66,8 @@ export interface DockerRunnerOptions {
 }
 
 let expertSequence = 0;
+/** The harness's files by name and SHA-256 (read once: they are perfmine's own). */
+let harnessDigests: (readonly [string, string])[] | null = null;
 const execFileP = promisify(execFile);
 
 /** The runner of a configuration (validate, `perfmine score`, and their Slurm jobs): its limits, build settings and registry. */
@@ -227,6 +231,14 @@ export class DockerMeasurementRunner implements MeasurementRunner {
   async hostCpus(): Promise<number> {
     this.#hostCpus ??= this.#docker.hostCpus();
     return this.#hostCpus;
+  }
+
+  /** The image's id (an image built again has another), the containers' limits and the harness's files, as JSON. */
+  async workerIdentity(_env: CandidateEnvironment, image: string): Promise<string | null> {
+    const facts = await this.#docker.inspectImage(image).catch(() => null);
+    if (!facts) return null;
+    harnessDigests ??= HARNESS_FILES.map((file) => [file.slice(file.lastIndexOf('/') + 1), sha256(readFileSync(file))]);
+    return JSON.stringify({ image: facts.id, limits: this.#limits, harness: harnessDigests });
   }
 
   /**

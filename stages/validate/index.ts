@@ -17,6 +17,7 @@ import { resolveResultsDir } from './protocol/asv-invocation.js';
 import { validateResultSettings, type ValidateSettings } from './result-settings.js';
 import type { MeasurementRunner } from './runner-port.js';
 import type { Selection } from './selection.js';
+import type { FingerprintAccount } from './measured.js';
 import { validateCandidate, type CandidateValidation } from './validate-candidate.js';
 import { stageRemote } from '../../pipeline/executor/stage-remote.js';
 import type { Metrics } from '../../pipeline/metrics.js';
@@ -177,7 +178,7 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       const d = validation.decision;
       const dropped = validation.patchDropped ?? [];
       const detail =
-        withSelection(d.detail, validation.selection) +
+        withFingerprints(withSelection(d.detail, validation.selection), validation.fingerprints) +
         (dropped.length > 0 && !d.detail.includes(dropped[0]!)
           ? `; the base's benchmarks, asv config and tests on both sides (not applied: ${listed(dropped)})`
           : '');
@@ -198,8 +199,9 @@ export function createValidateStage(runnerFactory: RunnerFactory = dockerRunner)
       reads: (item) => [
         { table: 'pull_requests', where: 'repo = ? AND number = ?', params: [item.input.classify.repo, item.input.classify.number] },
         { table: 'fingerprints', where: 'repo = ?', params: [item.input.classify.repo] },
+        { table: 'fingerprint_failures', where: 'repo = ?', params: [item.input.classify.repo] },
       ],
-      writes: [{ table: 'fingerprints' }],
+      writes: [{ table: 'fingerprints' }, { table: 'fingerprint_failures' }],
       adopt(outcome, _ids, ctx) {
         // the node's calibration counters are added to the run's by now
         setFalsePositiveRate(ctx.metrics);
@@ -231,6 +233,13 @@ function withSelection(detail: string, s: Selection | null): string {
   return s.mode === 'all'
     ? `${detail}; every workload measured: ${s.reason}`
     : `${detail}; measured ${s.selected.length} of ${total} workloads and ${s.controls.length} controls, ${s.skipped.length} skipped: ${s.reason}`;
+}
+
+/** How the selection's fingerprints were had: taken, or reused from the store (those recorded before, and failures not taken again). */
+function withFingerprints(detail: string, a: FingerprintAccount | null | undefined): string {
+  if (!a) return detail;
+  const recorded = a.failuresRecorded > 0 ? ` (${a.failuresRecorded} of them failed, remembered for the base commit)` : '';
+  return `${detail}; fingerprints: ${a.taken} taken${recorded}, ${a.reused + a.reusedFailures} reused from the store (${a.reused} recorded before, ${a.reusedFailures} failures not taken again)`;
 }
 
 function summarize(input: ValidateInput, v: CandidateValidation, durationMs: number): ValidateOutput {

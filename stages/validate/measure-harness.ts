@@ -4,14 +4,15 @@ import { ItemError } from '../../pipeline/errors.js';
 import type { MeasurementEvidence } from './decide.js';
 import { workerCpusets } from './harness/cpus.js';
 import { diffFiles } from '../../pipeline/concepts/diff-lines.js';
-import type { StoredFingerprint } from '../../cache/fingerprints.js';
+import type { FingerprintFailureStatus, StoredFingerprint, StoredFingerprintFailure } from '../../cache/fingerprints.js';
+import { hashOf } from '../../pipeline/hash.js';
 import { selectWorkloads, type Fingerprint, type Selection } from './selection.js';
 import { calibratedSettings, measureInterleaved, type InterleaveSettings, type Side, type WorkloadRecord } from './harness/interleave.js';
-import type { ReadyMessage } from './harness/messages.js';
+import type { FailureStatus, ReadyMessage } from './harness/messages.js';
 import { harnessCalibrationTable, harnessPairTable, harnessResultSet } from './harness/tables.js';
 import { settledAtLook } from './harness/settle.js';
 import { finalAlpha, verdictOfTables, type PairedReport } from './paired/index.js';
-import type { Measured, MeasureDeps } from './measured.js';
+import type { FingerprintAccount, Measured, MeasureDeps } from './measured.js';
 import type { CandidateEnvironment } from './runner-port.js';
 import { combineVerdicts } from './two-verdicts.js';
 
@@ -69,26 +70,45 @@ export interface MeasuredChange {
   readonly benchmarkDir: string;
 }
 
+/** asv's default benchmark timeout, the harness's when neither the command nor the benchmark gives one (as container-worker.ts). */
+const DEFAULT_TIMEOUT_S = 60;
+
 /** How often a long fingerprinting pass says how far it is. */
 const FINGERPRINT_REPORT_MS = 30_000;
 
 /**
+ * A fingerprint's failure that is the workload's own (it raised, skipped, or ran past its time
+ * limit), remembered for the base commit; not the worker's or the run's (`crashed`: the worker
+ * died or was killed, the harness stopped answering; `unknown`: the protocol), never remembered.
+ */
+export function workloadFailure(status: FailureStatus): status is FingerprintFailureStatus {
+  return status === 'skipped' || status === 'failed' || status === 'timeout';
+}
+
+/** A remembered failure still holds under this time limit: a timeout is taken again when the limit grew. */
+function stillFails(f: StoredFingerprintFailure, timeoutSeconds: number): boolean {
+  return f.status !== 'timeout' || (f.timeoutSeconds !== null && timeoutSeconds <= f.timeoutSeconds);
+}
+
+/**
  * The choose hook of the measurement: fingerprints every workload on the base worker, reads the
  * outlines of the changed Python files and the suite's imported files there, and selects
- * (selection.ts). Records the selection in `into`.
+ * (selection.ts). Records the selection, and how the fingerprints were had, in `into`.
  */
 function chooser(
   env: CandidateEnvironment,
   change: MeasuredChange,
   deps: MeasureDeps,
-  into: { selection: Selection | null },
+  into: { selection: Selection | null; fingerprints: FingerprintAccount | null },
 ): NonNullable<InterleaveSettings['choose']> {
   return async (base, ready, signal) => {
     const { config, log } = deps;
     const started = Date.now();
     const root = `${env.repoDir.replace(/\/+$/, '')}/`;
     const reusable = await reusableFingerprints(env, ready, deps, signal);
+    const remembered = await rememberedFailures(env, ready, deps, signal);
     const s = env.synthesized;
+    const account = { taken: 0, reused: 0, reusedFailures: 0, reusedMs: 0, failuresRecorded: 0 };
     const stored: StoredFingerprint[] = [];
     // each fingerprint is kept as soon as it is taken: a large suite's first pass takes minutes
     // (xarray: 528 workloads), and a run stopped in the middle resumes where it stopped
@@ -100,23 +120,50 @@ function chooser(
     // workloads that skip or fail at the base (NotImplementedError in setup, SkipNotImplemented:
     // networkx's drug-network parameter without the network; an exception, or past the
     // benchmark's timeout, as the measurement's batches would be) can be faster on no side: neither
-    // selected nor controls; not stored either (either can depend on the machine), so checked again
-    // next time. A worker that crashed says nothing of the workload: that one is still selected.
+    // selected nor controls. Such a failure is not a fingerprint (no nearby commit reuses it): it is
+    // remembered for this base commit in this environment only (rememberedFailures: the image's id
+    // and what else it can depend on), so later candidates of the commit skip the workload without
+    // taking it again (xarray #10370 spent 1,048 s on fingerprints); a timeout is taken again under
+    // a larger time limit. A worker that crashed says nothing of the workload: that one is still
+    // selected, and nothing of it is remembered.
     const skipping: string[] = [];
     for (const ref of ready.workloads) {
       const version = ready.benchmarks[ref.benchmark]?.version ?? null;
       const reused = reusable.get(ref.name);
       if (reused) {
+        account.reused += 1;
+        account.reusedMs += reused.ms ?? 0;
         keep(reused);
         continue;
       }
-      const taking = Date.now();
-      const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
-      const ms = Date.now() - taking;
-      if (!f.ok && (f.status === 'skipped' || f.status === 'failed' || f.status === 'timeout')) {
+      const timeoutSeconds = config.harness.batchTimeoutSeconds ?? ready.benchmarks[ref.benchmark]?.timeout ?? DEFAULT_TIMEOUT_S;
+      const failed = remembered?.failures.get(ref.name);
+      if (failed && stillFails(failed, timeoutSeconds)) {
+        account.reusedFailures += 1;
+        account.reusedMs += failed.ms ?? 0;
         skipping.push(ref.name);
         continue;
       }
+      const taking = Date.now();
+      account.taken += 1;
+      const f = await base.fingerprint(ref, config.harness.batchTimeoutSeconds, signal);
+      const ms = Date.now() - taking;
+      if (!f.ok && workloadFailure(f.status)) {
+        skipping.push(ref.name);
+        // an answer that came while the run was being stopped is not trusted to be the workload's
+        if (remembered && !signal?.aborted) {
+          deps.fingerprints!.failures.save(s.repo, s.sha, remembered.environment, {
+            workload: ref.name,
+            status: f.status,
+            message: f.message,
+            timeoutSeconds,
+            ms,
+          });
+          account.failuresRecorded += 1;
+        }
+        continue;
+      }
+      if (f.ok && failed && remembered) deps.fingerprints!.failures.forget(s.repo, s.sha, remembered.environment, ref.name);
       // only the checkout's code matters (the harness and the standard library run too)
       const code = f.ok
         ? f.code.filter(([file]) => file.startsWith(root)).map(([file, a, b]) => [file.slice(root.length), a, b] as const)
@@ -124,7 +171,7 @@ function chooser(
       keep({ workload: ref.name, version, code, opaque: f.ok && f.opaque, ms });
       if (Date.now() - lastReport >= FINGERPRINT_REPORT_MS) {
         lastReport = Date.now();
-        log.info({ done: stored.length, total: ready.workloads.length, reused: reusable.size }, 'harness: fingerprinting the suite');
+        log.info({ done: stored.length + skipping.length, total: ready.workloads.length, ...account }, 'harness: fingerprinting the suite');
       }
     }
     const fingerprints: Fingerprint[] = stored.map((f) => ({
@@ -161,14 +208,18 @@ function chooser(
             skipped: [...chosen.skipped, ...skipping],
           };
     into.selection = selection;
+    into.fingerprints = account;
     log.info(
       {
         mode: selection.mode,
         selected: selection.selected.length,
         controls: selection.controls.length,
         skipped: selection.skipped.length,
-        fingerprinted: stored.length - reusable.size,
-        reused: reusable.size,
+        fingerprinted: account.taken,
+        reused: account.reused,
+        reusedFailures: account.reusedFailures,
+        reusedMs: account.reusedMs,
+        failuresRecorded: account.failuresRecorded,
         fingerprintMs: Date.now() - started,
         reason: selection.reason,
       },
@@ -210,6 +261,37 @@ async function reusableFingerprints(
   return out;
 }
 
+/**
+ * The failures remembered at the base commit in this environment, and the environment's digest:
+ * what a harness worker of the base image runs in (the runner's identity of it: the image's id,
+ * the containers' limits, the harness's files), the interpreter, the containers' variables and
+ * network, PYTHONHASHSEED, the benchmark filter and the suite the harness discovered. Null (nothing
+ * remembered, nothing read) without a store, or when the runner cannot identify the image.
+ */
+async function rememberedFailures(
+  env: CandidateEnvironment,
+  ready: ReadyMessage,
+  deps: MeasureDeps,
+  signal?: AbortSignal,
+): Promise<{ environment: string; failures: ReadonlyMap<string, StoredFingerprintFailure> } | null> {
+  const cache = deps.fingerprints;
+  if (!cache) return null;
+  const worker = await deps.runner.workerIdentity(env, env.baseImage, signal);
+  if (worker === null) return null;
+  const environment = hashOf({
+    worker,
+    python: env.python,
+    env: env.env,
+    network: env.network,
+    hashSeed: deps.config.harness.hashSeed,
+    bench: deps.config.bench,
+    benchmarks: ready.benchmarks,
+    workloads: ready.workloads,
+  });
+  const s = env.synthesized;
+  return { environment, failures: cache.failures.at(s.repo, s.sha, environment) };
+}
+
 export async function measureWithHarness(
   env: CandidateEnvironment,
   configPath: string,
@@ -224,7 +306,7 @@ export async function measureWithHarness(
   const budgetMs = config.timeBudgetSeconds * 1000;
   const startTimeoutMs = config.invocationTimeoutSeconds * 1000;
   const settings = calibratedSettings(h, seed, budgetMs);
-  const chosen: { selection: Selection | null } = { selection: null };
+  const chosen: { selection: Selection | null; fingerprints: FingerprintAccount | null } = { selection: null, fingerprints: null };
   const protocol = {
     adaptive: h.adaptive,
     engine: 'perfmine',
@@ -363,5 +445,6 @@ export async function measureWithHarness(
     protocol: recorded,
     harness: m,
     selection: chosen.selection,
+    fingerprints: chosen.fingerprints,
   };
 }

@@ -48,6 +48,22 @@ export interface Measured {
   readonly harness: InterleavedMeasurement | null;
   /** Which workloads were measured, and why (engine perfmine with validate.selection coverage). */
   readonly selection?: Selection | null;
+  /** How the workloads' fingerprints were had, for that selection. */
+  readonly fingerprints?: FingerprintAccount | null;
+}
+
+/** How the fingerprints of a candidate's workloads were had: taken on the base worker, or reused from the store. */
+export interface FingerprintAccount {
+  /** Taken this time (each one a setup and a traced call on the base worker). */
+  readonly taken: number;
+  /** Fingerprints recorded before, at this base commit or at a nearby one. */
+  readonly reused: number;
+  /** Failures remembered at this base commit in this environment (raised, skipped, timed out): not taken again. */
+  readonly reusedFailures: number;
+  /** What the reused ones (both kinds) had taken when they were taken, in milliseconds (those whose time is known). */
+  readonly reusedMs: number;
+  /** Failures of the workloads themselves recorded this time, for later candidates of the base commit. */
+  readonly failuresRecorded: number;
 }
 
 export interface MeasureDeps {

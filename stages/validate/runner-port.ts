@@ -113,6 +113,13 @@ export interface MeasurementRunner {
   openHarnessWorker(env: CandidateEnvironment, image: string, spec: HarnessWorkerSpec, signal?: AbortSignal): Promise<HarnessWorker>;
   /** CPUs of the machine the containers run on (for pinning). */
   hostCpus(): Promise<number>;
+  /**
+   * What a harness worker of `image` runs in, as far as this runner makes it: the image's id in
+   * the engine (not its tag: a rebuilt image has another), the containers' limits and the harness's
+   * files. Results remembered under it (fingerprints that failed) hold while it does. Null when it
+   * cannot be told (the image is gone, the engine does not answer): nothing is remembered then.
+   */
+  workerIdentity(env: CandidateEnvironment, image: string, signal?: AbortSignal): Promise<string | null>;
   /** Paths (relative to the checkout) that differ between a commit and the base image's checkout; null when git cannot tell (the commit is not in the clone). */
   changedFiles(env: CandidateEnvironment, fromSha: string, signal?: AbortSignal): Promise<ReadonlySet<string> | null>;
   /** pytest in a fresh container of `image`, under a time limit. */

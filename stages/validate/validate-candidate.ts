@@ -11,7 +11,7 @@ import { compareTests, readPytestRun, type PytestReading, type TestComparison } 
 import { correctnessFirst, decideSoFar, type Decision, type DecideOptions, type Evidence } from './decide.js';
 import type { InterleavedMeasurement } from './harness/interleave.js';
 import type { Selection } from './selection.js';
-import type { MeasuredCandidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
+import type { FingerprintAccount, MeasuredCandidate, InvocationRecord, InvocationStatus, MeasureDeps } from './measured.js';
 import { measureWithAsv } from './measure-asv.js';
 import { measureWithHarness } from './measure-harness.js';
 import type { SnapshotRequest } from './runner-port.js';
@@ -48,6 +48,8 @@ export interface CandidateValidation {
   readonly harness: InterleavedMeasurement | null;
   /** Which workloads were measured, and why (null: all, without selection). */
   readonly selection: Selection | null;
+  /** How the fingerprints behind the selection were had (null or absent: no fingerprints). */
+  readonly fingerprints?: FingerprintAccount | null;
   /** How long the expert image took to build and verify (ms); null when it was not reached. */
   readonly expertBuildMs?: number | null;
   /** The paths whose changes the patch brought and that were not applied: benchmarks, asv config, tests (measured-patch.ts). */
@@ -185,7 +187,15 @@ async function measurementCheck(
     },
     'verdicts',
   );
-  return { verdicts, benchmarksJson, budgetExhausted, protocol, harness, selection: measured.selection ?? null };
+  return {
+    verdicts,
+    benchmarksJson,
+    budgetExhausted,
+    protocol,
+    harness,
+    selection: measured.selection ?? null,
+    fingerprints: measured.fingerprints ?? null,
+  };
 }
 
 /** The tests: the expert must pass every test the base passes (the expert's run is skipped when the base collects none). */

@@ -57,6 +57,8 @@ export interface FakeHarnessScript {
   readonly skipping?: readonly string[];
   /** The run stops (an error out of the worker) at this fingerprint (from 0), as a killed run would. */
   readonly fingerprintStopsAt?: number;
+  /** Workloads whose fingerprint answers this failure (`timeout`: past its time limit; `crashed`: the worker died). */
+  readonly fingerprintFailures?: Readonly<Record<string, FailureStatus>>;
 }
 
 export class FakeHarnessWorker implements HarnessWorker {
@@ -112,6 +114,8 @@ export class FakeHarnessWorker implements HarnessWorker {
     this.fingerprinted.push(ref.name);
     if (this.script.skipping?.includes(ref.name))
       return { ok: false as const, status: 'skipped' as const, message: 'NotImplementedError in setup: no network' };
+    const failure = this.script.fingerprintFailures?.[ref.name];
+    if (failure) return { ok: false as const, status: failure, message: `scripted ${failure}` };
     const code = this.script.fingerprints?.[ref.name];
     if (code === null) return { ok: false as const, status: 'failed' as const, message: 'scripted: the workload raises' };
     return { ok: true as const, code: code ?? [], opaque: false };

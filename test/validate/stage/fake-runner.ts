@@ -77,6 +77,8 @@ export interface FakeScript {
   readonly harness?: FakeHarnessScript;
   /** The files changed between a commit and the candidate's base (git diff --name-only). */
   readonly changedSince?: Readonly<Record<string, readonly string[]>>;
+  /** What the base image's workers run in (workerIdentity); default `fake:<image>`; null: cannot be told. */
+  readonly identity?: string | null;
 }
 
 export const RICH_BENCHMARKS = Object.keys((JSON.parse(readReference(SOURCES.base)) as { results: Record<string, unknown> }).results);
@@ -197,6 +199,11 @@ export class FakeRunner implements MeasurementRunner {
 
   async hostCpus() {
     return 2;
+  }
+
+  async workerIdentity(env: CandidateEnvironment, image: string) {
+    const identity = this.#script(env).identity;
+    return identity === undefined ? `fake:${image}` : identity;
   }
 
   /** The paths changed since a commit: `changedSince[sha]`, else unknown. */
