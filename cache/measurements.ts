@@ -1,5 +1,6 @@
 import type { Db } from './store.js';
 import { nowIso } from './store.js';
+import { parseAccount, sideAccountSchema, type MeasurementAccount, type SideAccount } from '../pipeline/concepts/measurement-account.js';
 
 /** The measurements store (migration 0006): a candidate's validation, its invocations, its workloads' verdicts. */
 
@@ -39,6 +40,8 @@ export interface ValidationRow {
   readonly biasLog: number | null;
   readonly mdsMedian: number | null;
   readonly selection: string | null;
+  /** JSON: where the measurement's time went (engine perfmine; migration 0021); null: none recorded. */
+  readonly account?: string | null;
 }
 
 /** One asv or harness invocation of a candidate. */
@@ -58,13 +61,14 @@ export interface InvocationRow {
 /** The workload_verdicts columns after the key, in table order. */
 export type WorkloadVerdictRow = readonly SqlValue[];
 
-/** One harness batch: workload, side, batch number, samples (JSON), failure (JSON or null). */
+/** One harness batch: workload, side, batch number, samples (JSON), failure (JSON or null), account (JSON or null). */
 export interface HarnessBatchRow {
   readonly workload: string;
   readonly side: 'base' | 'expert' | 'calibration';
   readonly number: number | null;
   readonly samples: string;
   readonly failure: string | null;
+  readonly account?: string | null;
 }
 
 /** Everything stored about a candidate's validation. */
@@ -81,11 +85,13 @@ export function saveValidation(db: Db, id: ValidationIdentity, rows: ValidationR
   db.prepare(
     `INSERT INTO validations (key, repo, number, base_sha, merge_sha, base_image, expert_image, decision, detail, pairs, calibration_pairs,
        machine_factors, calibration_factors, calibrated, spread_log, threshold, fp_flagged, fp_compared, false_positive_rate,
-       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at, engine, protocol, bias_log, mds_median, selection)
+       asv_calibration_flags, paired_options, tests, snapshot, benchmarks_json, budget_exhausted, validated_at, engine, protocol, bias_log, mds_median, selection,
+       account)
      VALUES (@key, @repo, @number, @baseSha, @mergeSha, @baseImage, @expertImage, @decision, @detail, @pairs, @calibrationPairs,
        @machineFactors, @calibrationFactors, @calibrated, NULL, @threshold, @fpFlagged, @fpCompared, @fpRate,
-       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian, @selection)`,
-  ).run({ ...id, ...rows.validation, validatedAt: nowIso() });
+       @asvCalibrationFlags, @pairedOptions, @tests, @snapshot, @benchmarksJson, @budgetExhausted, @validatedAt, @engine, @protocol, @biasLog, @mdsMedian, @selection,
+       @account)`,
+  ).run({ ...id, ...rows.validation, account: rows.validation.account ?? null, validatedAt: nowIso() });
   const inv = db.prepare(
     `INSERT INTO invocations (key, seq, role, pair, image, status, asv_exit_code, commit_sha, results, log_tail, duration_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -99,8 +105,10 @@ export function saveValidation(db: Db, id: ValidationIdentity, rows: ValidationR
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   for (const w of rows.workloads) wl.run(id.key, ...w);
-  const batch = db.prepare('INSERT INTO harness_batches (key, workload, side, number, samples, failure) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const b of rows.batches) batch.run(id.key, b.workload, b.side, b.number, b.samples, b.failure);
+  const batch = db.prepare(
+    'INSERT INTO harness_batches (key, workload, side, number, samples, failure, account) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  for (const b of rows.batches) batch.run(id.key, b.workload, b.side, b.number, b.samples, b.failure, b.account ?? null);
 }
 
 /** A workload's place in the suite and its pooled medians: what validate computes and the store keeps. */
@@ -235,13 +243,16 @@ export interface StoredValidation {
     readonly controls: string[];
     readonly skipped: string[];
   } | null;
+  /** Where the measurement's time went (engine perfmine, validated since migration 0021); null: not recorded. */
+  readonly account?: MeasurementAccount | null;
 }
 
 export function loadValidation(db: Db, key: string): StoredValidation | undefined {
   const r = db
     .prepare<[string], Record<string, unknown>>(
       `SELECT key, decision, detail, pairs, calibration_pairs, machine_factors, calibration_factors, calibrated, threshold,
-              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, paired_options, mds_median, selection FROM validations WHERE key = ?`,
+              fp_flagged, fp_compared, false_positive_rate, asv_calibration_flags, engine, protocol, paired_options, mds_median, selection,
+              account FROM validations WHERE key = ?`,
     )
     .get(key);
   if (!r) return undefined;
@@ -266,7 +277,44 @@ export function loadValidation(db: Db, key: string): StoredValidation | undefine
     pairedOptions: (JSON.parse((r['paired_options'] as string | null) ?? 'null') as Record<string, unknown> | null) ?? null,
     mdsMedian: r['mds_median'] as number | null,
     selection: r['selection'] === null ? null : (JSON.parse(r['selection'] as string) as StoredValidation['selection']),
+    account: parseAccount(r['account'] as string | null),
   };
+}
+
+/**
+ * The recorded accounts of validations (issue 37), by candidate key: of the keys given, or of
+ * every validation. A validation without one (engine asv, or before migration 0021) is absent.
+ */
+export function loadAccounts(db: Db, keys?: readonly string[]): Map<string, MeasurementAccount> {
+  const out = new Map<string, MeasurementAccount>();
+  const rows = db.prepare<[], { key: string; account: string }>('SELECT key, account FROM validations WHERE account IS NOT NULL').all();
+  const wanted = keys ? new Set(keys) : null;
+  for (const r of rows) {
+    if (wanted && !wanted.has(r.key)) continue;
+    const a = parseAccount(r.account);
+    if (a) out.set(r.key, a);
+  }
+  return out;
+}
+
+/** A workload's side's account as stored with its batches (null: none recorded). */
+export function loadBatchAccounts(db: Db, key: string): { workload: string; side: string; account: SideAccount | null }[] {
+  return db
+    .prepare<[string], { workload: string; side: string; account: string | null }>(
+      'SELECT workload, side, account FROM harness_batches WHERE key = ? ORDER BY workload, side',
+    )
+    .all(key)
+    .map((r) => ({ workload: r.workload, side: r.side, account: parseSideAccount(r.account) }));
+}
+
+function parseSideAccount(text: string | null): SideAccount | null {
+  if (text === null) return null;
+  try {
+    const r = sideAccountSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface StoredInvocation {

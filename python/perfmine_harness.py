@@ -59,10 +59,11 @@ serve [--bench REGEX]...
 
     First line out, once the worker has imported the suite:
         {"event":"ready","protocol":1,"python":"3.11.2","pid":<supervisor pid>,
-         "worker_pid":<worker pid>,"benchmarks":{<benchmarks.json entries by name>},
+         "worker_pid":<worker pid>,"import_seconds":S,"benchmarks":{<benchmarks.json entries by name>},
          "workloads":[{"name":"mod.Class.time_x(10, 'a')","benchmark":"mod.Class.time_x","param":0}, ...]}
     workloads: every selected workload, benchmarks sorted by name, parameter combinations in
     itertools.product order ("param" is the index in that product; 0 without params).
+    import_seconds: how long the worker took to import the suite (and discover it).
     Or {"event":"fatal","reason":"suite-not-importable"|"no-benchmarks"|"bad-config","message":"..."}
     and exit 3.
 
@@ -96,6 +97,14 @@ serve [--bench REGEX]...
             {"id":7,"ok":true,"kind":"peakmemory","value":V,"elapsed":S}
       then teardown; afterwards the worker's working directory is restored.
       elapsed: wall seconds of the whole batch as the supervisor saw it.
+      account: where the batch's time went, in seconds of a monotonic clock read around the parts
+      the worker runs anyway (never inside a timed sample: what a sample times is asv's),
+      {"setup":S,"warmup":S,"samples":S}: setup is setup_cache (when this batch runs it), the
+      benchmark's fresh instance with its setup_cache value, its setups and teardowns (those
+      redone between samples included); warmup the warm-up before the first sample, number's
+      calibration included; samples the timed samples with their timeit loops (a mem or track
+      benchmark's call, a peakmem process). Every answer of the worker to a batch carries it,
+      failures too ("skipped" after a setup's time); "timeout" and "crashed" answers do not.
       Failures (the worker survives them):
         {"id":7,"ok":false,"status":"skipped","message":"NotImplementedError in setup: why"}
             (also for SkipNotImplemented in the benchmark and for asv's skip_params)
@@ -124,7 +133,7 @@ serve [--bench REGEX]...
       ones named with their parents); null for a file that cannot be read or parsed.
         {"id":12,"op":"modules"} -> {"id":12,"ok":true,"kind":"modules","files":[real paths]}
       The files of every module the worker has loaded: the suite and everything it imports.
-        {"id":8,"op":"restart"} -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S}
+        {"id":8,"op":"restart"} -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S,"import_seconds":S}
       A fresh worker process in place of the current one (the suite imported again): a new memory
       layout and allocation history, so that a process's own layout effect on a benchmark (seen
       up to 10% between two processes of identical code) is redrawn. A worker that cannot import
@@ -180,6 +189,9 @@ EXIT_NO_BENCHMARKS = 4
 
 DEFAULT_TIMEOUT = 60.0
 wall_timer = timeit.default_timer
+# The clock of a batch's account (where its time went: setup, warm-up, samples): monotonic,
+# read around the parts the harness runs anyway, never inside a timed sample.
+account_clock = time.perf_counter
 # A batch's "clock": "wall" is asv's default timer; "cpu" counts the worker process's own CPU time
 # (all its threads), which time spent preempted by other processes does not inflate.
 CLOCKS = {"wall": None, "cpu": time.process_time}
@@ -544,6 +556,8 @@ class Benchmark:
         self.current = ()
         self.cache = None
         self.redo_next = False
+        # the seconds spent in its setups and teardowns (the measurement's account, not its samples)
+        self.setup_seconds = 0.0
         if describe:
             self.setup_cache_key = setup_cache_key_of(self.setup_cache)
             self.code = source_of([self.func] + self.setups + [self.setup_cache])
@@ -615,6 +629,7 @@ class Benchmark:
         """Runs the setups; returns a skip reason (str) or None."""
         if self.skipped_by_params():
             return "skip_params"
+        started = account_clock()
         try:
             for setup in self.setups:
                 setup(*self.call_args())
@@ -624,6 +639,7 @@ class Benchmark:
         finally:
             if self.kind in TIMED_KINDS:
                 self.load_vars()
+            self.setup_seconds += account_clock() - started
         return None
 
     def redo_setup(self):
@@ -636,8 +652,12 @@ class Benchmark:
     def do_teardown(self):
         if self.skipped_by_params():
             return
-        for teardown in self.teardowns:
-            teardown(*self.call_args())
+        started = account_clock()
+        try:
+            for teardown in self.teardowns:
+                teardown(*self.call_args())
+        finally:
+            self.setup_seconds += account_clock() - started
 
     def do_setup_cache(self):
         if self.setup_cache is None:
@@ -904,13 +924,14 @@ def repeat_rule(repeat, rounds, timeout):
 
 
 def benchmark_timing(bench, timer, min_repeat, max_repeat, max_time, warmup_time, number, min_run_count, sample_time,
-                     warmup_calls=None):
+                     warmup_calls=None, marks=None):
     """asv_runner's benchmark_timing: (samples of `number` calls, in seconds per sample, number).
     With number 0, number is chosen so that a sample lasts about sample_time, warming up at the
     same time; else a warm-up of warmup_time seconds, or, when warmup_calls is given, of exactly
     that many calls (rounded up to whole samples of `number`), whatever any clock says. Sampling
     stops at max_repeat samples, or once min_repeat samples and min_run_count calls are done and
-    max_time is exceeded."""
+    max_time is exceeded. `marks` (a list): where the warm-up ends and the samples begin is
+    appended to it, as (account_clock(), bench.setup_seconds), for the batch's account."""
     start_time = wall_timer()
     run_count = 0
     samples = []
@@ -954,6 +975,8 @@ def benchmark_timing(bench, timer, min_repeat, max_repeat, max_time, warmup_time
                 break
         if too_slow(1):
             return [timing], number
+    if marks is not None:
+        marks.append((account_clock(), bench.setup_seconds))
     while len(samples) < max_repeat:
         timing = timer.timeit(number)
         run_count += number
@@ -1815,8 +1838,12 @@ class WorkerState:
         self.root = root
         self.caches = {}  # setup_cache key -> (pickled result, directory)
         self.cache_failures = {}
+        # the current batch's account: seconds of setup (setup_cache, the instance and its
+        # setups, teardowns), of warm-up and of the samples (see new_account)
+        self.account = new_account()
 
     def batch(self, cmd):
+        self.account = new_account()
         spec = self.benches[cmd["benchmark"]]
         cached, cache_dir = self.setup_cache_for(spec)
         run_dir = cache_dir or self.empty_run_dir()
@@ -1850,6 +1877,7 @@ class WorkerState:
         if key not in self.caches:
             directory = tempfile.mkdtemp(prefix="setup_cache-", dir=self.root)
             os.chdir(directory)
+            started = account_clock()
             try:
                 data = pickle.dumps(fresh_copy(spec).do_setup_cache())
                 with open("cache.pickle", "wb") as f:
@@ -1860,6 +1888,7 @@ class WorkerState:
                 self.cache_failures[key] = "setup_cache {} failed: {}".format(key, exception_summary(exc))
                 raise Failure("failed", self.cache_failures[key])
             finally:
+                self.account["setup"] += account_clock() - started
                 os.chdir(self.root)
             self.caches[key] = (data, directory)
         return self.caches[key]
@@ -1878,11 +1907,20 @@ class WorkerState:
         return bench
 
     def in_process(self, spec, cmd, cached):
-        bench = self.set_up(spec, cmd, cached)
+        started = account_clock()
+        try:
+            bench = self.set_up(spec, cmd, cached)
+        finally:
+            self.account["setup"] += account_clock() - started
+        bench.setup_seconds = 0.0  # counted above; from here on, the setups redone between samples and the teardown
         try:
             if bench.kind in TIMED_KINDS:
                 return self.timed(bench, cmd)
-            value = bench.func(*bench.call_args())
+            started = account_clock()
+            try:
+                value = bench.func(*bench.call_args())
+            finally:
+                self.account["samples"] += account_clock() - started
             if bench.kind == "memory":
                 return {"ok": True, "kind": "memory", "value": mem_value(value)}
             return {"ok": True, "kind": "track", "value": checked_value(spec, value)}
@@ -1891,7 +1929,10 @@ class WorkerState:
                 raise Failure("skipped", "SkipNotImplemented: {}".format(exc) if str(exc) else "SkipNotImplemented")
             raise
         finally:
-            bench.do_teardown()
+            try:
+                bench.do_teardown()
+            finally:
+                self.account["setup"] += bench.setup_seconds
 
     def timed(self, bench, cmd):
         count = cmd["samples"]
@@ -1900,10 +1941,21 @@ class WorkerState:
         sample_time = bench.sample_time if cmd["sample_time"] is None else cmd["sample_time"]
         clock = CLOCKS[cmd.get("clock") or "wall"]
         keep = [None] if cmd.get("values") and bench.kind == "time" else None
-        samples, number = benchmark_timing(
-            bench, bench.timer_for(clock, keep), count, count, math.inf, warmup, number, bench.min_run_count, sample_time,
-            cmd.get("warmup_calls") if number else None,
-        )
+        timer = bench.timer_for(clock, keep)
+        # the account: the warm-up (with number's calibration) up to the first sample, then the
+        # samples, each without the setups redone between them (bench.setup_seconds counts those)
+        marks = [(account_clock(), bench.setup_seconds)]
+        try:
+            samples, number = benchmark_timing(
+                bench, timer, count, count, math.inf, warmup, number, bench.min_run_count, sample_time,
+                cmd.get("warmup_calls") if number else None, marks,
+            )
+        finally:
+            marks.append((account_clock(), bench.setup_seconds))
+            # marks: the start, the first sample's (when the warm-up ended), the end
+            self.account["warmup"] += split_seconds(marks[0], marks[1])
+            if len(marks) > 2:
+                self.account["samples"] += split_seconds(marks[1], marks[2])
         per_call = [s / number for s in samples]
         if not all(math.isfinite(s) for s in per_call):
             raise Failure("failed", "the timer gave a non-finite time: {!r}".format(samples))
@@ -1914,9 +1966,11 @@ class WorkerState:
 
     def peakmem(self, spec, idx, run_dir):
         """asv's peakmem: the peak RSS of a fresh process importing the benchmark, running setup
-        and the benchmark (cache.pickle is in run_dir when there is a setup_cache)."""
+        and the benchmark (cache.pickle is in run_dir when there is a setup_cache). The account
+        counts that process whole as the sample (its setup runs out of sight)."""
         fd, result_file = tempfile.mkstemp(prefix="peakmem-", suffix=".json", dir=self.root)
         os.close(fd)
+        started = account_clock()
         try:
             args = [sys.executable, HARNESS_PATH, "_run-one", self.conf.benchmark_dir, spec.name, str(idx), "{}", result_file]
             proc = subprocess.Popen(args, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=2, stderr=subprocess.PIPE)
@@ -1928,6 +1982,7 @@ class WorkerState:
             with open(result_file) as f:
                 value = json.load(f)
         finally:
+            self.account["samples"] += account_clock() - started
             os.unlink(result_file)
         if is_na(value):
             raise Failure("skipped", "skipped in the peakmem process (NotImplementedError in setup, or SkipNotImplemented)")
@@ -1939,6 +1994,7 @@ class WorkerState:
         sys.settrace's call events otherwise), then teardown. Answers the executed code objects
         as [file, first line, last line]; a timeraw benchmark's code runs in another interpreter,
         out of sight: opaque."""
+        self.account = new_account()
         spec = self.benches[cmd["benchmark"]]
         if spec.kind == "timeraw":
             return {"ok": True, "kind": "fingerprint", "code": [], "opaque": True}
@@ -1958,6 +2014,21 @@ class WorkerState:
             sys.stdout.flush()
             os.chdir(self.root)
         return {"ok": True, "kind": "fingerprint", "code": sorted(code_span(c) for c in codes)}
+
+
+def new_account():
+    """A batch's account, in seconds: setup (setup_cache when this batch runs it, the benchmark's
+    fresh instance with its setup_cache value, its setups and teardowns, those redone between
+    samples included), warmup (the warm-up before the first sample, number's calibration
+    included) and samples (the timed samples, their timeit loops included; a mem, track or
+    peakmem benchmark's one call or process). What the worker does besides (its working
+    directory, the answer) is not counted: the driver's wall time minus these is the overhead."""
+    return {"setup": 0.0, "warmup": 0.0, "samples": 0.0}
+
+
+def split_seconds(start, end):
+    """The seconds between two (account_clock(), setup_seconds) marks, less the setup between them."""
+    return max(0.0, (end[0] - start[0]) - (end[1] - start[1]))
 
 
 def traced_codes(call):
@@ -2101,6 +2172,8 @@ def worker_answer(state, cmd):
         if isinstance(exc, KeyboardInterrupt):
             raise
         answer = {"ok": False, "status": "failed", "message": exception_summary(exc)}
+    if cmd.get("op") == "batch":
+        answer["account"] = dict(state.account)
     answer["id"] = cmd.get("id")
     return answer
 
@@ -2116,6 +2189,7 @@ def worker_main(argv):
     ans_fd = int(ans_fd)
     commands = os.fdopen(int(cmd_fd), "rb")
     os.chdir(root)
+    started = account_clock()
     try:
         conf = load_config(config)
         benches = discover(conf.benchmark_dir)
@@ -2136,6 +2210,7 @@ def worker_main(argv):
     names = [n for n in sorted(benches) if n in chosen]
     ready = {
         "event": "ready", "protocol": PROTOCOL_VERSION, "python": platform.python_version(), "pid": os.getpid(),
+        "import_seconds": account_clock() - started,
         "benchmarks": {n: benches[n].entry() for n in names}, "workloads": workloads_of(benches, chosen),
     }
     write_all(ans_fd, protocol_line(ready))
@@ -2374,7 +2449,8 @@ class Supervisor:
         problem = self.ensure_worker()
         if problem:
             return {"ok": False, "status": "crashed", "message": problem}
-        return {"ok": True, "worker_pid": self.worker.ready.get("pid"), "elapsed": wall_timer() - started}
+        return {"ok": True, "worker_pid": self.worker.ready.get("pid"), "elapsed": wall_timer() - started,
+                "import_seconds": self.worker.ready.get("import_seconds")}
 
     def invalid(self, cmd):
         op = cmd.get("op")

@@ -87,7 +87,7 @@ function defineStatus(program: Command): void {
     .description('the funnel so far: per stage, items done / dropped / failed / pending, with reasons')
     .option('--month <YYYY-MM>', 'only items of this month (repositories always count)')
     .option('--stage <stage>', 'only this stage')
-    .option('--items', 'with --stage: list every item with its status and reason')
+    .option('--items', "with --stage: list every item with its status and reason (validate: where each measurement's time went)")
     .option('--clear-run <id>', 'mark a run left "running" by a host that is gone as crashed (releases the database)')
     .action(async (flags: StatusFlags, command: Command) => {
       const { statusCommand } = await import('./commands/status.js');

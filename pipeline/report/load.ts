@@ -2,6 +2,7 @@ import { dirname, relative } from 'node:path';
 import type { Db } from '../../cache/store.js';
 import { Ledger } from '../../cache/ledger.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
+import { loadAccounts } from '../../cache/measurements.js';
 import { classifyOutputSchema } from '../concepts/records/classify-output.js';
 import { funnel as stageFunnel } from './funnel.js';
 import { emittedTasks } from './tasks.js';
@@ -10,6 +11,7 @@ import { loadMonthCosts } from './costs.js';
 import { lastStop } from '../last-stop.js';
 import type { Window } from '../window.js';
 import { FUNNEL_COLUMNS, type FunnelColumn, type ReportData, type RepoFunnel, type StageCost } from './render.js';
+import type { ReportAccount } from './render-account.js';
 
 /** Which stage asked an LLM prompt (for cost per stage). */
 const PROMPT_STAGE: Readonly<Record<string, string>> = { 'build-agent': 'synthesize' };
@@ -79,6 +81,20 @@ export function stageCosts(db: Db, ledger: Ledger, window: Window): StageCost[] 
   return [...costs.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)).map(([stage, c]) => ({ stage, ...c }));
 }
 
+/** The month's validated candidates with a recorded account of their measurement, in the ledger's order. */
+export function measurementTime(ledger: Ledger, db: Db, window: Window): ReportAccount[] {
+  const rows = ledger.list('validate', { window, includeTimeless: false }).filter((r) => r.status === 'done' || r.status === 'dropped');
+  if (rows.length === 0) return [];
+  const accounts = loadAccounts(
+    db,
+    rows.map((r) => r.key),
+  );
+  return rows.flatMap((r) => {
+    const account = accounts.get(r.key);
+    return account ? [{ key: r.key, decision: r.status === 'done' ? 'kept' : (r.reason ?? 'dropped'), account }] : [];
+  });
+}
+
 /** Everything the month's report shows, read from the store and the emitted tasks. */
 export function loadReportData(
   db: Db,
@@ -133,5 +149,6 @@ export function loadReportData(
     taskCosts: loadMonthCosts(db, window.label),
     tasks,
     stop: stop && { runId: stop.runId, stage: stop.stage, reason: stop.reason, issues: stop.issues, fix: stop.fix },
+    measurementTime: measurementTime(ledger, db, window),
   };
 }

@@ -1,5 +1,6 @@
 import type { MonthCosts } from '../concepts/task-costs.js';
 import { costCardHtml, taskCostsHtml } from './render-costs.js';
+import { measurementTimeHtml, type ReportAccount } from './render-account.js';
 
 /**
  * The monthly report as one static HTML page: no script, no network, charts as inline SVG.
@@ -95,6 +96,8 @@ export interface ReportData {
   readonly stop?: ReportStop | null;
   /** What the month's tasks cost: machine minutes and LLM dollars, per emitted task and in total. */
   readonly taskCosts?: MonthCosts | null;
+  /** Where the month's measurements (validate, engine perfmine) spent their time, per candidate. */
+  readonly measurementTime?: readonly ReportAccount[];
 }
 
 /** A task's replay cells: replays by verdict, their machines, the replicated workloads, and the gate's decision. */
@@ -319,6 +322,8 @@ ${costRows}
 </table>
 
 ${taskCostsHtml(data.taskCosts)}
+
+${measurementTimeHtml(data.measurementTime)}
 
 <h2>Emitted tasks</h2>
 <table id="tasks">

@@ -33,6 +33,7 @@ export function validationRows(v: CandidateValidation): ValidationRows {
     biasLog: c?.calibrated ? finite(c.biasLog) : null,
     mdsMedian: medianOf((v.verdicts?.workloads ?? []).map((w) => w.paired.mds)),
     selection: json(v.selection),
+    account: json(v.harness?.account),
   } as const;
   const settled = new Map((v.harness?.workloads ?? []).map((w) => [w.ref.name, w.settled]));
   const workloads = (v.verdicts?.workloads ?? []).map((w): WorkloadVerdictRow => [
@@ -78,7 +79,14 @@ export function validationRows(v: CandidateValidation): ValidationRows {
         side === 'calibration' && w.calibrationBase
           ? rec.rounds.map((r, i) => ({ calibration: r, base: w.calibrationBase![i] ?? null }))
           : rec.rounds;
-      batches.push({ workload: w.ref.name, side, number: rec.number, samples: JSON.stringify(rounds), failure: json(rec.failure) });
+      batches.push({
+        workload: w.ref.name,
+        side,
+        number: rec.number,
+        samples: JSON.stringify(rounds),
+        failure: json(rec.failure),
+        account: json(rec.account),
+      });
     }
   }
   return { validation, invocations: v.invocations, workloads, batches };

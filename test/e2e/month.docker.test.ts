@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadInvocations, loadValidation, loadWorkloadVerdicts, type StoredWorkloadVerdict } from '../../cache/measurements.js';
+import {
+  loadBatchAccounts,
+  loadInvocations,
+  loadValidation,
+  loadWorkloadVerdicts,
+  type StoredWorkloadVerdict,
+} from '../../cache/measurements.js';
 import { loadPullRequest } from '../../cache/pull-requests.js';
 import { openStore, type Db } from '../../cache/store.js';
 import { createContext } from '../../pipeline/context.js';
@@ -19,6 +25,9 @@ import { classifyOutputSchema } from '../../pipeline/concepts/records/classify-o
 import { statementTemplateText } from '../../pipeline/concepts/leak-check.js';
 import { taskRowSchema, type TaskRow } from '../../stages/emit/row.js';
 import { validateConfig } from '../../stages/validate/config.js';
+import { accountSumMs } from '../../stages/validate/harness/account.js';
+import { ACCOUNT_SIDES, formatAccount } from '../../pipeline/concepts/measurement-account.js';
+import { runCli } from '../helpers/cli.js';
 import { measureWithHarness } from '../../stages/validate/measure-harness.js';
 import type { PairedWorkloadVerdict } from '../../stages/validate/paired/verdict.js';
 import { buildContext, readTaskFolder } from '../../tasks/replay/task-folder.js';
@@ -237,6 +246,26 @@ describe('a month of the sample repository through every stage (real Docker engi
     expect(metrics.get('docker.builds')).toBeGreaterThanOrEqual(4);
     expect(metrics.get('docker.buildMs')).toBeGreaterThan(0);
     expect(metrics.get('emit.tasks')).toBe(2);
+  });
+
+  it('records the account of each measurement, its parts summing to the measured time, and status prints it (issue 37)', async () => {
+    for (const n of MEASURED) {
+      const v = loadValidation(db, key(n))!;
+      const a = v.account!;
+      console.log(`#${n} ${formatAccount(a).join('\n    ')}`);
+      expect(Math.abs(accountSumMs(a) - a.wallMs)).toBeLessThan(1);
+      expect(Math.abs(a.wallMs - (v.protocol!['measuredMs'] as number))).toBeLessThan(100);
+      expect(a.driverMs).toBeLessThan(0.05 * a.wallMs);
+      for (const s of ACCOUNT_SIDES) for (const x of Object.values(a.sides[s])) expect(x).toBeGreaterThanOrEqual(0);
+      // per workload and side, with the batches; they add up to the sides
+      const rows = loadBatchAccounts(db, key(n));
+      expect(rows.length).toBe(harnessBatches(n).length);
+      for (const s of ACCOUNT_SIDES)
+        expect(rows.filter((r) => r.side === s).reduce((t, r) => t + r.account!.batches, 0)).toBe(a.sides[s].batches);
+    }
+    const status = await runCli(['status', '--db', join(dir, 'perfmine.db'), '--stage', 'validate', '--items']);
+    const lines = status.stdout.split('\n');
+    for (const n of MEASURED) expect(lines[lines.findIndex((l) => l.includes(key(n))) + 1]).toMatch(/^ {9}measured [\d.]+ s: setup /);
   });
 
   it('keeps the far faster fib (#101): time_fib improved, nothing else changed, tests and snapshot pass', () => {

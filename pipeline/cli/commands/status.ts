@@ -2,6 +2,8 @@ import { Ledger, type LedgerRow } from '../../../cache/ledger.js';
 import { clearRun, recentRuns, type RunRow } from '../../../cache/runs.js';
 import { openStore, schemaStatus } from '../../../cache/store.js';
 import { ExecutorJobs } from '../../../cache/executor-jobs.js';
+import { loadAccounts } from '../../../cache/measurements.js';
+import { accountTotals, formatAccount, formatTotals, sumTotals, type MeasurementAccount } from '../../concepts/measurement-account.js';
 import { ConfigError } from '../../errors.js';
 import { STAGE_NAMES, type StageName } from '../../stage.js';
 import { byReason } from '../../summary.js';
@@ -81,6 +83,12 @@ function runJson(run: RunRow) {
   };
 }
 
+/** The sum over the listed items' measurements. */
+function accountsSummary(accounts: readonly (MeasurementAccount | undefined)[]): string {
+  const listed = accounts.filter((a): a is MeasurementAccount => a !== undefined);
+  return `all ${listed.length} measurements: ${formatTotals(sumTotals(listed.map(accountTotals)))}`;
+}
+
 export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number {
   const session = openSession(globals);
   const window = resolveMonthFlag(flags.month);
@@ -132,13 +140,27 @@ export function statusCommand(flags: StatusFlags, globals: GlobalFlags): number 
     const filter = window ? { window } : {};
     if (flags.items && stage) {
       const items = ledger.list(stage, filter).map(itemJson);
-      if (session.json) printJson({ stage, window: window?.label ?? null, items });
+      // validate: where each measurement's time went (issue 37), as recorded with the validation
+      const accounts: ReadonlyMap<string, MeasurementAccount> = stage === 'validate' ? loadAccounts(db) : new Map();
+      if (session.json)
+        printJson({
+          stage,
+          window: window?.label ?? null,
+          items: items.map((it) => {
+            const account = accounts.get(it.key);
+            return account ? { ...it, account: { ...account, totals: accountTotals(account) } } : it;
+          }),
+        });
       else {
-        for (const it of items)
+        for (const it of items) {
           print(
             `${it.status.padEnd(8)} ${it.key}${it.reason ? `  ${it.reason}` : ''}${it.detail ? `  ${it.detail}` : ''}${it.lastError ? `  ${it.lastError}` : ''}`,
           );
+          const account = accounts.get(it.key);
+          if (account) for (const line of formatAccount(account)) print(`         ${line}`);
+        }
         if (items.length === 0) print('no items');
+        if (accounts.size > 1) print(accountsSummary(items.map((it) => accounts.get(it.key))));
       }
       return 0;
     }

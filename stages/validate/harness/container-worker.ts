@@ -113,10 +113,10 @@ export class ContainerHarnessWorker implements HarnessWorker {
         if ('timedOut' in read) await this.#session.kill();
         return { ok: false, message: `${this.#dead}: ${lastLines(this.#session.stderr(), 8)}` };
       }
-      const answer = readRestartAnswer(read.line);
-      if (answer.id !== null && answer.id !== id) continue;
+      const { id: answered, ...answer } = readRestartAnswer(read.line);
+      if (answered !== null && answered !== id) continue;
       if (!answer.ok) this.#dead = answer.message;
-      return answer.ok ? { ok: true } : { ok: false, message: answer.message };
+      return answer;
     }
   }
 

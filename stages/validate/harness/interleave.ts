@@ -1,5 +1,12 @@
 import { mulberry32, shuffled } from '../../../pipeline/random.js';
+import {
+  addSideAccounts,
+  emptySideAccount,
+  type MeasurementAccount,
+  type SideAccount,
+} from '../../../pipeline/concepts/measurement-account.js';
 import type { Settlement } from '../paired/sequential.js';
+import { batchShare, measurementAccount } from './account.js';
 import type {
   BatchCommand,
   BatchResult,
@@ -85,6 +92,8 @@ export interface InterleaveSettings {
   readonly warmupSeconds: number;
   /** Wall clock in ms (tests pass a fake one). */
   readonly now?: () => number;
+  /** The account's clock: monotonic, in ms (default performance.now; tests pass a fake one). */
+  readonly monotonic?: () => number;
   /** Called after each round (progress). */
   readonly onRound?: (round: number, elapsedMs: number, measuring: number) => void;
   /**
@@ -135,6 +144,8 @@ export interface SideRecord {
   /** Per round: the batch's samples, null where no batch ran or it failed. */
   readonly rounds: (readonly number[] | null)[];
   failure: SideFailure | null;
+  /** Where its batches' time went (the warm-up pass's batch included); absent from records made elsewhere. */
+  account?: SideAccount;
 }
 
 export interface WorkloadRecord {
@@ -168,9 +179,16 @@ export interface InterleavedMeasurement {
   readonly budgetExhausted: boolean;
   /** The tails of the workers' stderr, by side. */
   readonly logs: Readonly<Partial<Record<Side, string>>>;
+  /** Where the measurement's wall time went (./account.ts); absent from measurements made elsewhere. */
+  readonly account?: MeasurementAccount;
 }
 
-const emptySide = (rounds: number): SideRecord => ({ number: null, rounds: Array.from({ length: rounds }, () => null), failure: null });
+const emptySide = (rounds: number): SideRecord => ({
+  number: null,
+  rounds: Array.from({ length: rounds }, () => null),
+  failure: null,
+  account: emptySideAccount(),
+});
 
 function active(w: WorkloadRecord): boolean {
   return w.base.failure === null && w.expert.failure === null && w.settled === null;
@@ -187,13 +205,36 @@ export async function measureInterleaved(
 ): Promise<InterleavedMeasurement> {
   const now = settings.now ?? Date.now;
   const started = now();
+  // the account: what the driver times on its monotonic clock (the harness times inside a batch)
+  const monotonic = settings.monotonic ?? (() => performance.now());
+  const startedMono = monotonic();
+  const times = { workersMs: 0, workerStarts: 0, importMs: 0, selectionMs: 0, sideBySideMs: 0 };
+  const accountOf = (records: readonly WorkloadRecord[]): MeasurementAccount =>
+    measurementAccount(
+      records.map((w) => ({
+        name: w.ref.name,
+        sides: { base: w.base.account, expert: w.expert.account, calibration: w.calibration?.account },
+      })),
+      { ...times, wallMs: monotonic() - startedMono },
+    );
+  const opened = async (side: Side): Promise<HarnessWorker> => {
+    const from = monotonic();
+    try {
+      const w = await workers.open(side, signal);
+      if (w.start.event === 'ready' && w.start.import_seconds !== undefined) times.importMs += w.start.import_seconds * 1000;
+      return w;
+    } finally {
+      times.workersMs += monotonic() - from;
+      times.workerStarts += 1;
+    }
+  };
   const random = mulberry32(settings.seed);
   const open: Partial<Record<Side, HarnessWorker>> = {};
   const logs = () => Object.fromEntries(Object.entries(open).map(([side, w]) => [side, w.log()])) as Partial<Record<Side, string>>;
   let batches = 0;
   const order: string[] = [];
   try {
-    const base = (open.base = await workers.open('base', signal));
+    const base = (open.base = await opened('base'));
     const none = (expert: ReadyMessage | FatalMessage | null, calibration: ReadyMessage | FatalMessage | null): InterleavedMeasurement => ({
       base: base.start,
       expert,
@@ -206,15 +247,18 @@ export async function measureInterleaved(
       budgetExhausted: false,
       roundsPerProcess: settings.roundsPerProcess,
       logs: logs(),
+      account: accountOf([]),
     });
     if (base.start.event !== 'ready') return none(null, null);
+    const choosing = monotonic();
     const chosen = settings.choose ? await settings.choose(base, base.start, signal) : null;
+    times.selectionMs += monotonic() - choosing;
     const chosenAt = now();
     // nothing chosen (a patch that changes no code any workload runs): nothing to measure
     if (chosen !== null && chosen.size === 0) return none(null, null);
-    const expert = (open.expert = await workers.open('expert', signal));
+    const expert = (open.expert = await opened('expert'));
     if (expert.start.event !== 'ready') return none(expert.start, null);
-    const calibration = settings.calibration ? (open.calibration = await workers.open('calibration', signal)) : null;
+    const calibration = settings.calibration ? (open.calibration = await opened('calibration')) : null;
     const worker: Record<Side, HarnessWorker | null> = {
       base,
       expert,
@@ -236,11 +280,15 @@ export async function measureInterleaved(
     const refOf = (w: WorkloadRecord, side: Side) => (side === 'expert' ? expertRef.get(w.ref.name)! : w.ref);
     const record = (w: WorkloadRecord, side: Side) => (side === 'base' ? w.base : side === 'expert' ? w.expert : w.calibration!);
 
-    /** One batch of a side; its samples go to the side's round (or `into`, for duet's second base batch). */
-    const run = async (w: WorkloadRecord, side: Side, round: number | null, into?: (readonly number[] | null)[]): Promise<void> => {
+    /**
+     * One batch of a side; its samples go to the side's round (or `into`, for duet's second base
+     * batch), its time to the side's account. Returns its wall time (ms).
+     */
+    const run = async (w: WorkloadRecord, side: Side, round: number | null, into?: (readonly number[] | null)[]): Promise<number> => {
       signal?.throwIfAborted();
       const rec = record(w, side);
       const ref = refOf(w, side);
+      const from = monotonic();
       const result = await worker[side]!.batch(
         {
           benchmark: ref.benchmark,
@@ -254,13 +302,19 @@ export async function measureInterleaved(
         },
         signal,
       );
+      const wallMs = monotonic() - from;
+      rec.account = addSideAccounts(
+        rec.account ?? emptySideAccount(),
+        batchShare(result.account, wallMs, { warmUpPass: round === null, failed: !result.ok }),
+      );
       batches += 1;
       if (!result.ok) {
         rec.failure = { status: result.status, message: result.message, round };
-        return;
+        return wallMs;
       }
       if (round === null) rec.number = result.number;
       else (into ?? rec.rounds)[round] = result.samples;
+      return wallMs;
     };
 
     // warm-up pass: the base calibrates `number`, the others warm up with it
@@ -289,6 +343,7 @@ export async function measureInterleaved(
       durationMs: now() - started,
       budgetExhausted: exhausted,
       logs: logs(),
+      account: accountOf(records),
     });
     for (let r = 0; r < settings.rounds; r++) {
       const measuring = records.filter(active);
@@ -303,10 +358,16 @@ export async function measureInterleaved(
         // fresh worker processes for the next rounds, started at once (no batch runs meanwhile);
         // a side that cannot start again is done
         const alive = (['base', 'expert', 'calibration'] as const).filter((side) => worker[side] !== null);
+        const restarting = monotonic();
         const answers = await Promise.all(alive.map((side) => worker[side]!.restart(signal)));
+        times.workersMs += monotonic() - restarting;
+        times.workerStarts += alive.length;
         for (const [k, side] of alive.entries()) {
           const restarted = answers[k]!;
-          if (restarted.ok) continue;
+          if (restarted.ok) {
+            times.importMs += (restarted.importSeconds ?? 0) * 1000;
+            continue;
+          }
           for (const rec of records) {
             const sideRecord = side === 'calibration' ? rec.calibration : rec[side];
             if (sideRecord && sideRecord.failure === null)
@@ -334,7 +395,12 @@ export async function measureInterleaved(
           steps.push(`${index}:${others.map((s) => `A${SIDE_LETTER[s]}`).join('|')}`);
           for (const other of others) {
             // the base's batch and the other side's run at the same time, on their own cores
-            await Promise.all([run(w, 'base', r, other === 'calibration' ? w.calibrationBase! : undefined), run(w, other, r)]);
+            const from = monotonic();
+            const [a, b] = await Promise.all([
+              run(w, 'base', r, other === 'calibration' ? w.calibrationBase! : undefined),
+              run(w, other, r),
+            ]);
+            times.sideBySideMs += Math.max(0, a + b - (monotonic() - from));
             if (!active(w)) break;
           }
         }

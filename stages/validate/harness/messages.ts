@@ -23,6 +23,8 @@ export const readyMessage = z.object({
   protocol: z.number().int(),
   python: z.string(),
   pid: z.number().int().optional(),
+  /** Seconds the worker took to import (and discover) the suite; absent from older harnesses. */
+  import_seconds: z.number().nonnegative().optional(),
   benchmarks: z.record(z.string(), benchmarkInfo),
   workloads: z.array(workloadRef),
 });
@@ -41,6 +43,20 @@ export const startMessage = z.discriminatedUnion('event', [readyMessage, fatalMe
 export const FAILURE_STATUSES = ['skipped', 'failed', 'timeout', 'crashed', 'not-a-number', 'unknown'] as const;
 export type FailureStatus = (typeof FAILURE_STATUSES)[number];
 
+/**
+ * Where a batch's time went inside the worker, in seconds (the harness's `account`): setup
+ * (setup_cache when the batch ran it, the benchmark's instance, its setups and teardowns, those
+ * redone between samples too), the warm-up before the first sample (number's calibration
+ * included), and the timed samples. Absent from older harnesses and from `timeout` and `crashed`
+ * answers (the supervisor's, not the worker's).
+ */
+export const batchAccount = z.object({
+  setup: z.number().nonnegative(),
+  warmup: z.number().nonnegative(),
+  samples: z.number().nonnegative(),
+});
+export type BatchAccount = z.infer<typeof batchAccount>;
+
 const timeAnswer = z.object({
   id: z.number().int(),
   ok: z.literal(true),
@@ -48,6 +64,7 @@ const timeAnswer = z.object({
   samples: z.array(z.number().positive()).min(1),
   number: z.number().int().positive(),
   elapsed: z.number().nonnegative().optional(),
+  account: batchAccount.optional(),
 });
 const valueAnswer = z.object({
   id: z.number().int(),
@@ -55,6 +72,7 @@ const valueAnswer = z.object({
   kind: z.enum(['memory', 'peakmemory', 'track']),
   value: z.number(),
   elapsed: z.number().nonnegative().optional(),
+  account: batchAccount.optional(),
 });
 const failureAnswer = z.object({
   id: z.number().int().nullable(),
@@ -62,6 +80,7 @@ const failureAnswer = z.object({
   status: z.enum(FAILURE_STATUSES),
   message: z.string(),
   elapsed: z.number().nonnegative().optional(),
+  account: batchAccount.optional(),
 });
 export const batchAnswer = z.union([timeAnswer, valueAnswer, failureAnswer]);
 export type BatchAnswer = z.infer<typeof batchAnswer>;
@@ -83,10 +102,14 @@ export interface BatchCommand {
   readonly clock: 'wall' | 'cpu';
 }
 
-/** A batch's result as the driver keeps it: samples (seconds per call, or one value), or why none. */
-export type BatchResult =
+/**
+ * A batch's result as the driver keeps it: samples (seconds per call, or one value), or why none;
+ * with the harness's account of its time when the harness sent one.
+ */
+export type BatchResult = (
   | { readonly ok: true; readonly samples: readonly number[]; readonly number: number | null }
-  | { readonly ok: false; readonly status: FailureStatus; readonly message: string };
+  | { readonly ok: false; readonly status: FailureStatus; readonly message: string }
+) & { readonly account?: BatchAccount };
 
 const restartAnswer = z.union([
   z.object({
@@ -94,12 +117,13 @@ const restartAnswer = z.union([
     ok: z.literal(true),
     worker_pid: z.number().int().optional(),
     elapsed: z.number().nonnegative().optional(),
+    import_seconds: z.number().nonnegative().nullable().optional(),
   }),
   failureAnswer,
 ]);
 
-/** A restart's outcome: a fresh worker process, or why none could start. */
-export type RestartResult = { readonly ok: true } | { readonly ok: false; readonly message: string };
+/** A restart's outcome: a fresh worker process (with its suite import's seconds, when told), or why none could start. */
+export type RestartResult = { readonly ok: true; readonly importSeconds?: number } | { readonly ok: false; readonly message: string };
 
 /** The driver's reading of a restart's answer line. */
 export function readRestartAnswer(line: string): RestartResult & { readonly id: number | null } {
@@ -111,7 +135,9 @@ export function readRestartAnswer(line: string): RestartResult & { readonly id: 
   }
   const answer = restartAnswer.safeParse(parsed);
   if (!answer.success) return { id: null, ok: false, message: `unexpected answer ${line.slice(0, 200)}` };
-  return answer.data.ok ? { id: answer.data.id, ok: true } : { id: answer.data.id, ok: false, message: answer.data.message };
+  const a = answer.data;
+  if (!a.ok) return { id: a.id, ok: false, message: a.message };
+  return typeof a.import_seconds === 'number' ? { id: a.id, ok: true, importSeconds: a.import_seconds } : { id: a.id, ok: true };
 }
 
 /** The driver's reading of an answer line (a line that is not one is an `unknown` failure). */
@@ -131,10 +157,11 @@ export function readBatchAnswer(line: string): BatchResult & { readonly id: numb
       message: `unexpected answer ${line.slice(0, 200)}: ${answer.error.issues[0]?.message ?? ''}`,
     };
   const a = answer.data;
-  if (!a.ok) return { id: a.id, ok: false, status: a.status, message: a.message };
-  if (a.kind === 'time') return { id: a.id, ok: true, samples: a.samples, number: a.number };
-  if (!Number.isFinite(a.value)) return { id: a.id, ok: false, status: 'not-a-number', message: `${a.kind} value ${a.value}` };
-  return { id: a.id, ok: true, samples: [a.value], number: null };
+  const account = a.account ? { account: a.account } : {};
+  if (!a.ok) return { id: a.id, ok: false, status: a.status, message: a.message, ...account };
+  if (a.kind === 'time') return { id: a.id, ok: true, samples: a.samples, number: a.number, ...account };
+  if (!Number.isFinite(a.value)) return { id: a.id, ok: false, status: 'not-a-number', message: `${a.kind} value ${a.value}`, ...account };
+  return { id: a.id, ok: true, samples: [a.value], number: null, ...account };
 }
 
 const fingerprintAnswer = z.union([

@@ -121,7 +121,14 @@ describe('serve: misbehaving benchmarks', () => {
   });
 
   it('answers not-a-number for a track returning NaN or infinity, failed for a non-number', async () => {
-    expect(await batch('bad.track_nan')).toEqual({ id, ok: false, status: 'not-a-number', message: 'track_nan returned nan' });
+    // the worker's own failures carry its account of the batch (serve-account.test.ts)
+    expect(await batch('bad.track_nan')).toEqual({
+      id,
+      ok: false,
+      status: 'not-a-number',
+      message: 'track_nan returned nan',
+      account: { setup: expect.any(Number), warmup: 0, samples: expect.any(Number) },
+    });
     expect(await batch('bad.track_inf')).toMatchObject({ status: 'not-a-number', message: 'track_inf returned inf' });
     expect(await batch('bad.track_text')).toMatchObject({ status: 'failed', message: "track_text returned 'eleven', not a number" });
   });
@@ -135,6 +142,7 @@ describe('serve: misbehaving benchmarks', () => {
       ok: false,
       status: 'skipped',
       message: 'NotImplementedError in setup: not on this platform',
+      account: { setup: expect.any(Number), warmup: 0, samples: 0 },
     });
   });
 
