@@ -11,9 +11,11 @@ import { codeOf, diffFiles, type DiffHunk } from '../../pipeline/concepts/diff-l
  *   within a touched function's lines (the function itself, or code nested in it).
  * - A hunk at module level or in a class body (outside methods) changes code that runs at import:
  *   in a file the suite imports, every workload is selected; in one it does not import (a test, a
- *   script), none. A hunk there that only adds new definitions or imports (nothing removed but
- *   blanks and comments) changes nothing existing code runs: the functions that call the new code
- *   are changed elsewhere in the patch.
+ *   script), none. New definitions, import statements (added, removed or changed), annotations
+ *   that leave the value as it was, blanks and comments are not such code: what a workload runs
+ *   changes only where a function it calls changes, elsewhere in the patch (placeHunk).
+ * - A decorator added to a definition that exists at the base changes that definition: its
+ *   function (every method of a decorated class) is touched.
  * - A change under the benchmark directory is ignored: validate and score do not apply it (both
  *   sides run the base's suite; pipeline/concepts/measured-patch.ts).
  * - A changed file that is not Python source: compiled sources and build files select every
@@ -149,22 +151,125 @@ function onlyChangesModuleDocstring(hunk: DiffHunk): boolean {
  * they reach past the function a change is in (the blank lines after its last statement; on
  * shapely #1961 an edit of a function's last lines was taken for a module-level change).
  */
-function changedLines(
-  hunk: DiffHunk,
-): { readonly at: number; readonly side: 'added' | 'removed'; readonly text: string; readonly run: number }[] {
+function changedLines(hunk: DiffHunk): ChangedLine[] {
   let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
   let run = 0;
-  const out: { at: number; side: 'added' | 'removed'; text: string; run: number }[] = [];
-  for (const line of hunk.lines) {
+  const out: ChangedLine[] = [];
+  hunk.lines.forEach((line, index) => {
     if (line.side === 'context') {
       old += 1;
       run += 1;
     } else if (line.side === 'removed') {
-      out.push({ at: old, side: 'removed', text: line.text, run });
+      out.push({ at: old, side: 'removed', text: line.text, run, index });
       old += 1;
-    } else out.push({ at: /^\s+\S/.test(line.text) ? old - 1 : old - 0.5, side: 'added', text: line.text, run });
+    } else out.push({ at: /^\s+\S/.test(line.text) ? old - 1 : old - 0.5, side: 'added', text: line.text, run, index });
+  });
+  return out;
+}
+
+interface ChangedLine {
+  /** Where it sits in the base file (see changedLines). */
+  readonly at: number;
+  readonly side: 'added' | 'removed';
+  readonly text: string;
+  /** How many context lines come before it in the hunk: a run of changed lines shares it. */
+  readonly run: number;
+  /** Its place in the hunk's lines. */
+  readonly index: number;
+}
+
+/** The start of an import statement (`import x`, `from x import y`), or a TYPE_CHECKING guard of imports. */
+const IMPORT_START = /^(import\s|from\s+\S+\s+import\b)/;
+const TYPE_CHECKING_GUARD = /^if\s+(typing\.)?TYPE_CHECKING\s*:$/;
+
+/**
+ * The hunk's lines (by index) that belong to an import statement on their own side: the lines of
+ * `import ...` and `from ... import ...` statements, a parenthesised list or backslash
+ * continuation included, at any indentation (imports in a TYPE_CHECKING guard or a try block),
+ * and the guard's `if TYPE_CHECKING:` line. Each side is scanned with its context lines, so that
+ * a list begun on a context line is followed; a hunk that starts inside a list it cannot see the
+ * start of leaves those lines out (they count as code).
+ */
+function importLines(hunk: DiffHunk): Set<number> {
+  const members = new Set<number>();
+  for (const side of ['removed', 'added'] as const) {
+    let open = false;
+    let continued = false;
+    hunk.lines.forEach((line, index) => {
+      if (line.side !== 'context' && line.side !== side) return;
+      const code = codeOf(line.text).trim();
+      if (open || continued) {
+        members.add(index);
+        if (open && code.includes(')')) open = false;
+        continued = code.endsWith('\\');
+        return;
+      }
+      if (TYPE_CHECKING_GUARD.test(code)) members.add(index);
+      if (!IMPORT_START.test(code)) return;
+      members.add(index);
+      open = code.includes('(') && !code.includes(')');
+      continued = code.endsWith('\\');
+    });
+  }
+  return members;
+}
+
+/**
+ * A module-level annotated assignment as it runs: `NAME: TYPE = VALUE` as `NAME = VALUE`, and a
+ * bare `NAME: TYPE` as nothing (''), at column 0 only (in a class body an annotation makes a
+ * dataclass field, and an indented `key: value` line may be a dict's entry). Null: not one.
+ */
+function withoutAnnotation(text: string): string | null {
+  const code = codeOf(text).trimEnd();
+  const assigned = /^([A-Za-z_]\w*)\s*:(?!=)\s*[^=]+?\s*=(?!=)\s*(.+)$/.exec(code);
+  if (assigned) return `${assigned[1]} = ${assigned[2]}`;
+  const plain = /^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$/.exec(code);
+  if (plain) return `${plain[1]} = ${plain[2]}`;
+  return /^[A-Za-z_]\w*\s*:(?!=)\s*[^=]+$/.test(code) ? '' : null;
+}
+
+/**
+ * The hunk's module-level lines (by index) that change only annotations: removed and added
+ * assignments equal once their annotations are taken away (each matched once), and bare
+ * annotations. What the module runs is the same.
+ */
+function annotationOnlyLines(lines: readonly ChangedLine[]): Set<number> {
+  const out = new Set<number>();
+  const removed = new Map<string, number[]>();
+  for (const l of lines) {
+    const plain = l.side === 'removed' ? withoutAnnotation(l.text) : null;
+    if (plain === '') out.add(l.index);
+    else if (plain !== null) removed.set(plain, [...(removed.get(plain) ?? []), l.index]);
+  }
+  for (const l of lines) {
+    if (l.side !== 'added') continue;
+    const plain = withoutAnnotation(l.text);
+    if (plain === '') out.add(l.index);
+    if (!plain) continue;
+    const match = removed.get(plain);
+    if (!match || match.length === 0) continue;
+    out.add(l.index);
+    out.add(match.shift()!);
   }
   return out;
+}
+
+/** The definition an added decorator decorates when that definition exists at the base: the base line of the hunk's next existing line, when that is a `def`, `class` or decorator. */
+function decoratedBaseLine(hunk: DiffHunk, line: ChangedLine): number | null {
+  let old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
+  for (let i = 0; i < hunk.lines.length; i++) {
+    const l = hunk.lines[i]!;
+    if (i > line.index) {
+      if (l.side === 'removed') return null;
+      if (l.side === 'added') {
+        if (/^\s*@/.test(codeOf(l.text))) continue;
+        return null;
+      }
+      return /^\s*(def |async def |class |@)/.test(codeOf(l.text)) ? old : null;
+    }
+    if (l.side !== 'added') old += 1;
+  }
+  return null;
 }
 
 /** The innermost `def` whose lines hold line `at`. */
@@ -180,19 +285,39 @@ function functionAt(at: number, outline: readonly OutlineSpan[]): OutlineSpan | 
 /**
  * The functions a hunk changes, each changed line placed on its own (a hunk may run across
  * several functions: networkx #8715 rewrote the end of one and the helpers after it in one hunk
- * of 305 lines), and the first module-level line it changes that is code: not blank, not a
- * comment, and not a definition or import it adds (a new `def`, `class`, decorator or import
- * line, or an indented line of a new definition's body).
+ * of 305 lines), and the first module-level line it changes that is code. Not code: blank lines,
+ * comments, a definition it adds (a new `def`, `class`, decorator, or an indented line of a new
+ * definition's body), the lines of import statements it adds, removes or changes (what a
+ * workload runs is the code of the functions it calls: a function that uses a name the patch
+ * imports is changed elsewhere in the patch), and module-level annotations it adds, removes or
+ * changes where the value assigned stays the same. A decorator added to a definition that exists
+ * at the base changes that definition (every method of a class it decorates): those functions
+ * are touched, the rest of the module is not.
  */
 function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions: OutlineSpan[]; moduleLevel: number | null } {
   const functions: OutlineSpan[] = [];
+  const touch = (fn: OutlineSpan) => {
+    if (!functions.includes(fn)) functions.push(fn);
+  };
   let moduleLevel: number | null = null;
+  const lines = changedLines(hunk);
+  const imports = importLines(hunk);
+  const annotations = annotationOnlyLines(lines.filter((l) => functionAt(l.at, outline) === null));
   // the run of added lines a new module-level definition opened: its body is its own, not the
   // function before it (an indented added line otherwise goes with the base line before it)
   let newDefinition: number | null = null;
-  for (const line of changedLines(hunk)) {
+  for (const line of lines) {
     const code = codeOf(line.text);
     const closing = /^[)\]}]+(\s*->\s*[^:]+)?\s*:?\s*$/.test(code);
+    if (line.side === 'added' && /^\s*@/.test(code)) {
+      const decorated = decoratedBaseLine(hunk, line);
+      if (decorated !== null) {
+        const spans = definitionsAt(decorated, outline);
+        if (spans === null) moduleLevel ??= Math.ceil(line.at);
+        else spans.forEach(touch);
+        continue;
+      }
+    }
     if (line.side === 'added' && /^(def |async def |class |@)/.test(code)) {
       newDefinition = line.run;
       continue;
@@ -201,16 +326,33 @@ function placeHunk(hunk: DiffHunk, outline: readonly OutlineSpan[]): { functions
     newDefinition = null;
     const fn = functionAt(line.at, outline);
     if (fn) {
-      if (!functions.includes(fn)) functions.push(fn);
+      touch(fn);
       continue;
     }
-    if (code.trim() === '') continue;
-    if (line.side === 'added' && (/^\s/.test(code) || /^(import |from \S+ import )/.test(code))) continue;
+    if (code.trim() === '' || imports.has(line.index) || annotations.has(line.index)) continue;
+    if (line.side === 'added' && /^\s/.test(code)) continue;
     // brackets closing a statement begun on another line are that statement's, placed by its first line
     if (line.side === 'added' && closing) continue;
     moduleLevel ??= Math.ceil(line.at);
   }
   return { functions, moduleLevel };
+}
+
+/**
+ * The functions a definition whose header holds base line `at` (a decorator, or its `def` or
+ * `class` line) makes: the function itself, or every method of a class (the innermost definition
+ * holding the line); null when no definition holds it.
+ */
+function definitionsAt(at: number, outline: readonly OutlineSpan[]): OutlineSpan[] | null {
+  let best: OutlineSpan | null = null;
+  for (const span of outline) {
+    if (span[2] > at || span[3] < at) continue;
+    if (best === null || span[2] > best[2] || (span[2] === best[2] && span[3] - span[2] < best[3] - best[2])) best = span;
+  }
+  if (best === null) return null;
+  if (best[0] === 'def') return [best];
+  const cls = best;
+  return outline.filter((span) => span[0] === 'def' && span[2] >= cls[2] && span[3] <= cls[3]);
 }
 
 /**

@@ -161,6 +161,57 @@ describe('selecting workloads by coverage', () => {
     expect(selectWorkloads(input(multiline))).toMatchObject({ mode: 'coverage', selected: [] });
   });
 
+  it('a decorator added to a definition that exists selects what runs that definition (lru_cache on helper used to select nothing)', () => {
+    const cached = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -2,2 +2,3 @@\n \n+@functools.lru_cache(maxsize=None)\n def helper(x):\n     return x + 1\n')),
+    );
+    expect(cached).toMatchObject({ mode: 'coverage', selected: ['bench.time_add', 'bench.time_helper'] });
+    expect(cached.touched.map((t) => t.name)).toEqual(['helper']);
+    // on a class: every method of it; on a method, among its decorators: that method
+    const onClass = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -8,2 +8,3 @@\n \n+@dataclasses.dataclass(frozen=True)\n class Ops:\n     @staticmethod\n')),
+    );
+    expect(onClass).toMatchObject({ mode: 'coverage', selected: ['bench.time_mul'] });
+    expect(onClass.touched.map((t) => t.name)).toEqual(['Ops.mul']);
+    const onMethod = selectWorkloads(input(patch('pkg/core.py', '@@ -10,1 +10,2 @@\n+    @functools.cache\n     @staticmethod\n')));
+    expect(onMethod.touched.map((t) => t.name)).toEqual(['Ops.mul']);
+    // a decorator of a new definition is that definition's (nothing existing changes)
+    const onNew = selectWorkloads(
+      input(patch('pkg/core.py', '@@ -15,0 +16,4 @@\n+\n+@functools.cache\n+def square(a):\n+    return a * a\n')),
+    );
+    expect(onNew).toMatchObject({ mode: 'coverage', selected: [] });
+  });
+
+  it('imports added, removed or changed, and annotations that leave the value as it was, do not widen to the whole suite', () => {
+    const body = '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return operator.add(helper(a), b)\n';
+    const importChanged = selectWorkloads(
+      input(patch('pkg/core.py', `@@ -1,2 +1,2 @@\n-import math\n+import math, operator\n from pkg.consts import LIMIT\n${body}`)),
+    );
+    expect(importChanged).toMatchObject({ mode: 'coverage', selected: ['bench.time_add'] });
+    const consts = (hunks: string) => selectWorkloads(input(patch('pkg/consts.py', hunks)));
+    // a parenthesised list, one name changed; imports under a TYPE_CHECKING guard; an import removed
+    expect(consts('@@ -1,4 +1,4 @@\n from os.path import (\n     join,\n-    exists,\n+    isdir,\n )\n').mode).toBe('coverage');
+    expect(consts('@@ -1,0 +1,3 @@\n+from typing import TYPE_CHECKING\n+if TYPE_CHECKING:\n+    from numpy import ndarray\n').mode).toBe(
+      'coverage',
+    );
+    expect(consts('@@ -1,2 +1,1 @@\n-import os, \\\n-    sys\n+import os\n').mode).toBe('coverage');
+    // annotations: added, changed, or bare, the value the same
+    expect(consts('@@ -1,1 +1,1 @@\n-LIMIT = 10\n+LIMIT: int = 10\n').mode).toBe('coverage');
+    expect(consts('@@ -1,1 +1,2 @@\n-LIMIT: int = 10\n+LIMIT: Final[int] = 10\n+COUNT: int\n').mode).toBe('coverage');
+    // still the whole suite: a value changed with its annotation, a class body's annotation (a dataclass field),
+    // a call at import, and a list whose start the hunk does not show
+    for (const hunks of [
+      '@@ -1,1 +1,1 @@\n-LIMIT: int = 10\n+LIMIT: int = 20\n',
+      '@@ -2,1 +2,1 @@\n-    size = 0\n+    size: int = 0\n',
+      '@@ -1,0 +1,1 @@\n+register(LIMIT)\n',
+      '@@ -3,2 +3,2 @@\n     join,\n-    exists,\n+    isdir,\n',
+    ])
+      expect(consts(hunks), hunks).toMatchObject({
+        mode: 'all',
+        reason: expect.stringMatching(/module-level code changed in pkg\/consts\.py/),
+      });
+  });
+
   it('places each changed line of a hunk that runs across functions (networkx #8715: one hunk of 305 lines)', () => {
     // the end of helper, the blank line between, and add's signature, in one run of changed lines
     const across = selectWorkloads(
