@@ -2020,9 +2020,10 @@ def new_account():
     """A batch's account, in seconds: setup (setup_cache when this batch runs it, the benchmark's
     fresh instance with its setup_cache value, its setups and teardowns, those redone between
     samples included), warmup (the warm-up before the first sample, number's calibration
-    included) and samples (the timed samples, their timeit loops included; a mem, track or
-    peakmem benchmark's one call or process). What the worker does besides (its working
-    directory, the answer) is not counted: the driver's wall time minus these is the overhead."""
+    included) and samples (the timed samples, their timeit loops included, and a timeraw
+    sample's fresh interpreter; a mem, track or peakmem benchmark's one call or process). What
+    the worker does besides (its working directory, the answer) is not counted: the driver's
+    wall time minus these is the overhead."""
     return {"setup": 0.0, "warmup": 0.0, "samples": 0.0}
 
 

@@ -264,6 +264,7 @@ describe('a month of the sample repository through every stage (real Docker engi
         expect(rows.filter((r) => r.side === s).reduce((t, r) => t + r.account!.batches, 0)).toBe(a.sides[s].batches);
     }
     const status = await runCli(['status', '--db', join(dir, 'perfmine.db'), '--stage', 'validate', '--items']);
+    console.log(status.stdout); // for the record: what a user sees
     const lines = status.stdout.split('\n');
     for (const n of MEASURED) expect(lines[lines.findIndex((l) => l.includes(key(n))) + 1]).toMatch(/^ {9}measured [\d.]+ s: setup /);
   });

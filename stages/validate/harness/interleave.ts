@@ -250,9 +250,12 @@ export async function measureInterleaved(
       account: accountOf([]),
     });
     if (base.start.event !== 'ready') return none(null, null);
-    const choosing = monotonic();
-    const chosen = settings.choose ? await settings.choose(base, base.start, signal) : null;
-    times.selectionMs += monotonic() - choosing;
+    let chosen: ReadonlySet<string> | null = null;
+    if (settings.choose) {
+      const choosing = monotonic();
+      chosen = await settings.choose(base, base.start, signal);
+      times.selectionMs += monotonic() - choosing;
+    }
     const chosenAt = now();
     // nothing chosen (a patch that changes no code any workload runs): nothing to measure
     if (chosen !== null && chosen.size === 0) return none(null, null);
