@@ -66,9 +66,6 @@ export interface TaskProvenance {
   readonly leakCheckBasis: string;
 }
 
-/** The text files every task folder has, besides perfmine's files and the sealed history. */
-export const TASK_FILES = TASK_TEXT_FILES;
-
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
@@ -345,7 +342,7 @@ export function scoreScript(row: TaskRow): string {
 
 /** Every text file of the folder by its path (the sealed history's bundles are the blobs beside it). */
 export function taskFiles(input: TaskFileInput): Record<string, string> {
-  const named: Record<(typeof TASK_FILES)[number], string> = {
+  const named: Record<(typeof TASK_TEXT_FILES)[number], string> = {
     Dockerfile: taskDockerfile(input),
     'docker_build.sh': withNewline(input.row.build_script),
     'expert.patch': input.row.patch,

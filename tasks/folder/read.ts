@@ -36,12 +36,16 @@ export class TaskFolderError extends ItemError {
   }
 }
 
-/** A regular file of a folder on disk: its mode and digest. */
-export interface FolderFile {
+/** A regular file of a folder on disk: its path and mode. */
+export interface ListedFile {
   /** Path relative to the folder, with `/`. */
   readonly path: string;
   readonly absolute: string;
   readonly mode: number;
+}
+
+/** A listed file with its SHA-256 (what a folder's digest is made of). */
+export interface FolderFile extends ListedFile {
   readonly sha256: string;
 }
 
@@ -55,22 +59,26 @@ export interface FolderSource {
   readonly paths: readonly string[];
 }
 
-/** Every regular file under a folder but replays/ (symbolic links and other kinds are left out), sorted. */
-export function listFolderFiles(dir: string): FolderFile[] {
-  const out: FolderFile[] = [];
+/** Every regular file under a folder but replays/ (symbolic links and other kinds are left out), sorted; nothing is read. */
+export function listFolderFiles(dir: string): ListedFile[] {
+  const out: ListedFile[] = [];
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const absolute = join(entry.parentPath, entry.name);
     const path = relative(dir, absolute).split('\\').join('/');
     if (path === REPLAYS_DIR || path.startsWith(`${REPLAYS_DIR}/`)) continue;
-    const mode = lstatSync(absolute).mode & 0o777;
-    out.push({ path, absolute, mode, sha256: createHash('sha256').update(readFileSync(absolute)).digest('hex') });
+    out.push({ path, absolute, mode: lstatSync(absolute).mode & 0o777 });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
-/** A folder on disk, with its files listed (mode, digest) once. */
-export function diskSource(path: string): FolderSource & { readonly dir: string; readonly files: readonly FolderFile[] } {
+/** The files with their SHA-256, read whole (the sealed history's bundles included): only for what needs the digest. */
+export function hashedFiles(files: readonly ListedFile[]): FolderFile[] {
+  return files.map((f) => ({ ...f, sha256: createHash('sha256').update(readFileSync(f.absolute)).digest('hex') }));
+}
+
+/** A folder on disk, its files listed once (paths and modes; a file is read only when asked for). */
+export function diskSource(path: string): FolderSource & { readonly dir: string; readonly files: readonly ListedFile[] } {
   const dir = resolve(path);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new TaskFolderError(dir, null, 'not a directory');
   const files = listFolderFiles(dir);

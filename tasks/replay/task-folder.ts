@@ -1,6 +1,6 @@
 import { folderDigest } from '../../pipeline/concepts/replay-files.js';
 import type { TarEntry } from '../../pipeline/services/tar.js';
-import { benchTaskOf, diskSource, readTaskFolderContents, type FolderFile } from '../folder/index.js';
+import { benchTaskOf, diskSource, hashedFiles, readTaskFolderContents, type FolderFile } from '../folder/index.js';
 import type { RecordedWorkload } from './rule.js';
 
 /**
@@ -44,6 +44,7 @@ export function readTaskFolder(path: string): TaskFolder {
   const task = benchTaskOf(folder);
   const { metadata } = folder;
   const pythonVersion = metadata.environment.python_version ?? null;
+  const files = hashedFiles(source.files);
   return {
     dir: source.dir,
     instanceId: metadata.instance_id,
@@ -66,8 +67,8 @@ export function readTaskFolder(path: string): TaskFolder {
     })),
     dockerfile: folder.dockerfile,
     expertPatch: folder.expertPatch,
-    files: source.files,
-    digest: folderDigest(source.files.map((f) => [f.path, f.sha256] as const)),
+    files,
+    digest: folderDigest(files.map((f) => [f.path, f.sha256] as const)),
   };
 }
 

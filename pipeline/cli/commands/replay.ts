@@ -6,8 +6,7 @@ import { ReplayStore } from '../../../cache/replays.js';
 import { openStore } from '../../../cache/store.js';
 import { machineLine, type ReplayRecord } from '../../concepts/records/replay-record.js';
 import { replayTask, type TaskReplay } from '../../../tasks/replay/replay-task.js';
-import { taskFoldersOf, TaskFolderError } from '../../../tasks/folder/index.js';
-import { readTaskFolder } from '../../../tasks/replay/task-folder.js';
+import { benchTaskOf, diskSource, readTaskFolderContents, taskFoldersOf, TaskFolderError } from '../../../tasks/folder/index.js';
 import { ConfigError, EXIT, ItemError } from '../../errors.js';
 import { perfmineVersion } from '../../package-root.js';
 import { DockerService } from '../../services/docker.js';
@@ -62,13 +61,13 @@ export async function runReplay(path: string, flags: ReplayFlags, globals: Globa
     throw new ConfigError(`replay: ${resolve(path)} is neither a task folder (metadata.json, Dockerfile) nor a directory of them`, {
       reason: 'usage',
     });
-  // every folder read first (the one reader), before Docker or the store is touched: a single
+  // every folder read first (its JSON and texts; its files are hashed once, by the replay), before Docker or the store is touched: a single
   // folder that cannot be read is a user error; in a month directory it is listed and skipped
   const unreadable: { dir: string; reason: string; message: string }[] = [];
   const readable: string[] = [];
   for (const dir of folders) {
     try {
-      readTaskFolder(dir);
+      benchTaskOf(readTaskFolderContents(diskSource(dir)));
       readable.push(dir);
     } catch (error) {
       if (!(error instanceof TaskFolderError)) throw error;
