@@ -24,9 +24,16 @@ task.json (written into task images by perfmine; every value can be overridden b
     {"base_commit": SHA, "asv_config": "asv.conf.json" (relative to the repository), "repo": "/repo" (optional),
      "build_script": "/perfmine/docker_build.sh", "python": "python3.11" or null,
      "protocol": {validate.harness's keys: rounds, samples, roundsPerProcess, clock, cpus,
-                  warmupSeconds, batchTimeoutSeconds, hashSeed, seed, adaptive {looks,
-                  earlyAlphaShare, futility}; and timeBudgetSeconds, env {NAME: value},
-                  paired {validate.paired's keys}}}
+                  warmupSeconds, interleave, plan, calibrationRounds, batchTimeoutSeconds,
+                  hashSeed, seed, adaptive {looks, earlyAlphaShare, futility}; and
+                  timeBudgetSeconds, env {NAME: value}, paired {validate.paired's keys}}}
+    (interleave: "sample" (default) or "batch"; plan: "cost" (default: each round measures the
+    workloads whose share of the time budget, by what each has cost so far, allows another round,
+    every one at least the verdict's minPairs rounds) or "even" (every workload every round until
+    the budget); calibrationRounds: the rounds the calibration worker takes part in, default 10,
+    null every round. A protocol with rounds but without one of these, from before the setting,
+    means "batch", "even" or every round: what it was measured with. timeBudgetSeconds: 600 by
+    default, validate's for its harness)
 
 list: the workloads of the working tree's suite, named exactly as asv and validate name them
     (`bench_core.TimeIsPrime.time_is_prime(100003)`), one per line; --json: a list of
@@ -63,7 +70,12 @@ compare: the working tree, as installed in the image now, against the base commi
     Measurement: three warm harness workers as local processes (`serve`): the base (venv
     python), the working tree (the image's python) and a second base for base/base calibration,
     interleaved round by round as validate does (perfmine_bench_interleave.py), CPU time of the
-    workers by default, all pinned to the last CPU. Verdict: validate's paired verdict
+    workers by default, all pinned to the last CPU; the sides take turns sample by sample
+    (interleave "sample": each round a one-sample batch per side, `samples` times, each time in a
+    new random order) or batch by batch ("batch"); the calibration worker takes part in the first
+    calibrationRounds rounds; within the time budget the rounds are planned by each workload's
+    cost (plan "cost": an expensive workload may get fewer rounds than the others, never fewer
+    than the verdict's minPairs). Verdict: validate's paired verdict
     (perfmine_bench_stats.py) with validate's options. Per workload: speedup = base time /
     working time (exp of minus the median over rounds of log(working/base)); its 95% interval
     from Student's t around that median log ratio with the verdict's moderated noise and degrees
@@ -129,9 +141,13 @@ DEFAULT_BUILD_SCRIPT = "/perfmine/docker_build.sh"
 THREAD_ENV = {n: "1" for n in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
 DEFAULT_PROTOCOL = {
     "rounds": 20, "samples": 5, "roundsPerProcess": 1, "clock": "cpu", "cpus": "auto", "warmupSeconds": 0.02,
-    "batchTimeoutSeconds": None, "hashSeed": "0", "seed": None, "mode": "alternate",
-    "adaptive": stats.DEFAULT_ADAPTIVE, "paired": stats.DEFAULT_PAIRED, "timeBudgetSeconds": 4 * 3600, "env": THREAD_ENV,
+    "batchTimeoutSeconds": None, "hashSeed": "0", "seed": None, "mode": "alternate", "interleave": "sample",
+    "plan": "cost", "calibrationRounds": 10,
+    "adaptive": stats.DEFAULT_ADAPTIVE, "paired": stats.DEFAULT_PAIRED, "timeBudgetSeconds": 600, "env": THREAD_ENV,
 }
+#: What a task's protocol recorded before each setting existed was measured with (validate's
+#: protocol then): batch by batch, every workload every round, the calibration in every round.
+BEFORE_SETTING = {"interleave": "batch", "plan": "even", "calibrationRounds": None}
 INTERVAL_METHOD = "Student t around the median log ratio over rounds, with the verdict's moderated noise and degrees of freedom"
 OUTPUT_REASON = {"failed-on-expert": "failed-on-working"}
 
@@ -736,6 +752,9 @@ def resolve_protocol(task, args):
     if unknown:
         say("task.json protocol: ignoring unknown keys {}".format(", ".join(unknown)))
     p = {k: given.get(k, v) for k, v in DEFAULT_PROTOCOL.items()}
+    for key, before in BEFORE_SETTING.items():
+        if "rounds" in given and key not in given:
+            p[key] = before  # a task's protocol from before the setting: what it was measured with
     p["adaptive"] = dict(stats.DEFAULT_ADAPTIVE, **(given.get("adaptive") or {}))
     p["paired"] = dict(stats.DEFAULT_PAIRED, **(given.get("paired") or {}))
     for flag, key in (("rounds", "rounds"), ("samples", "samples"), ("rounds_per_process", "roundsPerProcess"),
@@ -749,6 +768,14 @@ def resolve_protocol(task, args):
         raise BenchError(EXIT_USAGE, "rounds must be at least 3 (the verdict needs {} pairs)".format(p["paired"]["minPairs"]))
     if p["clock"] not in ("cpu", "wall"):
         raise BenchError(EXIT_USAGE, "clock must be cpu or wall")
+    if p["interleave"] not in ("sample", "batch"):
+        raise BenchError(EXIT_USAGE, "interleave must be sample or batch, not {!r}".format(p["interleave"]))
+    if p["plan"] not in ("cost", "even"):
+        raise BenchError(EXIT_USAGE, "plan must be cost or even, not {!r}".format(p["plan"]))
+    bound = p["calibrationRounds"]
+    if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 3):
+        raise BenchError(EXIT_USAGE, "calibrationRounds must be null (every round) or at least 3 (the calibration needs "
+                         "pairs), not {!r}".format(bound))
     p["adaptive"]["looks"] = [n for n in p["adaptive"]["looks"] if n < p["rounds"]]
     if p["seed"] is None:
         p["seed"] = int.from_bytes(os.urandom(4), "big") % (2 ** 31)
@@ -792,6 +819,8 @@ def measure(base, working, config, suite_dir, bench, p, log_dir=None):
         "rounds": p["rounds"], "roundsPerProcess": p["roundsPerProcess"], "samples": p["samples"], "calibration": True,
         "seed": p["seed"], "budgetSeconds": p["timeBudgetSeconds"], "batchTimeoutSeconds": p["batchTimeoutSeconds"],
         "clock": p["clock"], "warmupSeconds": p["warmupSeconds"], "looks": p["adaptive"]["looks"],
+        "interleave": p["interleave"], "plan": p["plan"], "calibrationRounds": p["calibrationRounds"],
+        "minRounds": p["paired"]["minPairs"],
     }
 
     def on_round(done, elapsed, measuring):
@@ -862,8 +891,9 @@ def compare_text(r):
          "  working tree: a copy of its files (tracked, and untracked ones that are not ignored) built with the "
          "task's build script into its own venv"),
         "  base built in {}; measured in {}: {} rounds of {} samples, 3 workers (base, working tree, base again for "
-        "calibration) interleaved, {} clock, seed {}{}".format(
+        "calibration) interleaved {}, {} clock, seed {}{}".format(
             fmt.seconds(r["build"]["seconds"]), fmt.seconds(m["seconds"]), m["rounds"], r["protocol"]["samples"],
+            "sample by sample" if r["protocol"].get("interleave") == "sample" else "batch by batch",
             r["protocol"]["clock"], m["seed"], ", time budget reached" if m["budget_exhausted"] else ""),
         "",
     ]
@@ -1044,7 +1074,7 @@ def parser():
     c.add_argument("--clock", choices=["cpu", "wall"], default=None)
     c.add_argument("--cpus", default=None, help="auto (the last CPU), none, or a list such as 1 or 2,3")
     c.add_argument("--seed", type=int, default=None, help="seed of the random orders")
-    c.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="measurement time limit (default 4 h)")
+    c.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="measurement time limit (default 600 s, validate's)")
     c.add_argument("--out", default=None, metavar="FILE", help="also write the JSON report to FILE")
     c.add_argument("--keep", action="store_true", help="keep the base copy and its venv (their path is printed)")
     c.add_argument("--rebuild-working", action="store_true",

@@ -5,17 +5,31 @@ ported to Python, with the harness's `serve` workers as local processes instead 
 Alternate mode, as validate's default: base, working tree ("expert" in validate's words and in the
 data) and a second base for calibration are warm worker processes, and the driver visits them
 batch by batch in a randomized order. Round-major: each round visits every workload still
-measured, in a random order, and for each runs one batch per side in a random order. Before the
-rounds, a warm-up pass per workload: the base calibrates asv's `number` and warms up, the other
-sides warm up with that number, and every later batch of every side uses it (the warm-up batches
-are not evidence). Every `roundsPerProcess` rounds all workers are replaced by fresh processes. A
-workload that fails on the base is measured no further; one that fails on the working side too; a
-calibration failure only ends its calibration. No round starts once the rounds so far plus one more
-would pass the time budget. Interim looks (adaptive sampling) stop workloads whose verdict is
-settled. The random orders come from the pipeline's mulberry32, so a seed gives validate's order
-(with three workers).
+measured, in a random order, and for each runs one batch per side in a random order. With
+`interleave` "sample" (validate's default since it has the setting; absent here: "batch") the
+sides take turns sample by sample instead: a round is `samples` turns of a one-sample batch per
+side, each turn in a new random order (the warm-up seconds before the first turn only), whose
+samples add up to the side's batch of the round (`3:BAC/CAB/...` in the order); a side that fails
+part-way loses that round's samples. Before the rounds, a warm-up pass per workload: the base
+calibrates asv's `number` and warms up, the other sides warm up with that number, and every later
+batch of every side uses it (the warm-up batches are not evidence). Every `roundsPerProcess`
+rounds all workers are replaced by fresh processes. A workload that fails on the base is measured
+no further; one that fails on the working side too; a calibration failure only ends its
+calibration. A single-value benchmark (mem, peakmem, track: no `number`) answers one value a batch
+and keeps batch turns by sample too. With `calibrationRounds` N (absent or None: every round) the
+calibration worker takes part in the first N rounds only, then it is closed (its log's tail kept)
+and the rounds measure base and working side. The time budget, by `plan`: "even" (absent) stops
+the rounds once the rounds so far plus one more would pass it; "cost" (validate's default since it
+has the setting) gives each round the workloads whose share of the budget, by what each has cost so
+far, allows another round (every one at least `minRounds` rounds, absent the first interim look,
+else 6; perfmine-bench gives the verdict's minPairs, as validate does: water-filling,
+next_round below) and stops once the next round of those would pass it; a workload left out of a
+round counts it (`leftOut`). Interim looks (adaptive sampling) stop workloads whose verdict is
+settled. The random orders are the pipeline's mulberry32's, so a seed gives validate's order (with
+three workers).
 
-What a verifier adds (perfmine_verify.py), each by a setting:
+What a verifier adds (perfmine_verify.py), each by a setting (accounts, warmupCalls and values count
+or keep something per batch and need interleave "batch"; the verifier measures batch by batch):
   - `reference`: a fourth worker, the task's expert patch, measured beside the agent's change so
     that the reward compares the two on the same machine at the same time; like calibration, its
     failure ends only its own measurement (a fourth worker changes the random draws);
@@ -316,9 +330,11 @@ def active(w):
     return w["base"]["failure"] is None and w["expert"]["failure"] is None and w["settled"] is None
 
 
-def sides_of(w):
+def sides_of(w, calibrating=True):
+    """The sides of a workload's round (calibrating: whether the round is one of the calibration's)."""
     cal = w["calibration"]
-    sides = ["base", "expert", "calibration"] if cal is not None and cal["failure"] is None else ["base", "expert"]
+    sides = ["base", "expert", "calibration"] if calibrating and cal is not None and cal["failure"] is None \
+        else ["base", "expert"]
     ref = w.get("reference")
     return sides + ["reference"] if ref is not None and ref["failure"] is None else sides
 
@@ -329,30 +345,136 @@ def versions_of(start):
     return {name: entry.get("version") for name, entry in start["benchmarks"].items()}
 
 
+#: The verifier's settings that count or keep something per batch: they need whole batches.
+BATCH_ONLY = ("accounts", "warmupCalls", "values")
+
+
+def interleave_of(settings):
+    """What the sides take turns by: "batch" (absent) or "sample"; ValueError for anything else, or for
+    "sample" with a setting that needs whole batches (BATCH_ONLY)."""
+    how = settings.get("interleave") or "batch"
+    if how not in ("batch", "sample"):
+        raise ValueError("interleave must be batch or sample, not {!r}".format(how))
+    bad = [key for key in BATCH_ONLY if settings.get(key)]
+    if how == "sample" and bad:
+        raise ValueError("interleave sample cannot be combined with {}: they count or keep per batch and need whole "
+                         "batches (interleave batch)".format(", ".join(bad)))
+    return how
+
+
+def restarts_from(start, stop, rounds_per_process):
+    """How many of rounds [start, stop) start with fresh worker processes (every roundsPerProcess-th but the first)."""
+    def up_to(n):
+        return 0 if n <= 0 else (n - 1) // rounds_per_process
+    return max(0, up_to(stop) - up_to(max(start, 1)))
+
+
+def plan_of(settings):
+    """How the time budget is spent: "even" (absent) or "cost"; ValueError for anything else."""
+    plan = settings.get("plan") or "even"
+    if plan not in ("cost", "even"):
+        raise ValueError("plan must be cost or even, not {!r}".format(plan))
+    return plan
+
+
+def calibration_rounds_of(settings):
+    """The rounds the calibration worker takes part in: None (absent) for every round, else an int >= 0."""
+    n = settings.get("calibrationRounds")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+        raise ValueError("calibrationRounds must be null or a whole number of rounds, not {!r}".format(n))
+    return n
+
+
+# ---------------------------------------------------------------- the round plan (stages/validate/harness/plan.ts)
+# Which of the workloads still measured the next round measures (plan "cost"), from what each has
+# cost so far and the time budget left: water-filling over time. Each workload would cost, to the
+# last round, what it has spent plus its mean round cost for every round left; when those costs do
+# not fit in what the workloads have spent plus the budget left, each gets at most a level L of
+# time, the level at which the capped costs fit exactly. A workload takes the next round if it
+# still fits under L, or if it has fewer than `min_rounds` rounds (settings' minRounds). The
+# sums are plain left-to-right additions, as the TypeScript's (Python's sum() of floats is
+# compensated since 3.12), so that both decide alike. A planned workload: {"name", "spentMs" (wall
+# time of its rounds' batches, every side), "rounds" (rounds it took part in), "roundsLeft"}.
+
+
+def _added(values):
+    total = 0
+    for x in values:
+        total = total + x
+    return total
+
+
+def water_level(costs, total):
+    """The level L with sum(min(x, L)) = total (inf when everything fits)."""
+    if _added(costs) <= total:
+        return math.inf
+    ordered = sorted(costs)
+    below = 0
+    for i, x in enumerate(ordered):
+        level = (total - below) / (len(ordered) - i)
+        if level <= x:
+            return level
+        below = below + x
+    return math.inf
+
+
+def _round_cost(w):
+    return w["spentMs"] / w["rounds"] if w["rounds"] > 0 else None
+
+
+def next_round(workloads, budget_left_ms, min_rounds):
+    """The names the next round measures."""
+    whole = [w["spentMs"] + (0 if _round_cost(w) is None else _round_cost(w)) * w["roundsLeft"] for w in workloads]
+    available = _added(w["spentMs"] for w in workloads) + max(0, budget_left_ms)
+    level = water_level(whole, available)
+    return {
+        w["name"] for w in workloads
+        if _round_cost(w) is None or w["rounds"] < min_rounds or w["spentMs"] + _round_cost(w) <= level
+    }
+
+
+def expected_round_ms(workloads):
+    """The time the next round of these workloads is expected to take (their mean round costs), ms."""
+    return _added(0 if _round_cost(w) is None else _round_cost(w) for w in workloads)
+
+
 def measure_interleaved(open_side, settings, on_round=None, after_open=None, settle=None):
     """open_side(side) -> a started worker (LocalWorker's interface). settings: rounds,
     roundsPerProcess, samples, calibration, seed, budgetSeconds, batchTimeoutSeconds, clock,
-    warmupSeconds, looks; and a verifier's reference, accounts, numberPerSide, warmupCalls (see
-    the module's docstring). after_open(workers) may raise to stop before any batch (the import
-    check); settle(measurement) -> {name: "changed" | "unchanged"} at the looks."""
+    warmupSeconds, looks, interleave ("batch", the default, or "sample"), plan ("even", the default,
+    or "cost"), calibrationRounds (None, the default: every round); and a verifier's
+    reference, accounts, numberPerSide, warmupCalls, values, extend (see the module's docstring;
+    accounts, warmupCalls and values need interleave "batch": ValueError otherwise).
+    after_open(workers) may raise to stop before any batch (the import check); settle(measurement)
+    -> {name: "changed" | "unchanged"} at the looks."""
     started = time.monotonic()
     random = mulberry32(settings["seed"])
     accounts = settings.get("accounts") or {}
+    by_sample = interleave_of(settings) == "sample"
+    by_cost = plan_of(settings) == "cost"
+    calibration_rounds = calibration_rounds_of(settings)
     opened = {}
+    # the stderr tails of workers closed before the end (the calibration worker after its rounds)
+    closed_logs = {}
     state = {"batches": 0}
     startup = {}
     order = []
 
-    def result(starts, records, done, exhausted):
-        return {
+    def result(starts, records, done, exhausted, measured=True):
+        """measured: False when a worker could not start (as validate's, without calibrationRounds)."""
+        out = {
             "base": starts[0], "expert": starts[1], "calibration": starts[2],
             "reference": starts[3] if len(starts) > 3 else None, "workloads": records,
             "rounds": done, "roundsPerProcess": settings["roundsPerProcess"], "order": order,
             "batches": state["batches"], "durationSeconds": time.monotonic() - started, "budgetExhausted": exhausted,
             "baseVersions": versions_of(starts[0]), "expertVersions": versions_of(starts[1]),
             "referenceVersions": versions_of(starts[3]) if len(starts) > 3 else {},
-            "startup": startup, "logs": {side: w.log() for side, w in opened.items()},
+            "startup": startup, "logs": dict(closed_logs, **{side: w.log() for side, w in opened.items()}),
         }
+        if measured and calibration_rounds is not None:
+            # the calibration's rounds at most: its pairs (perfmine_bench_stats.harness_calibration_table)
+            out["calibrationRounds"] = calibration_rounds
+        return out
 
     def running(sides, on):
         """Continues (on) or stops every side's processes (sides with an account only)."""
@@ -373,10 +495,10 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
     try:
         base = opened_side("base")
         if base.start.get("event") != "ready":
-            return result((base.start, None, None), [], 0, False)
+            return result((base.start, None, None), [], 0, False, measured=False)
         expert = opened_side("expert")
         if expert.start.get("event") != "ready":
-            return result((base.start, expert.start, None), [], 0, False)
+            return result((base.start, expert.start, None), [], 0, False, measured=False)
         calibration = opened_side("calibration") if settings["calibration"] else None
         cal_ready = calibration is not None and calibration.start.get("event") == "ready"
         reference = opened_side("reference") if settings.get("reference") else None
@@ -403,7 +525,7 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             return active(w) and (r < rounds_planned or w["ref"]["name"] in extend_names)
 
         def sides_in(w, r):
-            sides = sides_of(w)
+            sides = sides_of(w, calibration_rounds is None or r < calibration_rounds)
             return sides if r < rounds_planned else [s for s in sides if s in extend_sides or s in ("base", "expert")]
 
         records = [
@@ -416,7 +538,9 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             for ref in base.start["workloads"]
         ]
 
-        def run(w, side, round_index):
+        def run(w, side, round_index, first=None):
+            """One batch of a side. first: None for a round's batch of `samples` samples; by sample,
+            whether this one-sample turn is the round's first (the others add to its samples)."""
             rec = w[side]
             ref = (expert_refs if side == "expert" else reference_refs)[w["ref"]["name"]] if side in ("expert", "reference") \
                 else w["ref"]
@@ -428,9 +552,9 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             counted = round_index is not None and settings.get("warmupCalls") and number
             command = {
                 "benchmark": ref["benchmark"], "param": ref["param"],
-                "samples": 1 if round_index is None else settings["samples"],
+                "samples": 1 if round_index is None or first is not None else settings["samples"],
                 "number": number or 0,
-                "warmup": None if round_index is None else (0 if counted else settings["warmupSeconds"]),
+                "warmup": None if round_index is None else (0 if counted or first is False else settings["warmupSeconds"]),
                 "sample_time": None, "timeout": settings["batchTimeoutSeconds"], "clock": settings["clock"],
             }
             if counted:
@@ -455,21 +579,37 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             if not answer.get("ok"):
                 rec["failure"] = {"status": answer.get("status", "unknown"), "message": answer.get("message", ""),
                                   "round": round_index}
+                if round_index is not None and first is not None:
+                    # a round a side did not finish is no evidence (the samples of its earlier turns go)
+                    for key in ("rounds", "walls", "cpus", "calls"):
+                        if key in rec:
+                            rec[key][round_index] = None
                 return
             if round_index is None:
                 rec["number"] = answer["number"]
-            else:
-                rec["rounds"][round_index] = answer["samples"]
-                # the batch's wall time as this process saw it (the request to the answer) and the side's
-                # CPU time by the kernel's count: checks from outside the worker of the times it reports
-                # (perfmine_verify.py)
-                rec.setdefault("walls", [None] * rounds_total)[round_index] = wall
-                rec.setdefault("cpus", [None] * rounds_total)[round_index] = None if after is None else after - cpu
-                if answer.get("number"):
-                    calls = answer["number"] * (len(answer["samples"]) + (1 if counted else 0))
-                    rec.setdefault("calls", [None] * rounds_total)[round_index] = calls
-                if "value" in answer:
-                    rec.setdefault("values", [None] * rounds_total)[round_index] = answer["value"]
+                return
+            # by sample, the turns after the first add up to the round's batch
+            more = first is False
+
+            def put(key, value):
+                values = rec.setdefault(key, [None] * rounds_total)
+                if more and key == "rounds":
+                    values[round_index] = (values[round_index] or []) + value
+                elif more:
+                    values[round_index] = None if value is None or values[round_index] is None else values[round_index] + value
+                else:
+                    values[round_index] = value
+
+            put("rounds", answer["samples"])
+            # the batch's wall time as this process saw it (the request to the answer) and the side's
+            # CPU time by the kernel's count: checks from outside the worker of the times it reports
+            # (perfmine_verify.py)
+            put("walls", wall)
+            put("cpus", None if after is None else after - cpu)
+            if answer.get("number"):
+                put("calls", answer["number"] * (len(answer["samples"]) + (1 if counted else 0)))
+            if "value" in answer:
+                rec.setdefault("values", [None] * rounds_total)[round_index] = answer["value"]
 
         # warm-up pass: the base calibrates `number`, the others warm up with it (or, numberPerSide,
         # each calibrates its own)
@@ -492,21 +632,54 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
 
         done = 0
         exhausted = False
+        # what each workload's rounds cost (every side's batches, ms), for the round plan
+        spent = [{"ms": 0, "rounds": 0} for _ in records]
+        looks = settings.get("looks") or []
+        min_rounds = min(rounds_planned, settings.get("minRounds") or (looks[0] if looks else 6))
+        # what the fresh worker processes between rounds cost (ms), reserved for the rounds ahead
+        restarts = {"ms": 0, "times": 0}
         for r in range(rounds_total):
             measuring = [w for w in records if measured_in(w, r)]
             if not measuring:
                 break
             elapsed = time.monotonic() - started
-            per_round = 0 if done == 0 else elapsed / (done + 1)
-            if done > 0 and elapsed + per_round > settings["budgetSeconds"]:
-                exhausted = True
-                break
+            planned = measuring
+            if by_cost:
+                # in ms, as validate's plan, so that both decide alike
+                costs = [{"name": w["ref"]["name"], "spentMs": spent[records.index(w)]["ms"],
+                          "rounds": spent[records.index(w)]["rounds"], "roundsLeft": rounds_total - r} for w in measuring]
+                budget_ms = settings["budgetSeconds"] * 1000
+                restart_ms = restarts["ms"] / restarts["times"] if restarts["times"] > 0 else 0
+                ahead = restart_ms * restarts_from(r, rounds_total, settings["roundsPerProcess"])
+                chosen = next_round(costs, budget_ms - elapsed * 1000 - ahead, min_rounds)
+                expected = (expected_round_ms([c for c in costs if c["name"] in chosen])
+                            + restart_ms * restarts_from(r, r + 1, settings["roundsPerProcess"]))
+                if done > 0 and (not chosen or elapsed * 1000 + expected > budget_ms):
+                    exhausted = True
+                    break
+                for w in measuring:
+                    if w["ref"]["name"] not in chosen:
+                        w["leftOut"] = w.get("leftOut", 0) + 1
+                planned = [w for w in measuring if w["ref"]["name"] in chosen]
+            else:
+                per_round = 0 if done == 0 else elapsed / (done + 1)
+                if done > 0 and elapsed + per_round > settings["budgetSeconds"]:
+                    exhausted = True
+                    break
+            if calibration_rounds is not None and r >= calibration_rounds and worker["calibration"] is not None:
+                # its rounds are done: the calibration worker goes (its stderr's tail kept)
+                running(["calibration"], True)
+                closed_logs["calibration"] = worker["calibration"].log()
+                worker["calibration"].close()
+                worker["calibration"] = None
+                opened.pop("calibration", None)
             if r > 0 and r % settings["roundsPerProcess"] == 0:
                 # fresh worker processes for the next rounds, all asked at once; a side that
                 # cannot start again is done
                 alive = [side for side in SIDES if worker.get(side) is not None
                          and any(side in sides_in(w, r) for w in measuring)]
                 running(alive, True)
+                restarting = time.monotonic()
                 asked = [(side, worker[side].send_restart()) for side in alive]
                 for side, ident in asked:
                     if worker[side].await_restart(ident)["ok"]:
@@ -517,22 +690,44 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                         if side_record is not None and side_record["failure"] is None:
                             side_record["failure"] = {"status": "crashed", "message": message, "round": r}
                     worker[side] = None
+                restarts["ms"] += (time.monotonic() - restarting) * 1000
+                restarts["times"] += 1
                 running(alive, False)
                 if not any(measured_in(w, r) for w in records):
                     break
             steps = []
-            for w in shuffled([w for w in records if measured_in(w, r)], random):
+            for w in shuffled([w for w in planned if measured_in(w, r)], random):
                 index = records.index(w)
-                sides = shuffled(sides_in(w, r), random)
-                steps.append("{}:{}".format(index, "".join(SIDE_LETTER[s] for s in sides)))
-                for side in sides:
-                    run(w, side, r)
-                    if not active(w):
-                        break
+                step_from = time.monotonic()
+                # a single-value benchmark (mem, peakmem, track: no `number`) gives one value a batch:
+                # its sides take turns by batch either way
+                if by_sample and w["base"]["number"] is not None:
+                    # sample by sample: every turn each side still measured runs one sample, in a new order
+                    turns = []
+                    for k in range(settings["samples"]):
+                        if not active(w):
+                            break
+                        sides = shuffled(sides_in(w, r), random)
+                        turns.append("".join(SIDE_LETTER[s] for s in sides))
+                        for side in sides:
+                            run(w, side, r, first=(k == 0))
+                            if not active(w):
+                                break
+                    steps.append("{}:{}".format(index, "/".join(turns)))
+                else:
+                    sides = shuffled(sides_in(w, r), random)
+                    steps.append("{}:{}".format(index, "".join(SIDE_LETTER[s] for s in sides)))
+                    for side in sides:
+                        run(w, side, r)
+                        if not active(w):
+                            break
+                cost = spent[index]
+                cost["ms"] = cost["ms"] + (time.monotonic() - step_from) * 1000
+                cost["rounds"] += 1
             order.append(" ".join(steps))
             done += 1
             if on_round:
-                on_round(done, time.monotonic() - started, len(measuring))
+                on_round(done, time.monotonic() - started, len(planned))
             if settle and done in settings.get("looks", []) and done < rounds_planned:
                 for name, outcome in settle(result(starts, records, done, exhausted)).items():
                     for w in records:

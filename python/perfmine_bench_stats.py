@@ -376,7 +376,7 @@ def round_of(rounds, r):
     return rounds[r] if rounds is not None and 0 <= r < len(rounds) else None
 
 
-def harness_table(m, first, second, label, include):
+def harness_table(m, first, second, label, include, rounds=None):
     base_versions = m.get("baseVersions") or {}
     expert_versions = m.get("expertVersions") or {}
     workloads = sorted((w for w in m["workloads"] if include(w)), key=lambda w: w["ref"]["name"])
@@ -386,9 +386,10 @@ def harness_table(m, first, second, label, include):
         v2 = expert_versions.get(w["ref"]["benchmark"]) if label[1] == "expert" else v1
         changed.append(v1 is not None and v2 is not None and v1 != v2)
     k = max(1, m["roundsPerProcess"])
+    rounds = m["rounds"] if rounds is None else rounds
     pairs = []
-    for g in range(int(math.ceil(m["rounds"] / k))):
-        start, stop = g * k, min(m["rounds"], (g + 1) * k)
+    for g in range(int(math.ceil(rounds / k))):
+        start, stop = g * k, min(rounds, (g + 1) * k)
         first_values = [group_value(first, w, start, stop) for w in workloads]
         second_values = [group_value(second, w, start, stop) for w in workloads]
         logs = []
@@ -421,7 +422,10 @@ def harness_calibration_table(m):
     def second(w, r):
         return round_of(w["calibration"]["rounds"], r) if w.get("calibration") else None
 
-    return harness_table(m, first, second, ("base", "calibration"), lambda w: w.get("calibration") is not None)
+    # one pair per round the calibration worker took part in (validate.harness.calibrationRounds)
+    bound = m.get("calibrationRounds")
+    rounds = m["rounds"] if bound is None else min(m["rounds"], bound)
+    return harness_table(m, first, second, ("base", "calibration"), lambda w: w.get("calibration") is not None, rounds)
 
 
 # ---------------------------------------------------------------- calibration (calibration.ts)

@@ -41,15 +41,17 @@ What it does, in order:
     values on inputs perturbed from the task's hidden seed. A failure of any is the failure
     reward.
  6. The measurement: perfmine-bench's (validate's) interleaved protocol with four warm workers
-    (base, working side, calibration, reference), the base commit's suite on every side, the
-    task's protocol, then more rounds of the task's improved workloads alone on the base, the
-    working side and the reference, up to REWARD_ROUNDS (--rounds: exactly that many rounds, no
-    more); every side stopped between its batches and its CPU time counted from outside
-    (perfmine_bench_account.py); each side's `number` its own, its warm-up counted in calls; the
-    sides' directories and user names of one length (SIDE_DIRS). Then the credit
-    (perfmine_verify_credit.py): the working side's reported times checked against the outside
-    count, within what calibration shows; a workload fast only on the inputs it was timed with
-    credited with no speedup; the working side compared with the reference round by round.
+    (base, working side, calibration, reference), the base commit's suite on every side, the task's
+    protocol but batch by batch (interleave "batch": the outside counts are per batch) and every
+    workload and side in every round (plan "even", calibrationRounds null), then more
+    rounds of the task's improved workloads alone on the base, the working side and the reference,
+    up to REWARD_ROUNDS (--rounds: exactly that many rounds, no more); every side stopped between
+    its batches and its CPU time counted from outside (perfmine_bench_account.py); each side's
+    `number` its own, its warm-up counted in calls; the sides' directories and user names of one
+    length (SIDE_DIRS). Then the credit (perfmine_verify_credit.py): the working side's reported
+    times checked against the outside count, within what calibration shows; a workload fast only on
+    the inputs it was timed with credited with no speedup; the working side compared with the
+    reference round by round.
  7. The reward (REWARD_FORMULA), written to OUT/reward.json (flat numbers, as Harbor reads them:
     the reward, its parts, and counts of findings), OUT/reward.txt, and the details (every
     workload, every check, every finding, the timing) to OUT/perfmine-verify.json.
@@ -598,6 +600,10 @@ def correctness(sides, spec, private, staging, accounts, suite_config, p, detail
 #: with the expert's patch, and a workload 1.4x faster reads, on a 2-CPU machine, 0.97 to 1.05 of
 #: itself in 6 rounds. PERFMINE_VERIFY_ROUNDS (--rounds) measures exactly its rounds.
 REWARD_ROUNDS = 20
+#: The measurement's time budget when the task's protocol gives none: perfmine-bench's default before
+#: it took validate's 600 s (planned by cost there); the verifier measures every workload and side in
+#: every round, and the task's verifier timeout (three of validate's measurements) bounds it.
+MEASURE_BUDGET_SECONDS = 4 * 3600
 
 
 def measure(sides, suite_config, suite_dir, p, private, accounts, staging, reward_workloads=(), reward_rounds=0):
@@ -639,6 +645,11 @@ def measure(sides, suite_config, suite_dir, p, private, accounts, staging, rewar
         "seed": p["seed"], "budgetSeconds": p["timeBudgetSeconds"], "batchTimeoutSeconds": p["batchTimeoutSeconds"],
         "clock": p["clock"], "warmupSeconds": p["warmupSeconds"], "looks": p["adaptive"]["looks"],
         "reference": sides.get("reference") is not None, "numberPerSide": True, "warmupCalls": True, "values": True,
+        # batch by batch whatever the task's protocol says: each side's CPU time is counted from
+        # outside per batch (accounts), and a one-sample batch is too short for that count to resolve
+        "interleave": "batch",
+        # every round on every side: the reward workloads' precision needs all their pairs and calibration's
+        "plan": "even", "calibrationRounds": None,
         "extend": {"rounds": reward_rounds, "workloads": sorted(reward_workloads), "sides": ["base", "expert", "reference"]}
         if sides.get("reference") is not None and reward_workloads and reward_rounds > p["rounds"] else None,
         "accounts": {"base": accounts["base"], "expert": accounts["working"], "calibration": accounts["calibration"],
@@ -939,6 +950,10 @@ def verify(args, spec, details, findings):
 
         p = bench.resolve_protocol({"protocol": spec["protocol"]}, argparse.Namespace(
             rounds=args.rounds, samples=None, rounds_per_process=None, clock=None, seed=None, cpus=None, budget=None))
+        # what measure() measures with, whatever the task's protocol says (see there)
+        p.update(interleave="batch", plan="even", calibrationRounds=None)
+        if "timeBudgetSeconds" not in (spec["protocol"] or {}):
+            p["timeBudgetSeconds"] = MEASURE_BUDGET_SECONDS
         started = time.monotonic()
         details["checks"] = {}
         details["checks"]["tests"] = tests_check(sides["base"], sides["working"], spec, private, staging, accounts)

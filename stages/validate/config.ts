@@ -26,6 +26,29 @@ export const harnessConfig = z
      */
     mode: z.enum(['alternate', 'duet']).default('alternate'),
     /**
+     * Mode `alternate`: what the sides take turns by. `sample`: one sample each, in a new random
+     * order every turn, so that the machine's speed changes of a fraction of a second (seen here:
+     * 1.4-1.7x for 0.1-3 s on a shared VM) fall on every side alike; `batch`: a side's whole
+     * batch, then the next side's (validate's protocol before this setting existed, and perfmine-bench's verifier, whose
+     * outside CPU counts need batches long enough to resolve).
+     */
+    interleave: z.enum(['sample', 'batch']).default('sample'),
+    /**
+     * How the time budget is spent: `cost`, each round measures the workloads whose share of the
+     * budget (by what each has cost so far) allows another round, every one at least
+     * `paired.minPairs` rounds (enough for a verdict), so that one expensive workload does not
+     * take the pairs of the cheap ones; `even`, every workload takes every round until the next round would pass the budget.
+     */
+    plan: z.enum(['cost', 'even']).default('cost'),
+    /**
+     * The rounds the calibration worker (the second base) takes part in; null: every round. Its
+     * base/base pairs give the bias allowance, the measured false-positive rate and part of each
+     * workload's noise estimate; past the first 10 rounds the workloads still measured are the
+     * close calls, whose own base/expert pairs carry their noise estimate, and a calibration side
+     * in each of their rounds is a third of the round's time.
+     */
+    calibrationRounds: z.number().int().min(3).max(1000).nullable().default(10),
+    /**
      * What a sample's time is: `cpu`, the worker process's CPU time (time.process_time), which
      * time spent preempted by other processes on a shared machine does not inflate; `wall`, the
      * wall clock (asv's default timer). A benchmark's own `timer` attribute is kept either way.
@@ -71,6 +94,13 @@ export const harnessConfig = z
   // a look at or after the last round would be the final analysis: only earlier ones are made
   // (and share the early alpha), so a short protocol (rounds: 5) needs no looks of its own
   .transform((h) => ({ ...h, adaptive: { ...h.adaptive, looks: h.adaptive.looks.filter((l) => l < h.rounds) } }));
+
+/**
+ * A candidate's measurement time by engine. perfmine's harness: 10 minutes, planned by cost (a
+ * real candidate decided within 10 minutes of measuring is issue 37's target; param #1122 took
+ * 3 minutes whole); asv's whole-suite invocations: 4 hours.
+ */
+export const DEFAULT_TIME_BUDGET_SECONDS: Readonly<Record<'perfmine' | 'asv', number>> = { perfmine: 600, asv: 4 * 3600 };
 
 export const validateConfig = z
   .object({
@@ -127,8 +157,13 @@ export const validateConfig = z
     python: z.string().min(1).nullable().default(null),
     /** Time limit of one asv invocation (its container is killed after it). */
     invocationTimeoutSeconds: positiveInt.default(1800),
-    /** Measurement time per candidate: no new pair starts once the invocations so far plus one more pair would pass it. */
-    timeBudgetSeconds: positiveInt.default(4 * 3600),
+    /**
+     * Measurement time per candidate (null: the engine's default, DEFAULT_TIME_BUDGET_SECONDS).
+     * Engine perfmine: from the choice of workloads; the rounds are planned by each workload's cost
+     * within it (`harness.plan`). Engine asv: no new pair starts once the invocations so far plus
+     * one more pair would pass it.
+     */
+    timeBudgetSeconds: positiveInt.nullable().default(null),
     /** Time limit of each pytest run (base and expert). */
     testTimeoutSeconds: positiveInt.default(1800),
     /** Extra pytest arguments (paths, -k, -m). */
@@ -145,7 +180,8 @@ export const validateConfig = z
     /** perfmine's paired keep verdict. */
     paired: pairedOptionsSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .transform((v) => ({ ...v, timeBudgetSeconds: v.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS[v.engine] }));
 
 export type ValidateConfig = z.infer<typeof validateConfig>;
 

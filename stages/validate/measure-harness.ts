@@ -315,6 +315,9 @@ export async function measureWithHarness(
     samples: h.samples,
     warmupSeconds: h.warmupSeconds,
     mode: h.mode,
+    interleave: h.interleave,
+    plan: h.plan,
+    calibrationRounds: h.calibrationRounds,
     cpusets,
     seed,
     hashSeed: h.hashSeed,
@@ -342,6 +345,7 @@ export async function measureWithHarness(
       ...settings,
       onRound: (round, elapsedMs, measuring) => log.info({ round, of: h.rounds, measuring, elapsedMs }, 'harness round'),
       looks: h.adaptive.looks,
+      minRounds: config.paired.minPairs,
       ...(change && config.selection === 'coverage' ? { choose: chooser(env, change, deps, chosen) } : {}),
       settle: (snapshot) => {
         const out = settledAtLook(snapshot, config.paired, h.adaptive);
@@ -367,6 +371,13 @@ export async function measureWithHarness(
 
   const problems = failureLines(m.workloads);
   if (m.budgetExhausted) problems.push('time budget reached');
+  const planned = m.workloads.filter((w) => (w.leftOut ?? 0) > 0);
+  if (planned.length > 0) {
+    const listed = planned.map((w) => `${w.ref.name} ${w.base.rounds.filter((r) => r !== null).length}`).slice(0, 3);
+    problems.push(
+      `the time plan gave ${planned.length} expensive workload${planned.length === 1 ? '' : 's'} fewer rounds than the others' ${m.rounds} (${listed.join(', ')}${planned.length > 3 ? ' ...' : ''})`,
+    );
+  }
   const evidenceOf = (rest: Partial<MeasurementEvidence>): MeasurementEvidence => ({
     suiteNotImportable: null,
     baseMeasured: measuredOn(m.workloads, 'base'),

@@ -61,7 +61,7 @@ export type ValidateSettings =
 /**
  * The settings that change a candidate's validation (its verdicts, its measurements, its
  * decision): the `settings` of every validate item's input, whose hash decides whether a done
- * candidate is measured again (up to `timeBudgetSeconds`, 4 hours by default, each).
+ * candidate is measured again (up to `timeBudgetSeconds` each: 10 minutes by default with the harness, 4 hours with asv).
  *
  * In, for both engines: the engine; whether the network is on for THIS candidate's repository
  * (a change of `networkRepos` for other repositories measures nothing again); the interpreter,

@@ -5,7 +5,8 @@ import { pairedOptionsSchema, type PairedOptions } from '../../stages/validate/p
 /**
  * The protocol a replay measures with: the task's recorded one (its folder's
  * `perfmine/bench/task.json` `protocol`, which emit writes from validate's record: rounds,
- * samples, roundsPerProcess, warmupSeconds, mode, hashSeed, adaptive looks, and the paired
+ * samples, roundsPerProcess, warmupSeconds, mode, interleave, plan and calibrationRounds (batch,
+ * even and every round for a task recorded before them), hashSeed, adaptive looks, and the paired
  * verdict's options), and for what validate does not record (clock, batch time limit, CPU
  * pinning, time budget, thread variables) this perfmine's `validate` configuration, whose
  * defaults are validate's. The recorded seed is not reused: a replay is a new measurement with
@@ -14,7 +15,18 @@ import { pairedOptionsSchema, type PairedOptions } from '../../stages/validate/p
  */
 
 /** Keys of validate.harness that a task's protocol carries and the replay takes from it. */
-const RECORDED_HARNESS_KEYS = ['rounds', 'roundsPerProcess', 'samples', 'warmupSeconds', 'mode', 'hashSeed', 'adaptive'] as const;
+const RECORDED_HARNESS_KEYS = [
+  'rounds',
+  'roundsPerProcess',
+  'samples',
+  'warmupSeconds',
+  'mode',
+  'interleave',
+  'plan',
+  'calibrationRounds',
+  'hashSeed',
+  'adaptive',
+] as const;
 
 export interface ReplayProtocol {
   readonly engine: string;
@@ -36,6 +48,17 @@ export function replayProtocol(recorded: unknown, config: ValidateConfig): Repla
   for (const key of RECORDED_HARNESS_KEYS) {
     if (rec[key] === undefined) continue;
     harnessInput[key] = rec[key];
+    taken.push(key);
+  }
+  // a task recorded before validate interleaved sample by sample, planned rounds by cost and
+  // bounded the calibration was measured batch by batch, every workload and side every round
+  for (const [key, before] of [
+    ['interleave', 'batch'],
+    ['plan', 'even'],
+    ['calibrationRounds', null],
+  ] as const) {
+    if (rec['rounds'] === undefined || rec[key] !== undefined) continue;
+    harnessInput[key] = before;
     taken.push(key);
   }
   // the recorded adaptive looks were filtered to the recorded rounds already; parse again to be sure

@@ -47,6 +47,8 @@ export interface PairCase {
   readonly measurement: {
     rounds: number;
     roundsPerProcess: number;
+    /** The rounds the calibration worker took part in (validate.harness.calibrationRounds); absent: every round. */
+    calibrationRounds?: number;
     baseVersions: Record<string, string>;
     expertVersions: Record<string, string>;
     workloads: WorkloadJson[];
@@ -80,6 +82,9 @@ export function pairCase(seed: number, kind: CaseKind): PairCase {
   const sigma = tiny ? 0.001 : [0.01, 0.03, 0.08, 0.2][Math.floor(random() * 4)]!;
   const heavy = random() < 0.3;
   const calibrationBias = random() < 0.3 ? 0.03 : 0;
+  // a third of the cases bound the calibration worker to its first rounds (no random draw: the
+  // other cases' samples stay as they were)
+  const calibrationRounds = seed % 3 === 0 && rounds >= 6 ? Math.max(3, Math.floor(rounds / 2)) : null;
   const workloads: WorkloadJson[] = [];
   const baseVersions: Record<string, string> = {};
   const expertVersions: Record<string, string> = {};
@@ -123,6 +128,7 @@ export function pairCase(seed: number, kind: CaseKind): PairCase {
       for (let r = stop; r < rounds; r++) w.calibration!.rounds[r] = null;
       w.calibration!.failure = { status: 'crashed', message: 'the worker died of SIGSEGV', round: stop };
     }
+    if (calibrationRounds !== null) for (let r = calibrationRounds; r < rounds; r++) w.calibration!.rounds[r] = null;
     workloads.push(w);
   });
   const variant = seed % 4;
@@ -136,7 +142,14 @@ export function pairCase(seed: number, kind: CaseKind): PairCase {
   return {
     seed,
     kind,
-    measurement: { rounds, roundsPerProcess, baseVersions, expertVersions, workloads },
+    measurement: {
+      rounds,
+      roundsPerProcess,
+      ...(calibrationRounds !== null ? { calibrationRounds } : {}),
+      baseVersions,
+      expertVersions,
+      workloads,
+    },
     paired,
     adaptive: { looks, earlyAlphaShare: 0.15, futility: 0.001 },
   };
@@ -171,5 +184,6 @@ export function interleavedOf(c: PairCase): InterleavedMeasurement {
     durationMs: 0,
     budgetExhausted: false,
     logs: {},
+    ...(m.calibrationRounds !== undefined ? { calibrationRounds: m.calibrationRounds } : {}),
   };
 }

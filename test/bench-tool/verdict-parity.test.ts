@@ -75,6 +75,14 @@ describe("perfmine-bench's verdict is validate's", () => {
         if (w.reason) reasons.set(w.reason, (reasons.get(w.reason) ?? 0) + 1);
       }
     }
+    // a calibration bounded to its first rounds: one base/base pair per round it took part in
+    const bounded = CASES.filter((c) => c.measurement.calibrationRounds !== undefined);
+    expect(bounded.length).toBeGreaterThan(5);
+    for (const c of bounded) {
+      const { rounds, roundsPerProcess, calibrationRounds } = c.measurement;
+      expect(typescript(c).report.calibration.pairs).toBe(Math.ceil(calibrationRounds! / roundsPerProcess));
+      expect(typescript(c).report.pairs).toBe(Math.ceil(rounds / roundsPerProcess));
+    }
     // the cases reach every decision of the rule
     for (const change of ['improved', 'worsened', 'unchanged', 'incomparable']) expect(changes.get(change) ?? 0).toBeGreaterThan(2);
     for (const reason of [

@@ -14,7 +14,8 @@ import { dockerWorkers, environmentOf, suiteImage } from '../validate/harness-do
  * power suite (8 workloads; the expert makes four of them exactly 1.1x, 1.2x, 1.5x and 2x
  * faster), the same images for both, with a CPU hog on every core the whole time: perfmine's
  * interleaved harness with its default protocol (adaptive: interim looks after rounds 6, 10 and
- * 15), the same harness with the fixed protocol (all 20 rounds for every workload), and the asv
+ * 15), the same harness with the protocol before issue 37 (sides taking turns by whole batches,
+ * every workload every round, a 4-hour budget), the same harness with the fixed protocol (all 20 rounds for every workload), and the asv
  * engine's protocol (4 base/expert
  * and 3 base/base invocation pairs, asv `-a rounds=2`, each invocation a fresh container; the
  * stand-in asv, PyPI being unreachable here). Per engine: wall time, the minimum detectable
@@ -37,6 +38,8 @@ export interface MeasureEnginesResult {
   readonly workloads: number;
   readonly hogs: number;
   readonly harness: EngineFigures;
+  /** The harness with the protocol before issue 37 (interleave batch, plan even, a 4-hour budget), in the same run. */
+  readonly before: EngineFigures;
   /** The harness with adaptive sampling off. */
   readonly fixed: EngineFigures;
   readonly asv: EngineFigures;
@@ -75,6 +78,12 @@ export async function measureEnginesBenchmark(): Promise<MeasureEnginesResult> {
     const harness = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: harnessConfig, log });
     const harnessSeconds = (Date.now() - started) / 1000;
 
+    // the protocol before issue 37: whole batches a side at a time, every workload every round, 4 h
+    started = Date.now();
+    const beforeConfig = validateConfig.parse({ harness: { interleave: 'batch', plan: 'even' }, timeBudgetSeconds: 4 * 3600 });
+    const before = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: beforeConfig, log });
+    const beforeSeconds = (Date.now() - started) / 1000;
+
     started = Date.now();
     const fixed = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: validateConfig.parse({ harness: { adaptive: { looks: [] } } }), log });
     const fixedSeconds = (Date.now() - started) / 1000;
@@ -89,7 +98,14 @@ export async function measureEnginesBenchmark(): Promise<MeasureEnginesResult> {
       { runner, config: asvConfig, log },
     );
     const asvSeconds = (Date.now() - started) / 1000;
-    return { workloads: 8, hogs: hogs.length, harness: figures(harness, harnessSeconds), fixed: figures(fixed, fixedSeconds), asv: figures(asv, asvSeconds) };
+    return {
+      workloads: 8,
+      hogs: hogs.length,
+      harness: figures(harness, harnessSeconds),
+      before: figures(before, beforeSeconds),
+      fixed: figures(fixed, fixedSeconds),
+      asv: figures(asv, asvSeconds),
+    };
   } finally {
     for (const h of hogs) h.kill('SIGKILL');
     await docker.removeLabelled(label);

@@ -80,6 +80,13 @@ const BENCHES: Record<string, () => Promise<{ result: unknown; rows: Row[] }>> =
       result: r,
       rows: [
         { figure: `6. one candidate, ${r.workloads} workloads, CPU hog on every core: perfmine harness`, value: line(r.harness), target: 'MDS median <= 1.05', ok: r.harness.mds.median <= 1.05 },
+        { figure: '   harness, protocol before issue 37 (batch turns, even plan, 4 h budget)', value: `${line(r.before)}; ${r.before.batches} batches`, target: '', ok: null },
+        {
+          figure: '   now / before: MDS median, wall time',
+          value: `${r.harness.mds.median.toFixed(3)} / ${r.before.mds.median.toFixed(3)}, ${((100 * r.harness.seconds) / r.before.seconds).toFixed(0)}% of the wall time`,
+          target: 'MDS not larger',
+          ok: r.harness.mds.median <= r.before.mds.median,
+        },
         { figure: '   harness, fixed protocol (20 rounds, no interim looks)', value: `${line(r.fixed)}; ${r.fixed.batches} batches`, target: '', ok: null },
         {
           figure: '   adaptive / fixed: batches, wall time, same decisions',

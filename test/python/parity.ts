@@ -5,6 +5,7 @@ import { isProtectedPath } from '../../pipeline/concepts/measured-patch.js';
 import { packagePath } from '../../pipeline/package-root.js';
 import { mulberry32 } from '../../pipeline/random.js';
 import { benchmarkDirOf } from '../../pipeline/services/environments/verification.js';
+import { expectedRoundMs, nextRound, waterLevel, type PlannedWorkload } from '../../stages/validate/harness/plan.js';
 import {
   measureInterleaved,
   type HarnessWorker,
@@ -29,7 +30,7 @@ import type { Settlement } from '../../stages/validate/paired/sequential.js';
 export const PYTHON_DIR = packagePath('python');
 export const DRIVER = join(packagePath('test', 'python'), 'parity_driver.py');
 
-export type Kind = 'format' | 'interleave' | 'protected';
+export type Kind = 'format' | 'interleave' | 'plan' | 'protected';
 
 /** The Python answers to the cases, from one run of the driver with the host's python3. */
 export function pythonAnswers<T>(kind: Kind, cases: readonly unknown[]): T[] {
@@ -203,20 +204,45 @@ export interface InterleaveCase {
     clock: 'wall' | 'cpu';
     warmupSeconds: number;
     looks: number[];
+    /** What the sides take turns by (absent: batch, as a driver without the setting). */
+    interleave?: 'batch' | 'sample';
+    /** How the time budget is spent (absent: even, as a driver without the setting). */
+    plan?: 'cost' | 'even';
+    /** The rounds the calibration worker takes part in (absent or null: every round). */
+    calibrationRounds?: number | null;
+    /** Plan cost: the rounds every workload takes before the plan may leave it out (absent: the first look, else 6). */
+    minRounds?: number;
   };
   readonly workloads: string[];
   /** Workloads a side's worker does not have. */
   readonly missing: Partial<Record<Side, string[]>>;
   /** Sides whose worker cannot import the suite. */
   readonly fatal: Side[];
-  /** A side's batch of a workload that fails: in the warm-up (round null) or in a round. */
-  readonly failures: { side: Side; workload: string; round: number | null; status: 'failed' | 'timeout' | 'crashed' | 'skipped' }[];
+  /**
+   * A side's batch of a workload that fails: in the warm-up (round null) or in a round (counted
+   * among the rounds the side measured the workload in: one the plan left it out of, or one past
+   * the calibration's rounds, does not count); sample by sample, the round's one-sample batch of
+   * turn `turn` (0-based, absent: 0).
+   */
+  readonly failures: {
+    side: Side;
+    workload: string;
+    round: number | null;
+    turn?: number;
+    status: 'failed' | 'timeout' | 'crashed' | 'skipped';
+  }[];
   /** A side's k-th restart (1-based) that cannot start a worker. */
   readonly restartFailures: { side: Side; restart: number }[];
   /** After round N (a look), the workloads settled and as what. */
   readonly settle: Record<string, Record<string, Settlement>>;
   /** What the scripted clock moves by a batch. */
   readonly secondsPerBatch: number;
+  /** What it moves by a batch of these workloads instead (absent: secondsPerBatch for every one). */
+  readonly secondsPerBatchOf?: Record<string, number>;
+  /** Single-value workloads (mem, peakmem, track): one value a batch, no `number`. */
+  readonly singleValue?: string[];
+  /** What the scripted clock moves by each side's restart (fresh worker processes between rounds); absent: nothing. */
+  readonly secondsPerRestart?: number;
 }
 
 interface SideAnswer {
@@ -230,6 +256,8 @@ export interface InterleaveAnswer {
   rounds: number;
   batches: number;
   budgetExhausted: boolean;
+  /** The calibration's rounds at most, as the measurement records it (null: every round). */
+  calibrationRounds: number | null;
   asked: Partial<Record<Side, Omit<BatchCommand, 'id' | 'op'>[]>>;
   workloads: {
     name: string;
@@ -237,6 +265,8 @@ export interface InterleaveAnswer {
     expert: SideAnswer;
     calibration: SideAnswer | null;
     settled: { round: number; as: Settlement } | null;
+    /** Rounds the time plan left it out of. */
+    leftOut: number;
   }[];
 }
 
@@ -346,6 +376,283 @@ export function interleaveCases(): InterleaveCase[] {
       settle: { '2': { time_a: 'changed', time_b: 'changed' } },
     }),
   );
+  cases.push(...sampleCases(), ...costPlanCases(), ...calibrationRoundsCases(), ...singleValueCases());
+  return cases;
+}
+
+/**
+ * The round plan by cost (plan `cost`): an expensive workload (20 times the others' batch) that
+ * the budget's share leaves out of rounds, the budget stopping the rounds after that, looks
+ * (the first one the plan's minimum), failures, and budgets that fit everything or one round.
+ */
+function costPlanCases(): InterleaveCase[] {
+  const byCost = (over: Partial<InterleaveCase['settings']> = {}) => base({ plan: 'cost', ...over });
+  const cost = (label: string, over: Partial<InterleaveCase> = {}): InterleaveCase =>
+    plain(`by cost: ${label}`, { settings: byCost(), secondsPerBatchOf: { time_c: 20 }, ...over });
+  return [
+    cost('the expensive workload is left out of the last rounds', { settings: byCost({ rounds: 10, budgetSeconds: 650 }) }),
+    cost('the expensive workload is left out, then the budget stops the rounds', {
+      settings: byCost({ rounds: 30, budgetSeconds: 500, seed: 3 }),
+    }),
+    cost('left out, then a budget the last round fits exactly', { settings: byCost({ rounds: 30, budgetSeconds: 504, seed: 3 }) }),
+    cost('the expensive workload is left out, then the budget stops the rounds, 2 rounds a process', {
+      settings: byCost({ rounds: 30, roundsPerProcess: 2, budgetSeconds: 700.5, seed: 9 }),
+      workloads: ['time_a', 'time_b', 'time_c', 'time_d'],
+      secondsPerBatchOf: { time_c: 20, time_d: 2.5 },
+    }),
+    cost("a minimum of 3 rounds (the verdict's minPairs) before the plan may leave a workload out", {
+      settings: byCost({ rounds: 12, looks: [6, 10], minRounds: 3, budgetSeconds: 300, seed: 4 }),
+    }),
+    cost('restarts that cost time are reserved for the rounds ahead', {
+      settings: byCost({ rounds: 10, budgetSeconds: 700, seed: 5 }),
+      secondsPerRestart: 4,
+    }),
+    cost('restarts that cost time, 3 rounds a process, the budget stops the rounds', {
+      settings: byCost({ rounds: 30, roundsPerProcess: 3, budgetSeconds: 650, seed: 13 }),
+      secondsPerRestart: 7.5,
+    }),
+    cost('looks: the first is the plan minimum, settled workloads leave the plan', {
+      settings: byCost({ rounds: 12, looks: [3, 6, 9], budgetSeconds: 400, seed: 21 }),
+      settle: { '3': { time_a: 'unchanged' }, '6': { time_b: 'changed' } },
+    }),
+    cost('looks, sample by sample', {
+      settings: byCost({ rounds: 12, looks: [4, 8], budgetSeconds: 1200.5, seed: 22, interleave: 'sample' }),
+      settle: { '4': { time_b: 'unchanged' } },
+    }),
+    cost('sample by sample, the budget stops the rounds', {
+      settings: byCost({ rounds: 20, budgetSeconds: 1000, seed: 5, interleave: 'sample', samples: 2 }),
+      workloads: ['time_a', 'time_b', 'time_c', 'time_d'],
+    }),
+    cost('the expensive workload fails part-way', {
+      settings: byCost({ rounds: 12, budgetSeconds: 700, seed: 13 }),
+      failures: [{ side: 'expert', workload: 'time_c', round: 7, status: 'crashed' }],
+    }),
+    cost('a cheap workload fails part-way, no calibration', {
+      settings: byCost({ rounds: 14, budgetSeconds: 500, seed: 14, calibration: false }),
+      failures: [{ side: 'base', workload: 'time_a', round: 8, status: 'failed' }],
+    }),
+    cost('the budget fits every round: as the even plan', { settings: byCost({ rounds: 8, budgetSeconds: 1e6 }) }),
+    cost('a budget that leaves one round', { settings: byCost({ budgetSeconds: 0.5 }) }),
+    cost('the working side cannot start again', {
+      settings: byCost({ rounds: 12, budgetSeconds: 650, seed: 31 }),
+      restartFailures: [{ side: 'expert', restart: 9 }],
+    }),
+    plain('by even, given: every workload every round until the budget', {
+      settings: base({ plan: 'even', rounds: 12, budgetSeconds: 650 }),
+      secondsPerBatchOf: { time_c: 20 },
+    }),
+  ];
+}
+
+/** The calibration bounded to its first rounds (calibrationRounds), batch by batch and sample by sample. */
+function calibrationRoundsCases(): InterleaveCase[] {
+  const cases: InterleaveCase[] = [];
+  for (const interleave of ['batch', 'sample'] as const) {
+    const bounded = (label: string, over: Partial<InterleaveCase['settings']>, more: Partial<InterleaveCase> = {}): InterleaveCase =>
+      plain(`calibration rounds, by ${interleave}: ${label}`, { settings: base({ interleave, ...over }), ...more });
+    cases.push(
+      bounded('3 of 6 rounds', { rounds: 6, calibrationRounds: 3, seed: 41 }),
+      bounded('2 of 7 rounds, 2 a process', { rounds: 7, calibrationRounds: 2, roundsPerProcess: 2, seed: 42 }),
+      bounded('3 of 5 rounds, 2 a process', { rounds: 5, calibrationRounds: 3, roundsPerProcess: 2, seed: 43 }),
+      bounded(
+        'the calibration fails before the bound',
+        { rounds: 6, calibrationRounds: 3, seed: 44 },
+        {
+          failures: [{ side: 'calibration', workload: 'time_b', round: 1, status: 'timeout' }],
+        },
+      ),
+      bounded(
+        'a failure scripted past the bound never happens',
+        { rounds: 7, calibrationRounds: 2, roundsPerProcess: 2, seed: 45 },
+        {
+          failures: [{ side: 'calibration', workload: 'time_a', round: 4, status: 'failed' }],
+        },
+      ),
+      bounded(
+        'the calibration fails in the warm-up',
+        { rounds: 5, calibrationRounds: 2, seed: 46 },
+        {
+          failures: [{ side: 'calibration', workload: 'time_c', round: null, status: 'crashed' }],
+        },
+      ),
+      bounded(
+        'the calibration worker cannot start again before the bound',
+        { rounds: 6, calibrationRounds: 3, seed: 47 },
+        {
+          restartFailures: [{ side: 'calibration', restart: 1 }],
+        },
+      ),
+      bounded(
+        'the base cannot start again after the bound',
+        { rounds: 7, calibrationRounds: 2, seed: 48 },
+        {
+          restartFailures: [{ side: 'base', restart: 4 }],
+        },
+      ),
+      bounded('the calibration cannot import the suite', { rounds: 5, calibrationRounds: 2, seed: 49 }, { fatal: ['calibration'] }),
+      bounded('the working side cannot import the suite', { rounds: 5, calibrationRounds: 2, seed: 49 }, { fatal: ['expert'] }),
+      bounded('a bound past the rounds', { rounds: 5, calibrationRounds: 7, seed: 50 }),
+      bounded('no calibration', { rounds: 5, calibrationRounds: 2, calibration: false, seed: 51 }),
+      bounded(
+        'a look settles workloads across the bound',
+        { rounds: 7, calibrationRounds: 3, looks: [2, 4], seed: 52 },
+        {
+          settle: { '2': { time_a: 'changed' }, '4': { time_c: 'unchanged' } },
+        },
+      ),
+      bounded(
+        'planned by cost',
+        { rounds: 12, calibrationRounds: 3, plan: 'cost', budgetSeconds: interleave === 'batch' ? 500 : 1500, seed: 53 },
+        {
+          secondsPerBatchOf: { time_b: 20 },
+        },
+      ),
+    );
+  }
+  cases.push(
+    plain('calibration rounds, by sample: a later turn fails before the bound', {
+      settings: base({ interleave: 'sample', rounds: 6, calibrationRounds: 2, samples: 4, seed: 54 }),
+      failures: [{ side: 'calibration', workload: 'time_c', round: 1, turn: 2, status: 'failed' }],
+    }),
+  );
+  return cases;
+}
+
+/** Single-value workloads (mem, peakmem, track): one value a batch, batch turns sample by sample too. */
+function singleValueCases(): InterleaveCase[] {
+  const workloads = ['time_a', 'mem_b', 'time_c', 'peakmem_d'];
+  const single = (label: string, over: Partial<InterleaveCase> = {}): InterleaveCase =>
+    plain(`single values: ${label}`, { workloads, singleValue: ['mem_b', 'peakmem_d'], ...over });
+  return [
+    single('sample by sample', { settings: base({ interleave: 'sample', seed: 61 }) }),
+    single('sample by sample, warm-up seconds, 2 rounds a process', {
+      settings: base({ interleave: 'sample', samples: 4, warmupSeconds: 0.25, roundsPerProcess: 2, seed: 62 }),
+    }),
+    single('sample by sample, failures', {
+      settings: base({ interleave: 'sample', rounds: 7, seed: 63 }),
+      failures: [
+        { side: 'expert', workload: 'mem_b', round: 2, status: 'failed' },
+        { side: 'calibration', workload: 'peakmem_d', round: 1, status: 'timeout' },
+        { side: 'base', workload: 'time_a', round: 3, turn: 1, status: 'crashed' },
+      ],
+    }),
+    single('sample by sample, every workload single-valued', {
+      settings: base({ interleave: 'sample', seed: 64 }),
+      workloads: ['mem_a', 'track_b'],
+      singleValue: ['mem_a', 'track_b'],
+    }),
+    single('batch by batch', { settings: base({ interleave: 'batch', seed: 65 }) }),
+    single('sample by sample, calibration rounds and a plan by cost', {
+      settings: base({ interleave: 'sample', rounds: 16, calibrationRounds: 3, plan: 'cost', budgetSeconds: 600, seed: 66 }),
+      secondsPerBatchOf: { peakmem_d: 12 },
+    }),
+  ];
+}
+
+/** Sample by sample (interleave `sample`): the sides take turns one-sample batch by one-sample batch. */
+function sampleCases(): InterleaveCase[] {
+  const bySample = (over: Partial<InterleaveCase['settings']> = {}) => base({ interleave: 'sample', ...over });
+  const sample = (label: string, over: Partial<InterleaveCase> = {}): InterleaveCase =>
+    plain(`by sample: ${label}`, { settings: bySample(), ...over });
+  const cases: InterleaveCase[] = [];
+  for (const [i, seed] of [0, 1, 7, 12345, 2 ** 31 - 1, 2 ** 32 - 1].entries())
+    for (const [j, [rounds, rpp]] of (
+      [
+        [1, 1],
+        [4, 1],
+        [6, 2],
+        [7, 3],
+      ] as const
+    ).entries())
+      cases.push(
+        sample(`seed ${seed}, ${rounds} rounds of ${rpp}`, {
+          settings: bySample({ seed, rounds, roundsPerProcess: rpp, samples: 2 + ((i + j) % 3), calibration: (i + j) % 2 === 0 }),
+          workloads: Array.from({ length: 1 + ((i + j) % 4) }, (_, k) => `time_${k}`),
+        }),
+      );
+  cases.push(
+    sample('one sample a batch (one turn a round)', { settings: bySample({ samples: 1, seed: 21 }) }),
+    sample('warm-up seconds before the first turn only, wall clock, no timeout', {
+      settings: bySample({ samples: 4, warmupSeconds: 0.25, clock: 'wall', batchTimeoutSeconds: null, seed: 8 }),
+    }),
+    sample('the base fails in the warm-up', { failures: [{ side: 'base', workload: 'time_b', round: null, status: 'failed' }] }),
+    sample('the working side fails in the warm-up', {
+      failures: [{ side: 'expert', workload: 'time_a', round: null, status: 'timeout' }],
+    }),
+    sample('the calibration fails in the warm-up', {
+      failures: [{ side: 'calibration', workload: 'time_c', round: null, status: 'crashed' }],
+    }),
+    sample('failures part-way on every side, on first and later turns', {
+      settings: bySample({ rounds: 8, seed: 99 }),
+      failures: [
+        { side: 'base', workload: 'time_a', round: 2, turn: 0, status: 'failed' },
+        { side: 'expert', workload: 'time_b', round: 4, turn: 2, status: 'crashed' },
+        { side: 'calibration', workload: 'time_c', round: 1, turn: 1, status: 'timeout' },
+        { side: 'calibration', workload: 'time_a', round: 0, status: 'skipped' },
+      ],
+    }),
+    sample('the base fails on the last turn of a round', {
+      settings: bySample({ samples: 4, seed: 3 }),
+      failures: [{ side: 'base', workload: 'time_c', round: 3, turn: 3, status: 'timeout' }],
+    }),
+    sample('the working side fails on a later turn of the first round', {
+      settings: bySample({ seed: 17 }),
+      failures: [{ side: 'expert', workload: 'time_a', round: 0, turn: 1, status: 'failed' }],
+    }),
+    sample('the calibration fails mid-round: the round goes on without it', {
+      settings: bySample({ samples: 5, seed: 40 }),
+      failures: [
+        { side: 'calibration', workload: 'time_b', round: 2, turn: 2, status: 'crashed' },
+        { side: 'calibration', workload: 'time_c', round: 0, turn: 4, status: 'failed' },
+      ],
+    }),
+    sample('every workload fails part-way on a later turn: the rounds stop', {
+      failures: ['time_a', 'time_b', 'time_c'].map((workload, k) => ({
+        side: k === 1 ? ('base' as const) : ('expert' as const),
+        workload,
+        round: 2,
+        turn: 1 + (k % 2),
+        status: 'failed' as const,
+      })),
+    }),
+    sample('every workload fails in the warm-up: no round', {
+      failures: ['time_a', 'time_b', 'time_c'].map((workload) => ({
+        side: 'base' as const,
+        workload,
+        round: null,
+        status: 'failed' as const,
+      })),
+    }),
+    sample('the working side lacks a workload', { missing: { expert: ['time_b'] } }),
+    sample('the calibration worker lacks a workload', { missing: { calibration: ['time_c'] }, settings: bySample({ seed: 5 }) }),
+    sample('the calibration cannot import the suite', { fatal: ['calibration'] }),
+    sample('the calibration worker cannot start again', { restartFailures: [{ side: 'calibration', restart: 2 }] }),
+    sample('the base cannot start again, every 2 rounds', {
+      settings: bySample({ rounds: 9, roundsPerProcess: 2, seed: 6 }),
+      restartFailures: [{ side: 'base', restart: 2 }],
+    }),
+    sample('3 rounds a process, a later-turn failure in the second process', {
+      settings: bySample({ rounds: 7, roundsPerProcess: 3, samples: 4, seed: 1234 }),
+      failures: [{ side: 'expert', workload: 'time_b', round: 4, turn: 3, status: 'skipped' }],
+    }),
+    sample('no calibration', { settings: bySample({ calibration: false, seed: 3 }) }),
+    sample('the budget stops the rounds', { settings: bySample({ budgetSeconds: 120.5 }) }),
+    sample('the budget stops the rounds, slow batches', { settings: bySample({ budgetSeconds: 500.5, seed: 4 }), secondsPerBatch: 7 }),
+    sample('a budget that leaves one round', { settings: bySample({ budgetSeconds: 0.5 }) }),
+    sample('looks settle workloads', {
+      settings: bySample({ rounds: 8, looks: [2, 4, 8], seed: 11 }),
+      settle: { '2': { time_a: 'changed' }, '4': { time_b: 'unchanged', time_zzz: 'changed' }, '8': { time_c: 'changed' } },
+    }),
+    sample('a look settles everything', {
+      settings: bySample({ rounds: 8, looks: [3] }),
+      settle: { '3': { time_a: 'changed', time_b: 'unchanged', time_c: 'unchanged' } },
+    }),
+    sample('a look settles a workload that failed on a later turn', {
+      settings: bySample({ rounds: 6, looks: [2] }),
+      failures: [{ side: 'base', workload: 'time_a', round: 1, turn: 2, status: 'failed' }],
+      settle: { '2': { time_a: 'changed', time_b: 'changed' } },
+    }),
+  );
   return cases;
 }
 
@@ -365,14 +672,21 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
       batch: (command) => {
         const mine = (asked[side] ??= []);
         mine.push(command);
-        clock += c.secondsPerBatch * 1000;
         const name = command.benchmark.slice('bench.'.length);
-        // the warm-up batch (no warm-up seconds given), then one batch a round while the side measures it
+        clock += (c.secondsPerBatchOf?.[name] ?? c.secondsPerBatch) * 1000;
+        // the warm-up batch (no warm-up seconds given), then one batch a round while the side measures
+        // it (sample by sample: `samples` one-sample batches a round, a turn each; a single-value
+        // workload's one batch)
+        const single = (c.singleValue ?? []).includes(name);
         const warmup = command.warmup === null;
         const seen = mine.filter((x) => x.benchmark === command.benchmark).length - 2;
-        const failure = c.failures.find((f) => f.side === side && f.workload === name && f.round === (warmup ? null : seen));
+        const turns = c.settings.interleave === 'sample' && !single ? c.settings.samples : 1;
+        const round = warmup ? null : Math.floor(seen / turns);
+        const turn = warmup ? 0 : seen % turns;
+        const failure = c.failures.find((f) => f.side === side && f.workload === name && f.round === round && (f.turn ?? 0) === turn);
         if (failure) return Promise.resolve({ ok: false, status: failure.status, message: 'scripted' });
         const value = 0.001 * (1 + c.workloads.indexOf(name)) * (side === 'expert' ? 2 : 1);
+        if (single) return Promise.resolve({ ok: true, samples: [value], number: null });
         return Promise.resolve({
           ok: true,
           samples: Array.from({ length: command.samples }, (_, i) => value + 0.0001 * i),
@@ -381,6 +695,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
       },
       restart: () => {
         const k = (restarts[side] = (restarts[side] ?? 0) + 1);
+        clock += (c.secondsPerRestart ?? 0) * 1000;
         return Promise.resolve(
           c.restartFailures.some((f) => f.side === side && f.restart === k) ? { ok: false, message: 'scripted' } : { ok: true },
         );
@@ -405,7 +720,13 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
     batchTimeoutSeconds: s.batchTimeoutSeconds,
     clock: s.clock,
     warmupSeconds: s.warmupSeconds,
+    ...(s.interleave === undefined ? {} : { interleave: s.interleave }),
+    ...(s.plan === undefined ? {} : { plan: s.plan }),
+    ...(s.calibrationRounds === undefined || s.calibrationRounds === null ? {} : { calibrationRounds: s.calibrationRounds }),
+    ...(s.minRounds === undefined ? {} : { minRounds: s.minRounds }),
     now: () => clock,
+    // the plan's costs are on the account's clock: the scripted one too
+    monotonic: () => clock,
     looks: s.looks,
     ...(Object.keys(c.settle).length > 0 ? { settle } : {}),
   };
@@ -420,6 +741,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
     rounds: m.rounds,
     batches: m.batches,
     budgetExhausted: m.budgetExhausted,
+    calibrationRounds: m.calibrationRounds ?? null,
     asked,
     workloads: m.workloads.map((w) => ({
       name: w.ref.name,
@@ -427,7 +749,91 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
       expert: side(w.expert),
       calibration: w.calibration === null ? null : side(w.calibration),
       settled: w.settled,
+      leftOut: w.leftOut ?? 0,
     })),
+  };
+}
+
+// ---------------------------------------------------------------- the round plan
+
+export interface PlanCase {
+  readonly label: string;
+  readonly workloads: PlannedWorkload[];
+  readonly budgetLeftMs: number;
+  readonly minRounds: number;
+}
+
+export interface PlanAnswer {
+  /** The names the next round measures, sorted. */
+  next: string[];
+  expected: number;
+  /** The water level of the workloads' whole costs in what there is (null: Infinity, everything fits). */
+  level: number | null;
+}
+
+/**
+ * The round plan's pure functions (plan.ts; perfmine_bench_interleave.py's next_round,
+ * water_level, expected_round_ms): plan.ts's own examples, ties at the level (a workload whose next
+ * round ends exactly at it), a budget already passed, unknown costs, and seeded random ones with
+ * costs that are not whole milliseconds.
+ */
+export function planCases(): PlanCase[] {
+  const w = (name: string, spentMs: number, rounds: number, roundsLeft: number): PlannedWorkload => ({ name, spentMs, rounds, roundsLeft });
+  const cases: PlanCase[] = [
+    { label: 'everything fits', workloads: [w('a', 100, 2, 18), w('b', 5000, 2, 18)], budgetLeftMs: 1e9, minRounds: 6 },
+    {
+      label: 'past its share, before the first look',
+      workloads: [w('a', 300, 6, 14), w('b', 15_000, 6, 14)],
+      budgetLeftMs: 40_000,
+      minRounds: 6,
+    },
+    { label: 'still fits', workloads: [w('a', 350, 7, 13), w('b', 17_500, 7, 13)], budgetLeftMs: 5_000, minRounds: 6 },
+    { label: 'no longer fits', workloads: [w('a', 350, 7, 13), w('b', 17_500, 7, 13)], budgetLeftMs: 1_000, minRounds: 6 },
+    { label: 'no budget left, before the look', workloads: [w('a', 250, 5, 15), w('b', 12_500, 5, 15)], budgetLeftMs: 0, minRounds: 6 },
+    { label: 'unknown cost', workloads: [w('a', 0, 0, 20)], budgetLeftMs: 0, minRounds: 6 },
+    // a: 30 ms spent in 3 rounds, 3 left (whole 60); b: 1 ms a round (whole 6); 46 ms there: level 40 = a's next round's end
+    { label: 'a tie at the level', workloads: [w('a', 30, 3, 3), w('b', 3, 3, 3)], budgetLeftMs: 13, minRounds: 0 },
+    { label: 'just past the level', workloads: [w('a', 30, 3, 3), w('b', 3, 3, 3)], budgetLeftMs: 12.999, minRounds: 0 },
+    { label: 'a budget already passed', workloads: [w('a', 30, 3, 3), w('b', 300, 3, 3)], budgetLeftMs: -50, minRounds: 2 },
+    { label: 'no workloads', workloads: [], budgetLeftMs: 100, minRounds: 6 },
+    { label: 'no rounds left', workloads: [w('a', 30, 3, 0), w('b', 300, 3, 0)], budgetLeftMs: 0, minRounds: 0 },
+    { label: 'no rounds left, a budget already passed', workloads: [w('a', 30, 3, 0), w('b', 300, 3, 0)], budgetLeftMs: -50, minRounds: 0 },
+    // whole costs [20, 20, 100] in 60 ms: the level is 20, a cost and a and b's next round's end
+    {
+      label: 'the level at a sorted cost',
+      workloads: [w('a', 10, 1, 1), w('b', 10, 1, 1), w('c', 25, 1, 3)],
+      budgetLeftMs: 15,
+      minRounds: 0,
+    },
+    { label: 'everything fits exactly', workloads: [w('a', 10, 1, 1), w('b', 10, 1, 1), w('c', 10, 1, 1)], budgetLeftMs: 30, minRounds: 0 },
+  ];
+  const random = mulberry32(37);
+  for (let k = 0; k < 300; k++) {
+    const n = 1 + Math.floor(random() * 6);
+    const workloads = Array.from({ length: n }, (_, i) => {
+      const rounds = Math.floor(random() * 12);
+      const perRound = random() < 0.3 ? 20_000 * random() : 300 * random();
+      return w(
+        `w${i}`,
+        rounds === 0 ? 0 : Math.round(rounds * perRound * (0.8 + 0.4 * random()) * 1000) / 1000,
+        rounds,
+        Math.floor(random() * 20),
+      );
+    });
+    const budgetLeftMs = random() < 0.1 ? -1000 * random() : 100_000 * random() * random();
+    cases.push({ label: `random ${k}`, workloads, budgetLeftMs, minRounds: Math.floor(random() * 8) });
+  }
+  return cases;
+}
+
+export function planTs(c: PlanCase): PlanAnswer {
+  const whole = c.workloads.map((w) => w.spentMs + (w.rounds > 0 ? w.spentMs / w.rounds : 0) * w.roundsLeft);
+  // the level nextRound decides by
+  const level = waterLevel(whole, c.workloads.reduce((n, w) => n + w.spentMs, 0) + Math.max(0, c.budgetLeftMs));
+  return {
+    next: [...nextRound(c.workloads, c.budgetLeftMs, c.minRounds)].sort(),
+    expected: expectedRoundMs(c.workloads),
+    level: level === Infinity ? null : level,
   };
 }
 

@@ -11,8 +11,14 @@ them); KIND is one of:
                of each case; numbers are passed as JavaScript's String(x) ("NaN", "-0", "1e-7"),
                so that every double, NaN and the infinities arrive exactly.
   interleave   measure_interleaved (perfmine_bench_interleave.py) with scripted workers, a
-               scripted clock and scripted settlements: every batch command each side was given,
-               the order, and the records (failure messages left out: they are worded per side).
+               scripted clock (a batch's seconds per workload) and scripted settlements (batch by
+               batch or sample by sample, the rounds planned evenly or by cost, the calibration in
+               every round or the first N): every batch command each side was given, the order,
+               and the records with the rounds the plan left each workload out of (failure
+               messages left out: they are worded per side).
+  plan         the round plan's pure functions (next_round, water_level, expected_round_ms of
+               perfmine_bench_interleave.py) on planned workloads: the next round's names, the
+               expected round time and the water level.
   protected    which of a case's paths a measured change keeps from the base: the asv config file
                written at its path, its benchmark_dir read by the harness (load_config) and made
                relative as perfmine_verify.py does, the pathspecs of protected_pathspecs, and the
@@ -64,7 +70,11 @@ def interleave_case(il, case):
     il.time = clock
     asked = {}
     restarts = {}
-    failures = {(f["side"], f["workload"], f["round"]): f["status"] for f in case["failures"]}
+    failures = {(f["side"], f["workload"], f["round"], f.get("turn", 0)): f["status"] for f in case["failures"]}
+    # sample by sample, a round is `samples` one-sample batches of a side, a turn each (a
+    # single-value workload's round one batch)
+    single = set(case.get("singleValue") or [])
+    by_sample = case["settings"].get("interleave") == "sample"
     restart_failures = {(f["side"], f["restart"]) for f in case["restartFailures"]}
     workloads = [{"name": n, "benchmark": "bench." + n, "param": 0} for n in case["workloads"]]
 
@@ -82,15 +92,19 @@ def interleave_case(il, case):
 
         def batch(self, command):
             asked.setdefault(self.side, []).append(command)
-            clock.now += case["secondsPerBatch"]
             name = command["benchmark"][len("bench."):]
-            # the warm-up batch (no warm-up seconds given), then one batch a round while the side measures it
+            clock.now += (case.get("secondsPerBatchOf") or {}).get(name, case["secondsPerBatch"])
+            turns = case["settings"]["samples"] if by_sample and name not in single else 1
+            # the warm-up batch (no warm-up seconds given), then one batch a round (or a turn) while
+            # the side measures it
             warmup = command["warmup"] is None
             seen = sum(1 for c in asked[self.side] if c["benchmark"] == command["benchmark"]) - 2
-            status = failures.get((self.side, name, None if warmup else seen))
+            status = failures.get((self.side, name) + ((None, 0) if warmup else divmod(seen, turns)))
             if status:
                 return {"ok": False, "status": status, "message": "scripted"}
             value = 0.001 * (1 + case["workloads"].index(name)) * (2 if self.side == "expert" else 1)
+            if name in single:
+                return {"ok": True, "samples": [value], "number": None}
             return {"ok": True, "samples": [value + 0.0001 * i for i in range(command["samples"])],
                     "number": command["number"] or 7}
 
@@ -99,6 +113,7 @@ def interleave_case(il, case):
             return restarts[self.side]
 
         def await_restart(self, ident):
+            clock.now += case.get("secondsPerRestart") or 0
             if (self.side, ident) in restart_failures:
                 self.dead = "scripted"
                 return {"ok": False}
@@ -131,10 +146,25 @@ def interleave_case(il, case):
     fields = ("benchmark", "param", "samples", "number", "warmup", "sample_time", "timeout", "clock")
     return {
         "order": m["order"], "rounds": m["rounds"], "batches": m["batches"], "budgetExhausted": m["budgetExhausted"],
+        "calibrationRounds": m.get("calibrationRounds"),
         "asked": {s: [{k: c[k] for k in fields} for c in commands] for s, commands in asked.items()},
         "workloads": [{"name": w["ref"]["name"], "base": side(w["base"]), "expert": side(w["expert"]),
-                       "calibration": side(w["calibration"]), "settled": w["settled"]} for w in m["workloads"]],
+                       "calibration": side(w["calibration"]), "settled": w["settled"],
+                       "leftOut": w.get("leftOut", 0)} for w in m["workloads"]],
     }
+
+
+def plan_case(il, case):
+    """The round plan's pure functions (as parity.ts's planTs): the next round's names, sorted, the
+    expected round time, and the water level nextRound decides by (None: infinite)."""
+    ws = case["workloads"]
+    whole = [w["spentMs"] + (w["spentMs"] / w["rounds"] if w["rounds"] > 0 else 0) * w["roundsLeft"] for w in ws]
+    spent = 0
+    for w in ws:
+        spent = spent + w["spentMs"]
+    level = il.water_level(whole, spent + max(0, case["budgetLeftMs"]))
+    return {"next": sorted(il.next_round(ws, case["budgetLeftMs"], case["minRounds"])),
+            "expected": il.expected_round_ms(ws), "level": None if level == float("inf") else level}
 
 
 def protected_case(verify, case, scratch):
@@ -173,6 +203,9 @@ def main(argv):
     elif kind == "interleave":
         import perfmine_bench_interleave as il
         answers = [interleave_case(il, c) for c in cases]
+    elif kind == "plan":
+        import perfmine_bench_interleave as il
+        answers = [plan_case(il, c) for c in cases]
     elif kind == "protected":
         import perfmine_verify as verify
         scratch = tempfile.mkdtemp(prefix="perfmine-parity-")

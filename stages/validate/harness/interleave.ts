@@ -7,6 +7,7 @@ import {
 } from '../../../pipeline/concepts/measurement-account.js';
 import type { Settlement } from '../paired/sequential.js';
 import { batchShare, measurementAccount } from './account.js';
+import { expectedRoundMs, nextRound } from './plan.js';
 import type {
   BatchCommand,
   BatchResult,
@@ -41,6 +42,12 @@ import type {
  */
 
 export type Side = 'base' | 'expert' | 'calibration';
+
+/** How many of rounds [from, to) start with fresh worker processes (every `roundsPerProcess`-th but the first). */
+export function restartsFrom(from: number, to: number, roundsPerProcess: number): number {
+  const upTo = (n: number) => (n <= 0 ? 0 : Math.floor((n - 1) / roundsPerProcess)); // restarts in rounds 1..n-1
+  return Math.max(0, upTo(to) - upTo(Math.max(from, 1)));
+}
 export const SIDE_LETTER: Readonly<Record<Side, string>> = { base: 'A', expert: 'B', calibration: 'C' };
 
 export interface HarnessWorker {
@@ -80,6 +87,13 @@ export interface InterleaveSettings {
   readonly mode: 'alternate' | 'duet';
   /** Measure a second base worker too (base/base calibration). */
   readonly calibration: boolean;
+  /**
+   * The rounds the calibration worker takes part in (absent: every round): after them it is
+   * closed and the rounds measure base and expert only. Its pairs give the verdict the bias
+   * allowance, the false-positive rate and a share of each workload's noise estimate; a workload
+   * measured past them has that many base/base pairs beside its own base/expert ones.
+   */
+  readonly calibrationRounds?: number;
   /** Seed of the random orders (recorded with the measurement). */
   readonly seed: number;
   /** No round starts once the time since the workloads were chosen plus one more round would pass it. */
@@ -90,6 +104,29 @@ export interface InterleaveSettings {
   readonly clock: 'wall' | 'cpu';
   /** Warm-up seconds before each batch after the warm-up pass (0: none; the batch median absorbs a cold first sample). */
   readonly warmupSeconds: number;
+  /**
+   * Mode `alternate`: what the sides take turns by. `batch` (absent: batch): one side's batch of
+   * `samples` samples, then the next side's. `sample`: a round's batches are split into one-sample
+   * batches and the sides take turns sample by sample (each turn in a new random order; the warm-up
+   * before the first only), so that a change of the machine's speed lasting a fraction of a second
+   * falls on every side alike instead of on one side's whole batch. A single-value benchmark
+   * (mem, peakmem, track) answers one value a batch and keeps batch turns.
+   */
+  readonly interleave?: 'batch' | 'sample';
+  /**
+   * How the time budget is spent (./plan.ts). `cost` (absent: even): each round measures the
+   * workloads whose share of the budget, by what each has cost so far, allows another round
+   * (every one at least `minRounds` rounds); the measurement stops when the next round of those
+   * would pass the budget. `even`: every workload still measured takes every round, and
+   * no round starts once the rounds so far plus one more would pass it.
+   */
+  readonly plan?: 'cost' | 'even';
+  /**
+   * Plan `cost`: the rounds every workload takes before the plan may leave it out (absent: the
+   * first interim look, else 6); validate gives the verdict's minPairs, so that a budget too
+   * small for every workload's first look still gives each a verdict and the cheap ones more.
+   */
+  readonly minRounds?: number;
   /** Wall clock in ms (tests pass a fake one). */
   readonly now?: () => number;
   /** The account's clock: monotonic, in ms (default performance.now; tests pass a fake one). */
@@ -113,7 +150,8 @@ export interface InterleaveSettings {
 export type HarnessOptions = Pick<
   InterleaveSettings,
   'rounds' | 'roundsPerProcess' | 'samples' | 'mode' | 'batchTimeoutSeconds' | 'clock' | 'warmupSeconds'
->;
+> &
+  Required<Pick<InterleaveSettings, 'interleave' | 'plan'>> & { readonly calibrationRounds: number | null };
 
 /** The settings of one measurement with calibration, from the harness options, its seed and its time budget. */
 export function calibratedSettings(h: HarnessOptions, seed: number, budgetMs: number): InterleaveSettings {
@@ -128,6 +166,9 @@ export function calibratedSettings(h: HarnessOptions, seed: number, budgetMs: nu
     budgetMs,
     batchTimeoutSeconds: h.batchTimeoutSeconds,
     warmupSeconds: h.warmupSeconds,
+    interleave: h.interleave,
+    plan: h.plan,
+    calibrationRounds: h.calibrationRounds ?? h.rounds,
   };
 }
 
@@ -161,6 +202,8 @@ export interface WorkloadRecord {
   readonly calibrationBase: (readonly number[] | null)[] | null;
   /** Settled at an interim look (adaptive sampling): measured no further. */
   settled: { readonly round: number; readonly as: Settlement } | null;
+  /** Rounds the time plan left it out of (its share of the budget spent); absent: none. */
+  leftOut?: number;
 }
 
 export interface InterleavedMeasurement {
@@ -172,7 +215,9 @@ export interface InterleavedMeasurement {
   readonly rounds: number;
   /** Rounds per worker process (the rounds of one process form one pair of evidence). */
   readonly roundsPerProcess: number;
-  /** Per round, the order batches ran in: `workload-index:letters`, e.g. `3:BAC` (duet: `3:AB|AC`). */
+  /** The rounds the calibration worker took part in at most (absent: every round). */
+  readonly calibrationRounds?: number;
+  /** Per round, the order batches ran in: `workload-index:letters`, e.g. `3:BAC` (duet: `3:AB|AC`; sample by sample: `3:BAC/CAB/...`, a turn each). */
   readonly order: readonly string[];
   readonly batches: number;
   readonly durationMs: number;
@@ -194,8 +239,8 @@ function active(w: WorkloadRecord): boolean {
   return w.base.failure === null && w.expert.failure === null && w.settled === null;
 }
 
-function sidesOf(w: WorkloadRecord): Side[] {
-  return w.calibration && w.calibration.failure === null ? ['base', 'expert', 'calibration'] : ['base', 'expert'];
+function sidesOf(w: WorkloadRecord, calibrating = true): Side[] {
+  return calibrating && w.calibration && w.calibration.failure === null ? ['base', 'expert', 'calibration'] : ['base', 'expert'];
 }
 
 export async function measureInterleaved(
@@ -230,7 +275,10 @@ export async function measureInterleaved(
   };
   const random = mulberry32(settings.seed);
   const open: Partial<Record<Side, HarnessWorker>> = {};
-  const logs = () => Object.fromEntries(Object.entries(open).map(([side, w]) => [side, w.log()])) as Partial<Record<Side, string>>;
+  // the stderr tails of workers closed before the end (the calibration worker after its rounds)
+  const closedLogs: Partial<Record<Side, string>> = {};
+  const logs = () =>
+    ({ ...closedLogs, ...Object.fromEntries(Object.entries(open).map(([side, w]) => [side, w.log()])) }) as Partial<Record<Side, string>>;
   let batches = 0;
   const order: string[] = [];
   try {
@@ -287,7 +335,13 @@ export async function measureInterleaved(
      * One batch of a side; its samples go to the side's round (or `into`, for duet's second base
      * batch), its time to the side's account. Returns its wall time (ms).
      */
-    const run = async (w: WorkloadRecord, side: Side, round: number | null, into?: (readonly number[] | null)[]): Promise<number> => {
+    const run = async (
+      w: WorkloadRecord,
+      side: Side,
+      round: number | null,
+      into?: (readonly number[] | null)[],
+      turn?: { readonly first: boolean },
+    ): Promise<number> => {
       signal?.throwIfAborted();
       const rec = record(w, side);
       const ref = refOf(w, side);
@@ -296,9 +350,9 @@ export async function measureInterleaved(
         {
           benchmark: ref.benchmark,
           param: ref.param,
-          samples: round === null ? 1 : settings.samples,
+          samples: round === null || turn ? 1 : settings.samples,
           number: rec.number ?? w.base.number ?? 0,
-          warmup: round === null ? null : settings.warmupSeconds,
+          warmup: round === null ? null : turn && !turn.first ? 0 : settings.warmupSeconds,
           sample_time: null,
           timeout: settings.batchTimeoutSeconds,
           clock: settings.clock,
@@ -313,10 +367,16 @@ export async function measureInterleaved(
       batches += 1;
       if (!result.ok) {
         rec.failure = { status: result.status, message: result.message, round };
+        // a round a side did not finish is no evidence (the samples of its earlier turns go)
+        if (round !== null && turn) (into ?? rec.rounds)[round] = null;
         return wallMs;
       }
       if (round === null) rec.number = result.number;
-      else (into ?? rec.rounds)[round] = result.samples;
+      else {
+        const target = into ?? rec.rounds;
+        // one-sample turns add up to the round's batch
+        target[round] = turn && !turn.first ? [...(target[round] ?? []), ...result.samples] : result.samples;
+      }
       return wallMs;
     };
 
@@ -347,15 +407,54 @@ export async function measureInterleaved(
       budgetExhausted: exhausted,
       logs: logs(),
       account: accountOf(records),
+      ...(settings.calibrationRounds !== undefined ? { calibrationRounds: settings.calibrationRounds } : {}),
     });
+    // what each workload's rounds cost (every side's batches, ms), for the round plan
+    const spent = new Map<WorkloadRecord, { ms: number; rounds: number }>(records.map((w) => [w, { ms: 0, rounds: 0 }]));
+    const minRounds = Math.min(settings.rounds, settings.minRounds ?? settings.looks?.[0] ?? 6);
+    // what the fresh worker processes between rounds cost (ms), reserved for the rounds ahead
+    const restarts = { ms: 0, times: 0 };
     for (let r = 0; r < settings.rounds; r++) {
-      const measuring = records.filter(active);
+      let measuring = records.filter(active);
       if (measuring.length === 0) break;
       const elapsed = now() - chosenAt;
-      const perRound = rounds === 0 ? 0 : elapsed / (rounds + 1);
-      if (rounds > 0 && elapsed + perRound > settings.budgetMs) {
-        budgetExhausted = true;
-        break;
+      if (settings.plan === 'cost') {
+        const planned = measuring.map((w) => ({
+          name: w.ref.name,
+          spentMs: spent.get(w)!.ms,
+          rounds: spent.get(w)!.rounds,
+          roundsLeft: settings.rounds - r,
+        }));
+        const restartMs = restarts.times > 0 ? restarts.ms / restarts.times : 0;
+        const next = nextRound(
+          planned,
+          settings.budgetMs - elapsed - restartMs * restartsFrom(r, settings.rounds, settings.roundsPerProcess),
+          minRounds,
+        );
+        const expected =
+          expectedRoundMs(planned.filter((w) => next.has(w.name))) + restartMs * restartsFrom(r, r + 1, settings.roundsPerProcess);
+        if (rounds > 0 && (next.size === 0 || elapsed + expected > settings.budgetMs)) {
+          budgetExhausted = true;
+          break;
+        }
+        for (const w of measuring) if (!next.has(w.ref.name)) w.leftOut = (w.leftOut ?? 0) + 1;
+        measuring = measuring.filter((w) => next.has(w.ref.name));
+      } else {
+        const perRound = rounds === 0 ? 0 : elapsed / (rounds + 1);
+        if (rounds > 0 && elapsed + perRound > settings.budgetMs) {
+          budgetExhausted = true;
+          break;
+        }
+      }
+      const calibrating = r < (settings.calibrationRounds ?? Infinity);
+      if (!calibrating && worker.calibration) {
+        // its rounds are done: the calibration worker's process and container go
+        const closing = monotonic();
+        closedLogs.calibration = worker.calibration.log();
+        await worker.calibration.close().catch(() => undefined);
+        times.workersMs += monotonic() - closing;
+        worker.calibration = null;
+        delete open.calibration;
       }
       if (r > 0 && r % settings.roundsPerProcess === 0) {
         // fresh worker processes for the next rounds, started at once (no batch runs meanwhile);
@@ -364,6 +463,8 @@ export async function measureInterleaved(
         const restarting = monotonic();
         const answers = await Promise.all(alive.map((side) => worker[side]!.restart(signal)));
         times.workersMs += monotonic() - restarting;
+        restarts.ms += monotonic() - restarting;
+        restarts.times += 1;
         times.workerStarts += alive.length;
         for (const [k, side] of alive.entries()) {
           const restarted = answers[k]!;
@@ -381,10 +482,25 @@ export async function measureInterleaved(
         if (!records.some(active)) break;
       }
       const steps: string[] = [];
-      for (const w of shuffled(records.filter(active), random)) {
+      for (const w of shuffled(measuring.filter(active), random)) {
         const index = records.indexOf(w);
-        if (settings.mode === 'alternate') {
-          const sides = shuffled(sidesOf(w), random);
+        const stepFrom = monotonic();
+        // a single-value benchmark (mem, peakmem, track: no `number`) gives one value a batch: its
+        // sides take turns by batch either way
+        if (settings.mode === 'alternate' && settings.interleave === 'sample' && w.base.number !== null) {
+          // sample by sample: every turn each side still measured runs one sample, in a new order
+          const turns: string[] = [];
+          for (let k = 0; k < settings.samples && active(w); k++) {
+            const sides = shuffled(sidesOf(w, calibrating), random);
+            turns.push(sides.map((s) => SIDE_LETTER[s]).join(''));
+            for (const side of sides) {
+              await run(w, side, r, undefined, { first: k === 0 });
+              if (!active(w)) break;
+            }
+          }
+          steps.push(`${index}:${turns.join('/')}`);
+        } else if (settings.mode === 'alternate') {
+          const sides = shuffled(sidesOf(w, calibrating), random);
           steps.push(`${index}:${sides.map((s) => SIDE_LETTER[s]).join('')}`);
           for (const side of sides) {
             await run(w, side, r);
@@ -392,7 +508,7 @@ export async function measureInterleaved(
           }
         } else {
           const others = shuffled(
-            sidesOf(w).filter((s) => s !== 'base'),
+            sidesOf(w, calibrating).filter((s) => s !== 'base'),
             random,
           );
           steps.push(`${index}:${others.map((s) => `A${SIDE_LETTER[s]}`).join('|')}`);
@@ -407,6 +523,9 @@ export async function measureInterleaved(
             if (!active(w)) break;
           }
         }
+        const cost = spent.get(w)!;
+        cost.ms += monotonic() - stepFrom;
+        cost.rounds += 1;
       }
       order.push(steps.join(' '));
       rounds += 1;

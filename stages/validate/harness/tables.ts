@@ -45,6 +45,7 @@ function table(
   second: Reference,
   label: [string, string],
   include: (w: WorkloadRecord) => boolean,
+  rounds = m.rounds,
 ): PairTable {
   const expertStart = m.expert?.event === 'ready' ? m.expert : null;
   const baseStart = m.base.event === 'ready' ? m.base : null;
@@ -55,8 +56,8 @@ function table(
     return v1 !== null && v2 !== null && v1 !== v2;
   });
   const k = Math.max(1, m.roundsPerProcess);
-  const pairs = Array.from({ length: Math.ceil(m.rounds / k) }, (_, g): PairColumn => {
-    const [from, to] = [g * k, Math.min(m.rounds, (g + 1) * k)];
+  const pairs = Array.from({ length: Math.ceil(rounds / k) }, (_, g): PairColumn => {
+    const [from, to] = [g * k, Math.min(rounds, (g + 1) * k)];
     const firstValues = workloads.map((w) => groupValue(first, w, from, to));
     const secondValues = workloads.map((w) => groupValue(second, w, from, to));
     const logRatios = workloads.map((_, i) => {
@@ -91,7 +92,10 @@ export function harnessPairTable(m: InterleavedMeasurement): PairTable {
   );
 }
 
-/** Base/base calibration pairs, one per round (null when there was no calibration worker). */
+/**
+ * Base/base calibration pairs, one per round the calibration worker took part in (null when there
+ * was no calibration worker).
+ */
 export function harnessCalibrationTable(m: InterleavedMeasurement): PairTable | null {
   if (!m.workloads.some((w) => w.calibration !== null)) return null;
   return table(
@@ -100,6 +104,7 @@ export function harnessCalibrationTable(m: InterleavedMeasurement): PairTable | 
     (w, r) => w.calibration?.rounds[r],
     ['base', 'calibration'],
     (w) => w.calibration !== null,
+    Math.min(m.rounds, m.calibrationRounds ?? Infinity),
   );
 }
 

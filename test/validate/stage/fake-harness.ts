@@ -27,6 +27,9 @@ const FILES: Record<Side, string> = {
   calibration: `${R4}aa1/349042fd-existing-py_usr_bin_python3.json`,
 };
 
+/** Samples per round of validate's default protocol (harness.samples), which the tests keep. */
+const SAMPLES_PER_ROUND = 5;
+
 const samplesCache = new Map<Side, Map<string, readonly number[]>>();
 function samplesOf(side: Side): Map<string, readonly number[]> {
   let m = samplesCache.get(side);
@@ -66,6 +69,7 @@ export class FakeHarnessWorker implements HarnessWorker {
   readonly commands: Omit<BatchCommand, 'id' | 'op'>[] = [];
   closed = false;
   readonly #batchesOf = new Map<string, number>();
+  readonly #turnsOf = new Map<string, number>();
 
   constructor(
     readonly side: Side,
@@ -90,8 +94,20 @@ export class FakeHarnessWorker implements HarnessWorker {
 
   async batch(command: Omit<BatchCommand, 'id' | 'op'>): Promise<BatchResult> {
     this.commands.push(command);
-    const k = this.#batchesOf.get(command.benchmark) ?? 0;
-    this.#batchesOf.set(command.benchmark, k + 1);
+    // the k-th round's batch (0: the warm-up pass); a round taken sample by sample
+    // (validate.harness.interleave: sample) comes as one-sample turns: its j-th turn is the j-th
+    // sample the whole batch would have drawn, so both ways measure the same samples
+    let k: number;
+    let j = 0;
+    if (command.warmup !== null && command.samples === 1 && SAMPLES_PER_ROUND > 1) {
+      const turns = this.#turnsOf.get(command.benchmark) ?? 0;
+      this.#turnsOf.set(command.benchmark, turns + 1);
+      k = 1 + Math.floor(turns / SAMPLES_PER_ROUND);
+      j = turns % SAMPLES_PER_ROUND;
+    } else {
+      k = this.#batchesOf.get(command.benchmark) ?? 0;
+      this.#batchesOf.set(command.benchmark, k + 1);
+    }
     const failure = this.script.failures?.[command.benchmark];
     if (failure && failure.side === this.side && k >= (failure.fromBatch ?? 0))
       return { ok: false, status: failure.status, message: `scripted ${failure.status}` };
@@ -99,6 +115,7 @@ export class FakeHarnessWorker implements HarnessWorker {
     if (!all || all.length === 0) return { ok: false, status: 'unknown', message: `no benchmark ${command.benchmark}` };
     const invocation = Math.floor(mulberry32(seedOf(`${command.benchmark} ${k}`))() * 4);
     const random = mulberry32(seedOf(`${this.side} ${command.benchmark} ${k}`));
+    for (let skip = 0; skip < j; skip++) random();
     const picked = Array.from({ length: command.samples }, () => all[invocation * 20 + Math.floor(random() * 20)]!);
     const scale = this.side === 'expert' && this.script.expert?.names.has(command.benchmark) ? this.script.expert.factor : 1;
     return { ok: true, samples: picked.map((s) => s * scale), number: command.number === 0 ? 100 : command.number };

@@ -312,7 +312,8 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     expect(row.status).toBe('done');
     const output = validateOutputSchema.parse(row.output);
     expect(new Set(output.improved)).toEqual(SPED_UP);
-    expect(output).toMatchObject({ decision: 'kept', pairs: 20, calibrationPairs: 20, workloads: 32, pairedWorsened: 0 });
+    // the calibration worker measures the first 10 rounds (harness.calibrationRounds)
+    expect(output).toMatchObject({ decision: 'kept', pairs: 20, calibrationPairs: 10, workloads: 32, pairedWorsened: 0 });
     expect(fake.calls).toEqual([
       'build',
       'harness base',
@@ -337,11 +338,15 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const [base, expert] = fake.workers;
     const first = base!.commands.filter((c) => c.benchmark === 'benchmarks.TextSuite.time_divide');
     expect(first[0]).toMatchObject({ number: 0, samples: 1, warmup: null });
-    expect(first.slice(1).every((c) => c.number === 100 && c.samples === 5 && c.warmup === 0.02)).toBe(true);
-    expect(first).toHaveLength(21);
+    // then, round by round, the sides take turns sample by sample: five one-sample batches, the
+    // first warmed up (harness.interleave: sample)
+    expect(first.slice(1).every((c) => c.number === 100 && c.samples === 1)).toBe(true);
+    expect(first.slice(1, 11).map((c) => c.warmup)).toEqual([0.02, 0, 0, 0, 0, 0.02, 0, 0, 0, 0]);
+    expect(first).toHaveLength(1 + 20 * 5);
     expect(expert!.commands.every((c) => c.number === 100)).toBe(true);
-    // a fresh worker process on every side before every round but the first
-    expect(fake.workers.map((w) => w.restarts)).toEqual([19, 19, 19]);
+    // a fresh worker process on every side before every round but the first (the calibration
+    // worker's until its 10 rounds are done)
+    expect(fake.workers.map((w) => w.restarts)).toEqual([19, 19, 9]);
 
     const validation = loadValidation(db, key)!;
     expect(validation).toMatchObject({
@@ -369,9 +374,10 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
     const settledAt = new Map(verdicts.map((w) => [w.workload, w.paired.settled?.round ?? 20]));
     for (const b of batches) {
       expect(b.number).toBe(100);
-      // every round up to its settlement (adaptive sampling) holds a batch of 5 samples; none after
+      // every round up to its settlement (adaptive sampling) holds 5 samples; none after (the
+      // calibration side: none after its 10 rounds either)
       const rounds = JSON.parse(b.samples) as (number[] | null)[];
-      const upTo = settledAt.get(b.workload)!;
+      const upTo = Math.min(settledAt.get(b.workload)!, b.side === 'calibration' ? 10 : 20);
       expect(
         rounds.slice(0, upTo).every((r) => r !== null && r.length === 5),
         b.workload,
@@ -405,7 +411,8 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       { validate: { harness: { seed: 7, adaptive: { looks: [] } } } },
     );
     const fixedBatches = fixed.fake.workers.reduce((n, w) => n + w.commands.length, 0);
-    expect(fixedBatches).toBe(32 * 3 * 21);
+    // per workload: the warm-up pass's 3 batches, 20 rounds of 5 turns of base and expert, 10 of the calibration's
+    expect(fixedBatches).toBe(32 * (3 + 20 * 5 * 2 + 10 * 5));
     expect(adaptiveBatches).toBeLessThan(fixedBatches);
     // the same decisions
     expect(new Set(validateOutputSchema.parse(fixed.row.output).improved)).toEqual(SPED_UP);
@@ -467,8 +474,9 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       { validate: { harness: { roundsPerProcess: 5, seed: 7 } } },
     );
     expect(row.status).toBe('done');
-    expect(validateOutputSchema.parse(row.output)).toMatchObject({ pairs: 4, calibrationPairs: 4 });
-    expect(fake.workers.map((w) => w.restarts)).toEqual([3, 3, 3]);
+    // the calibration worker's 10 rounds are two processes' worth
+    expect(validateOutputSchema.parse(row.output)).toMatchObject({ pairs: 4, calibrationPairs: 2 });
+    expect(fake.workers.map((w) => w.restarts)).toEqual([3, 3, 1]);
     for (const w of loadWorkloadVerdicts(db, key)) expect(w.paired.pairRatios).toHaveLength(4);
     expect(loadValidation(db, key)!.protocol).toMatchObject({ rounds: 20, roundsPerProcess: 5 });
   });
@@ -643,9 +651,10 @@ describe('validate stage, engine perfmine (harness workers faked with real rich 
       ['expert', '1'],
       ['calibration', '1'],
     ]);
-    // the base ran twice a round: once beside the expert, once beside the calibration worker
+    // the base ran twice a round: once beside the expert, once beside the calibration worker (in
+    // its 10 rounds)
     const base = fake.workers[0]!.commands.filter((c) => c.benchmark === 'benchmarks.TextSuite.time_divide');
-    expect(base).toHaveLength(1 + 2 * 20);
+    expect(base).toHaveLength(1 + 2 * 10 + 10);
   });
 });
 
