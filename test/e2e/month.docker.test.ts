@@ -192,7 +192,15 @@ describe('a month of the sample repository through every stage (real Docker engi
       expect(v).toMatchObject({ engine: 'perfmine', calibrated: true });
       // adaptive sampling: the last round run is the look at which every workload was settled, or the protocol's last
       expect([...ctx.config.validate.harness.adaptive.looks, protocolRounds]).toContain(v.pairs);
-      expect(v.protocol).toMatchObject({ engine: 'perfmine', rounds: protocolRounds, roundsPerProcess: 1, samples: 5, mode: 'alternate' });
+      expect(v.protocol).toMatchObject({
+        engine: 'perfmine',
+        rounds: protocolRounds,
+        roundsPerProcess: 1,
+        samples: 5,
+        mode: 'alternate',
+        interleave: 'sample',
+        plan: 'cost',
+      });
       expect(v.protocol!['seed']).toEqual(expect.any(Number));
       expect(v.mdsMedian!).toBeGreaterThanOrEqual(1.05);
       expect(loadInvocations(db, key(n))).toEqual([]);
@@ -215,7 +223,9 @@ describe('a month of the sample repository through every stage (real Docker engi
         expect(r.failure, `${r.workload} ${r.side}`).toBeNull();
         expect(r.number!).toBeGreaterThan(0);
         const settled = verdicts.get(r.workload)!.paired.settled;
-        const ran = settled?.round ?? v.pairs;
+        // the calibration worker takes part in its first harness.calibrationRounds rounds only
+        const calibrationRounds = ctx.config.validate.harness.calibrationRounds ?? protocolRounds;
+        const ran = Math.min(settled?.round ?? v.pairs, r.side === 'calibration' ? calibrationRounds : protocolRounds);
         const samples = JSON.parse(r.samples) as unknown[];
         expect(samples).toHaveLength(protocolRounds);
         samples.forEach((entry, round) => {
@@ -228,8 +238,9 @@ describe('a month of the sample repository through every stage (real Docker engi
           expect(batch).toHaveLength(5);
           for (const x of batch!) expect(x).toBeGreaterThan(0);
         });
-        // a warm-up batch, then one per round it was measured in
-        batches += 1 + ran;
+        // a warm-up batch, then per round it was measured in one one-sample batch per sample (the
+        // sides take turns sample by sample, validate.harness.interleave)
+        batches += 1 + ran * 5;
       }
       // every workload has its own noise, p-value and minimum detectable speedup
       for (const w of verdicts.values()) {

@@ -386,10 +386,14 @@ describe('perfmine demo and run end to end (real CLI, loopback LLM, real Docker 
         expect(m.workloads).toBeGreaterThanOrEqual(5);
         expect(m.rows).toBe(3 * m.workloads);
       }
-      // a warm-up batch, then one per round it was measured in, of each
+      // a warm-up batch, then per round it was measured in one one-sample batch per sample, of each
+      // (the sides take turns sample by sample)
       const samples = store.prepare<[], { samples: string }>('SELECT samples FROM harness_batches').all();
       expect(first.metrics['validate.batches']).toBe(
-        samples.reduce((sum, r) => sum + 1 + (JSON.parse(r.samples) as unknown[]).filter((x) => x !== null).length, 0),
+        samples.reduce(
+          (sum, r) => sum + 1 + (JSON.parse(r.samples) as (number[] | null)[]).reduce((n, x) => n + (x === null ? 0 : x.length), 0),
+          0,
+        ),
       );
     } finally {
       store.close();

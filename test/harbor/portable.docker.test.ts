@@ -44,7 +44,10 @@ import { memoryLogger, tempDir, testConfig, testLabel } from '../synthesize/harn
  *   and checks it whole; a registry that cannot be reached: publish names the image it could not
  *   push and leaves the published folder as it was.
  */
-measurementSlot('shared');
+// exclusive: the oracle's reward is asserted near 1, which needs the machine's power; beside the
+// attack suite (a CPU hog among its agents) #101's oracle read a reward of 0 once (stop 42's first
+// rehearsal), where alone it reads 1.0
+measurementSlot('exclusive');
 
 const execFileP = promisify(execFile);
 const REPO = 'fixture/fastmath';
@@ -266,7 +269,10 @@ describe("tasks that run anywhere (the demo's tasks, a second Docker engine, the
       expect(t.reward).toMatchObject({ correct: 1, expert_measured: 1, verifier_error: 0, hack: 0 });
       // paid as the expert: near 1 (the 5% accuracy on a quiet machine is issue 35's; beside another
       // measuring suite #108, whose expert is only 1.3x, read 0.915 once)
-      expect(Math.abs(t.reward!['reward']! - 1), id).toBeLessThan(0.15);
+      expect(
+        Math.abs(t.reward!['reward']! - 1),
+        `${id}: ${JSON.stringify(t.reward)} ${JSON.stringify(t.details?.workloads ?? null)}`,
+      ).toBeLessThan(0.15);
     }
   }, 1_800_000);
 
