@@ -224,12 +224,13 @@ class LocalWorker:
             return {"ok": False, "status": "crashed", "message": self.dead}
         return read_batch_answer(answer)
 
-    def send_restart(self):
-        """First half of a restart (all workers are asked at once, then answered): the id or None."""
+    def send_restart(self, benchmarks=None):
+        """First half of a restart (all workers are asked at once, then answered): the id or None.
+        With benchmarks, the fresh worker imports only their modules and serves only them."""
         if self.dead is not None:
             return None
         try:
-            return self._send({"op": "restart"})
+            return self._send(dict({"op": "restart"}, **({"benchmarks": benchmarks} if benchmarks else {})))
         except OSError:
             self.dead = "the harness exited (exit {})".format(self.proc.wait())
             return None
@@ -538,12 +539,20 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
             for ref in base.start["workloads"]
         ]
 
+        def ref_of(w, side):
+            return (expert_refs if side == "expert" else reference_refs)[w["ref"]["name"]] if side in ("expert", "reference") \
+                else w["ref"]
+
+        def still_measured(side, r):
+            """The benchmarks a side may still run from round r on (a settled or failed workload is never measured again)."""
+            return sorted({ref_of(w, side)["benchmark"] for w in records
+                           if measured_in(w, r) and w.get(side) is not None and w[side]["failure"] is None})
+
         def run(w, side, round_index, first=None):
             """One batch of a side. first: None for a round's batch of `samples` samples; by sample,
             whether this one-sample turn is the round's first (the others add to its samples)."""
             rec = w[side]
-            ref = (expert_refs if side == "expert" else reference_refs)[w["ref"]["name"]] if side in ("expert", "reference") \
-                else w["ref"]
+            ref = ref_of(w, side)
             own = settings.get("numberPerSide")
             if round_index is None and own:
                 number = 0  # asv's choice, by this side's own clock
@@ -680,7 +689,8 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                          and any(side in sides_in(w, r) for w in measuring)]
                 running(alive, True)
                 restarting = time.monotonic()
-                asked = [(side, worker[side].send_restart()) for side in alive]
+                # the fresh processes import only the modules of the workloads still to measure
+                asked = [(side, worker[side].send_restart(still_measured(side, r))) for side in alive]
                 for side, ident in asked:
                     if worker[side].await_restart(ident)["ok"]:
                         continue

@@ -64,6 +64,9 @@ serve [--bench REGEX]...
     workloads: every selected workload, benchmarks sorted by name, parameter combinations in
     itertools.product order ("param" is the index in that product; 0 without params).
     import_seconds: how long the worker took to import the suite (and discover it).
+    module_of: each listed benchmark's module (its full name: the package's basename first);
+    module_import_seconds: each imported module of the suite, the seconds its own import took (its
+    parent packages already imported): what a worker importing it pays again.
     Or {"event":"fatal","reason":"suite-not-importable"|"no-benchmarks"|"bad-config","message":"..."}
     and exit 3.
 
@@ -133,11 +136,17 @@ serve [--bench REGEX]...
       ones named with their parents); null for a file that cannot be read or parsed.
         {"id":12,"op":"modules"} -> {"id":12,"ok":true,"kind":"modules","files":[real paths]}
       The files of every module the worker has loaded: the suite and everything it imports.
-        {"id":8,"op":"restart"} -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S,"import_seconds":S}
+        {"id":8,"op":"restart","benchmarks":null|["mod.Class.time_x", ...]}
+            -> {"id":8,"ok":true,"worker_pid":N,"elapsed":S,"import_seconds":S}
       A fresh worker process in place of the current one (the suite imported again): a new memory
       layout and allocation history, so that a process's own layout effect on a benchmark (seen
       up to 10% between two processes of identical code) is redrawn. A worker that cannot import
-      the suite again: {"id":8,"ok":false,"status":"crashed","message":"..."}.
+      the suite again: {"id":8,"ok":false,"status":"crashed","message":"..."}. With benchmarks
+      (names the first worker listed), the fresh worker, and every later one, imports only the
+      package and the modules holding them, as asv_runner imports only a benchmark's own module in
+      each of its processes (a suite whose other modules build large inputs at import is not
+      paid for again), and only they can be run or named by a later restart; a batch of another
+      benchmark gets status "unknown".
         {"id":9,"op":"exit"} -> {"id":9,"ok":true}, exit 0 (EOF on stdin: exit 0 too)
       A malformed line gets {"id":null,"ok":false,"status":"unknown","message":"..."} (the id
       when one could be read) and the supervisor goes on.
@@ -354,16 +363,26 @@ def check_tree(root, require_init=True):
             check_tree(path, require_init=False)
 
 
-def import_modules(package):
-    """The package and every module and subpackage under it, depth first, as asv imports them."""
+def import_module_timed(name, seconds=None):
+    """Imports one module of the suite (SuiteError when it cannot be); with `seconds`, records there
+    how long its own import took (its parents already imported)."""
+    started = account_clock()
     try:
-        module = importlib.import_module(package)
+        module = importlib.import_module(name)
     except BaseException as exc:  # noqa: B036 - an import may raise anything, SystemExit included
-        raise SuiteError("Error importing benchmark module {}: {}".format(package, exception_summary(exc)))
+        raise SuiteError("Error importing benchmark module {}: {}".format(name, exception_summary(exc)))
+    if seconds is not None:
+        seconds[name] = account_clock() - started
+    return module
+
+
+def import_modules(package, seconds=None):
+    """The package and every module and subpackage under it, depth first, as asv imports them."""
+    module = import_module_timed(package, seconds)
     yield module
     if getattr(module, "__path__", None):
         for _, name, _ in pkgutil.iter_modules(module.__path__, package + "."):
-            for sub in import_modules(name):
+            for sub in import_modules(name, seconds):
                 yield sub
 
 
@@ -793,17 +812,34 @@ def creating(attr_name, module, klass, func):
         raise SuiteError("Error creating benchmark {} in module {}: {}".format(where, module.__name__, exception_summary(exc)))
 
 
-def discover(benchmark_dir):
+def discover(benchmark_dir, seconds=None):
     """Every benchmark of the suite by name, in discovery order (a later duplicate name wins).
-    Raises SuiteError when the suite (any module of it) cannot be imported."""
+    Raises SuiteError when the suite (any module of it) cannot be imported. With `seconds`, each
+    module's own import time is recorded there."""
     if not os.path.isdir(benchmark_dir):
         raise SuiteError("benchmark directory {} not found".format(benchmark_dir))
     check_tree(benchmark_dir)
     prepare_sys_path(benchmark_dir)
     found = {}
-    for module in import_modules(os.path.basename(benchmark_dir)):
+    for module in import_modules(os.path.basename(benchmark_dir), seconds):
         for bench in benchmarks_in(module):
             found[bench.name] = bench
+    return found
+
+
+def discover_in(benchmark_dir, modules, seconds=None):
+    """The benchmarks of some modules of the suite only (full module names, the package first
+    imported), as asv_runner imports one benchmark's module in each of its processes. Raises
+    SuiteError when one cannot be imported."""
+    check_tree(benchmark_dir)
+    prepare_sys_path(benchmark_dir)
+    package = os.path.basename(benchmark_dir)
+    found = {}
+    for name in [package] + [m for m in modules if m != package]:
+        module = import_module_timed(name, seconds)
+        if name in modules:
+            for bench in benchmarks_in(module):
+                found[bench.name] = bench
     return found
 
 
@@ -2180,20 +2216,23 @@ def worker_answer(state, cmd):
 
 
 def worker_main(argv):
-    """_worker CONFIG COMMAND_FD ANSWER_FD ROOT [REGEX...]: imports the suite, then one answer per command."""
+    """_worker CONFIG COMMAND_FD ANSWER_FD ROOT MODULES [REGEX...]: imports the suite (MODULES "-"),
+    or only the modules of a JSON list, then one answer per command."""
     set_parent_death_signal()
     import faulthandler
 
     faulthandler.enable()
-    config, cmd_fd, ans_fd, root = argv[:4]
-    regexes = argv[4:]
+    config, cmd_fd, ans_fd, root, only = argv[:5]
+    regexes = argv[5:]
+    only = None if only == "-" else json.loads(only)
     ans_fd = int(ans_fd)
     commands = os.fdopen(int(cmd_fd), "rb")
     os.chdir(root)
     started = account_clock()
+    seconds = {}
     try:
         conf = load_config(config)
-        benches = discover(conf.benchmark_dir)
+        benches = discover(conf.benchmark_dir, seconds) if only is None else discover_in(conf.benchmark_dir, only, seconds)
     except UsageError as exc:
         write_all(ans_fd, protocol_line({"event": "fatal", "reason": "bad-config", "message": str(exc)}))
         return EXIT_SUITE
@@ -2213,6 +2252,8 @@ def worker_main(argv):
         "event": "ready", "protocol": PROTOCOL_VERSION, "python": platform.python_version(), "pid": os.getpid(),
         "import_seconds": account_clock() - started,
         "benchmarks": {n: benches[n].entry() for n in names}, "workloads": workloads_of(benches, chosen),
+        "module_of": {n: benches[n].module.__name__ for n in names},
+        "module_import_seconds": seconds,
     }
     write_all(ans_fd, protocol_line(ready))
     state = WorkerState(conf, benches, chosen, root)
@@ -2236,11 +2277,12 @@ class WorkerTimedOut(Exception):
 class Worker:
     """The worker process seen from the supervisor: two pipes and a process group."""
 
-    def __init__(self, config_path, regexes, root):
+    def __init__(self, config_path, regexes, root, modules=None):
         cmd_r, cmd_w = os.pipe()
         ans_r, ans_w = os.pipe()
+        only = "-" if modules is None else json.dumps(sorted(modules))
         self.proc = subprocess.Popen(
-            [sys.executable, HARNESS_PATH, "_worker", config_path, str(cmd_r), str(ans_w), root] + list(regexes),
+            [sys.executable, HARNESS_PATH, "_worker", config_path, str(cmd_r), str(ans_w), root, only] + list(regexes),
             pass_fds=(cmd_r, ans_w), stdin=subprocess.DEVNULL, stdout=2, start_new_session=True,
         )
         os.close(cmd_r)
@@ -2315,9 +2357,13 @@ class Supervisor:
         self.worker = None
         self.benchmarks = {}
         self.params = {}
+        self.module_of = {}
+        # the benchmarks a restart named (its workers import only their modules); None: the whole suite
+        self.only = None
 
     def start_worker(self):
-        self.worker = Worker(self.conf.path, self.regexes, tempfile.mkdtemp(prefix="worker-", dir=self.root))
+        modules = None if self.only is None else {self.module_of[name] for name in self.only}
+        self.worker = Worker(self.conf.path, self.regexes, tempfile.mkdtemp(prefix="worker-", dir=self.root), modules)
 
     def await_ready(self):
         """The worker's first line: ready, or a fatal event (a dict with "event")."""
@@ -2332,6 +2378,8 @@ class Supervisor:
             msg = {"event": "fatal", "reason": "suite-not-importable",
                    "message": "importing the suite took longer than {:g} s".format(self.import_timeout)}
         if msg.get("event") == "ready":
+            if self.only is None:
+                self.module_of = msg.get("module_of", {})
             worker.ready = msg
         return msg
 
@@ -2429,7 +2477,7 @@ class Supervisor:
         if cmd["op"] == "exit":
             return {"id": ident, "ok": True}
         if cmd["op"] == "restart":
-            return dict({"id": ident}, **self.restart())
+            return dict({"id": ident}, **self.restart(cmd.get("benchmarks")))
         if cmd["op"] == "outline":
             return {"id": ident, "ok": True, "kind": "outline", "files": outline(cmd["files"])}
         if cmd["op"] == "fingerprint":
@@ -2441,12 +2489,15 @@ class Supervisor:
         answer.pop("id", None)
         return dict({"id": ident}, **answer)
 
-    def restart(self):
-        """A fresh worker process (a new memory layout, the suite imported again)."""
+    def restart(self, benchmarks=None):
+        """A fresh worker process (a new memory layout, the suite imported again; with benchmarks,
+        only their modules, and from then on only they are run)."""
         started = wall_timer()
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        if benchmarks is not None:
+            self.only = set(benchmarks)
         problem = self.ensure_worker()
         if problem:
             return {"ok": False, "status": "crashed", "message": problem}
@@ -2455,7 +2506,17 @@ class Supervisor:
 
     def invalid(self, cmd):
         op = cmd.get("op")
-        if op in ("exit", "restart"):
+        if op == "exit":
+            return None
+        if op == "restart":
+            names = cmd.get("benchmarks")
+            if names is None:
+                return None
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+                return "restart's benchmarks must be null or a non-empty list of benchmark names"
+            unknown = [n for n in names if n not in self.benchmarks or (self.only is not None and n not in self.only)]
+            if unknown:
+                return "restart names benchmarks this worker does not serve: {}".format(", ".join(sorted(unknown)[:5]))
             return None
         if op == "outline":
             files = cmd.get("files")
@@ -2468,6 +2529,8 @@ class Supervisor:
         name = cmd.get("benchmark")
         if name not in self.benchmarks:
             return "no benchmark {}".format(name)
+        if self.only is not None and name not in self.only:
+            return "benchmark {} is not served since a restart named the benchmarks to import".format(name)
         param = cmd.get("param", 0)
         if not isinstance(param, int) or isinstance(param, bool) or param not in self.params.get(name, ()):
             return "no benchmark {} / param {!r} out of range".format(name, param)

@@ -198,6 +198,7 @@ function chooser(
       imported: new Set((await base.modules(signal)) ?? []),
       fingerprints,
       controls: config.selectionControls,
+      modules: modulesOf(ready),
     });
     const selection: Selection =
       skipping.length === 0
@@ -230,6 +231,19 @@ function chooser(
     // (controls alone decide nothing; on rich they cost 37 s a candidate)
     return selection.selected.length === 0 ? new Set<string>() : new Set([...selection.selected, ...selection.controls]);
   };
+}
+
+/** Each workload's benchmark module and its own import seconds, when the harness said them. */
+function modulesOf(ready: ReadyMessage): Map<string, { module: string; importSeconds: number }> {
+  const out = new Map<string, { module: string; importSeconds: number }>();
+  const moduleOf = ready.module_of;
+  const seconds = ready.module_import_seconds;
+  if (!moduleOf || !seconds) return out;
+  for (const ref of ready.workloads) {
+    const module = moduleOf[ref.benchmark];
+    if (module !== undefined) out.set(ref.name, { module, importSeconds: seconds[module] ?? 0 });
+  }
+  return out;
 }
 
 /**

@@ -31,7 +31,11 @@ import { codeOf, diffFiles, type DiffHunk } from '../../pipeline/concepts/diff-l
  * in one of them is seen: a fixed choice, first those whose fingerprint took no longer than the
  * slowest selected workload's, then those of unknown time, then the rest from the fastest, each
  * group in the order of a hash of their names (controls cost rounds: on networkx five chosen by
- * the hash alone took about 90 s a round beside one selected workload of a few seconds).
+ * the hash alone took about 90 s a round beside one selected workload of a few seconds). Before
+ * all of that, a control that would add a heavy module to import (one no selected workload needs,
+ * whose import took more than HEAVY_IMPORT_SECONDS) comes after every other: every fresh worker
+ * process imports the modules still measured, and networkx's benchmark_algorithms builds its
+ * graphs at import for 20 s.
  */
 
 /** One executed code object: the real path of its file in the container, and its line range. */
@@ -63,7 +67,16 @@ export interface SelectionInput {
   readonly fingerprints: readonly Fingerprint[];
   /** Unselected workloads measured as controls. */
   readonly controls: number;
+  /**
+   * Each workload's benchmark module and the seconds its own import took, when the harness said:
+   * a control from a module no selected workload needs, slow to import, is chosen last (the
+   * measurement's fresh worker processes import only the modules still measured).
+   */
+  readonly modules?: ReadonlyMap<string, { readonly module: string; readonly importSeconds: number }>;
 }
+
+/** A module whose own import takes longer than this is a heavy one to import for a control alone. */
+export const HEAVY_IMPORT_SECONDS = 1;
 
 export interface TouchedFunction {
   readonly file: string;
@@ -356,22 +369,34 @@ function definitionsAt(at: number, outline: readonly OutlineSpan[]): OutlineSpan
 }
 
 /**
- * The fixed control choice (see the module comment): unselected workloads no slower than the
- * slowest selected one, then those of unknown time, then the slower ones from the fastest; by a
- * hash of their names within a group.
+ * The fixed control choice (see the module comment): heavy imports last; then unselected
+ * workloads no slower than the slowest selected one, then those of unknown time, then the slower
+ * ones from the fastest; by a hash of their names within a group.
  */
-function controlsOf(unselected: readonly Fingerprint[], selected: readonly Fingerprint[], n: number): string[] {
+function controlsOf(
+  unselected: readonly Fingerprint[],
+  selected: readonly Fingerprint[],
+  n: number,
+  modules: SelectionInput['modules'],
+): string[] {
   const known = (f: Fingerprint) => (typeof f.ms === 'number' ? f.ms : null);
   const times = selected.map(known).filter((ms): ms is number => ms !== null);
   const limit = times.length > 0 ? Math.max(...times) : null;
-  const rank = (f: Fingerprint): [group: number, ms: number, hash: string] => {
+  const needed = new Set(selected.map((f) => modules?.get(f.workload)?.module));
+  const heavy = (f: Fingerprint) => {
+    const m = modules?.get(f.workload);
+    return m !== undefined && !needed.has(m.module) && m.importSeconds > HEAVY_IMPORT_SECONDS ? 1 : 0;
+  };
+  const rank = (f: Fingerprint): [heavy: number, group: number, ms: number, hash: string] => {
     const ms = known(f);
     const hash = createHash('sha256').update(f.workload).digest('hex');
-    if (ms === null || limit === null) return [1, 0, hash];
-    return ms <= limit ? [0, 0, hash] : [2, ms, hash];
+    if (ms === null || limit === null) return [heavy(f), 1, 0, hash];
+    return ms <= limit ? [heavy(f), 0, 0, hash] : [heavy(f), 2, ms, hash];
   };
   const ranked = unselected.map((f) => ({ name: f.workload, key: rank(f) }));
-  ranked.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || (a.key[2] < b.key[2] ? -1 : a.key[2] > b.key[2] ? 1 : 0));
+  ranked.sort(
+    (a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2] || (a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0),
+  );
   return ranked.slice(0, n).map((r) => r.name);
 }
 
@@ -432,7 +457,7 @@ export function selectWorkloads(input: SelectionInput): Selection {
     return all(touched.length > 0 ? `every workload runs the changed code (${touchedText})` : 'every workload is selected', touched);
   const unselectedPrints = input.fingerprints.filter((f) => !selected.includes(f.workload));
   const unselected = unselectedPrints.map((f) => f.workload);
-  const controls = controlsOf(unselectedPrints, selectedPrints, input.controls);
+  const controls = controlsOf(unselectedPrints, selectedPrints, input.controls, input.modules);
   return {
     mode: 'coverage',
     reason:

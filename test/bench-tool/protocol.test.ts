@@ -91,7 +91,7 @@ class Worker:
     def batch(self, command):
         events.append([self.side, "batch"])
         return {"ok": True, "samples": [0.001] * command["samples"], "number": 10}
-    def send_restart(self):
+    def send_restart(self, benchmarks=None):
         events.append([self.side, "restart"])
         return 1
     def await_restart(self, ident):

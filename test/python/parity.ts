@@ -259,6 +259,8 @@ export interface InterleaveAnswer {
   /** The calibration's rounds at most, as the measurement records it (null: every round). */
   calibrationRounds: number | null;
   asked: Partial<Record<Side, Omit<BatchCommand, 'id' | 'op'>[]>>;
+  /** Each side's restarts, by the benchmarks each named (null: none named, the whole suite). */
+  restarted: Partial<Record<Side, (string[] | null)[]>>;
   workloads: {
     name: string;
     base: SideAnswer;
@@ -661,6 +663,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
   let clock = 0;
   const asked: Partial<Record<Side, Omit<BatchCommand, 'id' | 'op'>[]>> = {};
   const restarts: Partial<Record<Side, number>> = {};
+  const restarted: Partial<Record<Side, (string[] | null)[]>> = {};
   const refs = c.workloads.map((name) => ({ name, benchmark: `bench.${name}`, param: 0 }));
   const worker = (side: Side): HarnessWorker => {
     const names = refs.filter((w) => !(c.missing[side] ?? []).includes(w.name));
@@ -693,7 +696,8 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
           number: command.number || 7,
         });
       },
-      restart: () => {
+      restart: (_signal, benchmarks) => {
+        (restarted[side] ??= []).push(benchmarks && benchmarks.length > 0 ? [...benchmarks] : null);
         const k = (restarts[side] = (restarts[side] ?? 0) + 1);
         clock += (c.secondsPerRestart ?? 0) * 1000;
         return Promise.resolve(
@@ -743,6 +747,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
     budgetExhausted: m.budgetExhausted,
     calibrationRounds: m.calibrationRounds ?? null,
     asked,
+    restarted,
     workloads: m.workloads.map((w) => ({
       name: w.ref.name,
       base: side(w.base),

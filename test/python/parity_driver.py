@@ -70,6 +70,7 @@ def interleave_case(il, case):
     il.time = clock
     asked = {}
     restarts = {}
+    restarted = {}
     failures = {(f["side"], f["workload"], f["round"], f.get("turn", 0)): f["status"] for f in case["failures"]}
     # sample by sample, a round is `samples` one-sample batches of a side, a turn each (a
     # single-value workload's round one batch)
@@ -108,7 +109,8 @@ def interleave_case(il, case):
             return {"ok": True, "samples": [value + 0.0001 * i for i in range(command["samples"])],
                     "number": command["number"] or 7}
 
-        def send_restart(self):
+        def send_restart(self, benchmarks=None):
+            restarted.setdefault(self.side, []).append(list(benchmarks) if benchmarks else None)
             restarts[self.side] = restarts.get(self.side, 0) + 1
             return restarts[self.side]
 
@@ -148,6 +150,7 @@ def interleave_case(il, case):
         "order": m["order"], "rounds": m["rounds"], "batches": m["batches"], "budgetExhausted": m["budgetExhausted"],
         "calibrationRounds": m.get("calibrationRounds"),
         "asked": {s: [{k: c[k] for k in fields} for c in commands] for s, commands in asked.items()},
+        "restarted": restarted,
         "workloads": [{"name": w["ref"]["name"], "base": side(w["base"]), "expert": side(w["expert"]),
                        "calibration": side(w["calibration"]), "settled": w["settled"],
                        "leftOut": w.get("leftOut", 0)} for w in m["workloads"]],

@@ -30,8 +30,8 @@ class Worker:
     def batch(self, command):
         asked.append((self.side, command["benchmark"], command["samples"]))
         return {"ok": True, "samples": [0.001] * command["samples"], "number": 10}
-    def send_restart(self):
-        asked.append((self.side, "restart", 0))
+    def send_restart(self, benchmarks=None):
+        asked.append((self.side, "restart", benchmarks))
         return 1
     def await_restart(self, ident):
         return {"ok": True}
@@ -52,6 +52,7 @@ for w in m["workloads"]:
                                           for side in ("base", "expert", "calibration", "reference")}
 out["restarts"] = sorted(set(s for s, what, _ in asked if what == "restart"))
 out["restarted_after_protocol"] = sorted(set(s for s, what, _ in asked[-12:] if what == "restart"))
+out["restarts_named"] = [[s, names] for s, what, names in asked if what == "restart"]
 print(json.dumps(out))
 `;
 
@@ -60,6 +61,7 @@ interface Driven {
   order: string[];
   workloads: Record<string, Record<string, boolean[]>>;
   restarted_after_protocol: string[];
+  restarts_named: [string, string[] | null][];
 }
 
 const drive = (extend: unknown): Driven =>
@@ -77,6 +79,15 @@ describe("the interleaved driver's reward rounds (extend)", () => {
     expect(d.order.slice(0, 3).every((step) => step.split(' ').length === 2)).toBe(true);
     // the calibration's worker is not started again for rounds it takes no part in
     expect(d.restarted_after_protocol).not.toContain('calibration');
+    // a fresh worker imports only the modules of what it still measures: both benchmarks in the
+    // protocol's rounds, the extended one alone after them
+    const named = d.restarts_named.map(([side, names]) => `${side}:${(names ?? ['(all)']).join(',')}`);
+    expect(named.slice(0, 2 * 4)).toEqual(
+      expect.arrayContaining(['base:b.time_fast,b.time_other', 'expert:b.time_fast,b.time_other', 'calibration:b.time_fast,b.time_other']),
+    );
+    expect(named.filter((n) => n.endsWith(':b.time_fast')).length).toBeGreaterThan(0);
+    const afterProtocol = d.restarts_named.slice(-9);
+    for (const [, names] of afterProtocol) expect(names).toEqual(['b.time_fast']);
   });
 
   it('without extend, or with no more rounds than the protocol, measures the protocol only', () => {

@@ -99,10 +99,10 @@ export class ContainerHarnessWorker implements HarnessWorker {
     }
   }
 
-  async restart(signal?: AbortSignal): Promise<RestartResult> {
+  async restart(signal?: AbortSignal, benchmarks?: readonly string[]): Promise<RestartResult> {
     if (this.#dead !== null) return { ok: false, message: this.#dead };
     const id = this.#next++;
-    this.#session.send(JSON.stringify({ id, op: 'restart' }));
+    this.#session.send(JSON.stringify({ id, op: 'restart', ...(benchmarks && benchmarks.length > 0 ? { benchmarks } : {}) }));
     for (;;) {
       const read = await this.#session.nextLine(this.#startMs + ANSWER_MARGIN_MS, signal);
       if (!('line' in read)) {

@@ -54,8 +54,12 @@ export interface HarnessWorker {
   /** The worker's first line: its suite, or why it could not load it. */
   readonly start: ReadyMessage | FatalMessage;
   batch(command: Omit<BatchCommand, 'id' | 'op'>, signal?: AbortSignal): Promise<BatchResult>;
-  /** Replaces the worker process by a fresh one (a new memory layout; the suite imported again). */
-  restart(signal?: AbortSignal): Promise<RestartResult>;
+  /**
+   * Replaces the worker process by a fresh one (a new memory layout; the suite imported again).
+   * With `benchmarks`, the fresh process (and every later one) imports only their modules and
+   * serves only them.
+   */
+  restart(signal?: AbortSignal, benchmarks?: readonly string[]): Promise<RestartResult>;
   /** What one call of a workload runs (code objects), for workload selection. */
   fingerprint(ref: WorkloadRef, timeoutSeconds: number | null, signal?: AbortSignal): Promise<FingerprintResult>;
   /** The def and class statements of files in the container (null: the harness could not answer). */
@@ -237,6 +241,19 @@ const emptySide = (rounds: number): SideRecord => ({
 
 function active(w: WorkloadRecord): boolean {
   return w.base.failure === null && w.expert.failure === null && w.settled === null;
+}
+
+/**
+ * The benchmarks a side may still run: those of workloads still measured on both sides and not
+ * failed on this one (a settled or failed workload is never measured again).
+ */
+export function stillMeasured(records: readonly WorkloadRecord[], side: Side): string[] {
+  const names = new Set<string>();
+  for (const w of records) {
+    const own = side === 'calibration' ? w.calibration : w[side];
+    if (active(w) && own && own.failure === null) names.add(w.ref.benchmark);
+  }
+  return [...names].sort();
 }
 
 function sidesOf(w: WorkloadRecord, calibrating = true): Side[] {
@@ -459,9 +476,13 @@ export async function measureInterleaved(
       if (r > 0 && r % settings.roundsPerProcess === 0) {
         // fresh worker processes for the next rounds, started at once (no batch runs meanwhile);
         // a side that cannot start again is done
-        const alive = (['base', 'expert', 'calibration'] as const).filter((side) => worker[side] !== null);
+        // (a side no workload of the round measures keeps its process)
+        const alive = (['base', 'expert', 'calibration'] as const).filter(
+          (side) => worker[side] !== null && measuring.some((w) => active(w) && sidesOf(w, calibrating).includes(side)),
+        );
         const restarting = monotonic();
-        const answers = await Promise.all(alive.map((side) => worker[side]!.restart(signal)));
+        // the fresh processes import only the modules of the workloads still to measure
+        const answers = await Promise.all(alive.map((side) => worker[side]!.restart(signal, stillMeasured(records, side))));
         times.workersMs += monotonic() - restarting;
         restarts.ms += monotonic() - restarting;
         restarts.times += 1;

@@ -27,6 +27,10 @@ export const readyMessage = z.object({
   import_seconds: z.number().nonnegative().optional(),
   benchmarks: z.record(z.string(), benchmarkInfo),
   workloads: z.array(workloadRef),
+  /** Each listed benchmark's module (absent from older harnesses). */
+  module_of: z.record(z.string(), z.string()).optional(),
+  /** Each imported module's own import seconds (absent from older harnesses). */
+  module_import_seconds: z.record(z.string(), z.number().nonnegative()).optional(),
 });
 export type ReadyMessage = z.infer<typeof readyMessage>;
 

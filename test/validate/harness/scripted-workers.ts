@@ -30,6 +30,8 @@ export function scripted(script: Script = {}) {
   const counts: Partial<Record<Side, number>> = {};
   const opened: Side[] = [];
   const closed: Side[] = [];
+  /** Each restart: the side and the benchmarks it named (null: none, the whole suite). */
+  const restarts: { side: Side; benchmarks: readonly string[] | null }[] = [];
   const ready = readyOf(script.workloads ?? ['a', 'b']);
   const worker = (side: Side): HarnessWorker => ({
     start: ready,
@@ -47,7 +49,10 @@ export function scripted(script: Script = {}) {
       clock += 1; // the message's round trip
       return Promise.resolve({ ok: true, samples, number: 1 });
     },
-    restart: () => Promise.resolve({ ok: true }),
+    restart: (_signal, benchmarks) => {
+      restarts.push({ side, benchmarks: benchmarks ?? null });
+      return Promise.resolve({ ok: true });
+    },
     fingerprint: () => Promise.reject(new Error('nothing is fingerprinted here')),
     outline: () => Promise.resolve(null),
     modules: () => Promise.resolve(null),
@@ -63,7 +68,7 @@ export function scripted(script: Script = {}) {
       return Promise.resolve(worker(side));
     },
   };
-  return { workers, log, opened, closed, now: () => clock };
+  return { workers, log, opened, closed, restarts, now: () => clock };
 }
 
 /** Settings of a scripted measurement: 4 rounds of 3 samples, three sides taking turns sample by sample. */

@@ -92,6 +92,31 @@ describe('selecting workloads by coverage', () => {
     expect(controls({ 'bench.time_add': null, 'bench.time_mul': 9000, 'bench.time_helper': 1, 'bench.time_noop': 2 }, 3)).toEqual(untimed);
   });
 
+  it('chooses last a control whose module alone would add a heavy import (networkx: 20 s of graphs built at import)', () => {
+    const addChanged = patch('pkg/core.py', '@@ -6,2 +6,2 @@\n def add(a, b):\n-    return helper(a) + b\n+    return b + helper(a)\n');
+    const timed = FINGERPRINTS.map((f) => ({ ...f, ms: { 'bench.time_add': 40, 'bench.time_noop': 30 }[f.workload] ?? 9000 }));
+    const modules = (of: Record<string, [string, number]>) =>
+      new Map(Object.entries(of).map(([w, [module, importSeconds]]) => [w, { module, importSeconds }]));
+    const controls = (m: Record<string, [string, number]>, n: number) =>
+      selectWorkloads(input(addChanged, { fingerprints: timed, controls: n, modules: modules(m) })).controls;
+    // without modules: time_noop (the fastest) first
+    expect(selectWorkloads(input(addChanged, { fingerprints: timed, controls: 1 })).controls).toEqual(['bench.time_noop']);
+    // time_noop's module takes 20 s to import and no selected workload needs it: it goes last
+    const heavyNoop = {
+      'bench.time_add': ['benchmarks.a', 0.5],
+      'bench.time_noop': ['benchmarks.graphs', 20],
+      'bench.time_mul': ['benchmarks.b', 0.9],
+      'bench.time_helper': ['benchmarks.b', 0.9],
+    } as const satisfies Record<string, [string, number]>;
+    const chosen = controls(heavyNoop, 3);
+    expect(chosen).toHaveLength(3);
+    expect(chosen.at(-1)).toBe('bench.time_noop');
+    // a heavy module the selected workload imports anyway costs nothing more: time_noop first again
+    expect(controls({ ...heavyNoop, 'bench.time_add': ['benchmarks.graphs', 20] }, 1)).toEqual(['bench.time_noop']);
+    // a module of a second at most is not heavy
+    expect(controls({ ...heavyNoop, 'bench.time_noop': ['benchmarks.graphs', 1] }, 1)).toEqual(['bench.time_noop']);
+  });
+
   it("places a hunk by the lines it changes, not by its context lines past the function's end (shapely #1961)", () => {
     // add's last line changed; git's three context lines run past add (line 7) into the blank
     // line and the class after it: still a change of add, not module-level code
