@@ -24,15 +24,17 @@ task.json (written into task images by perfmine; every value can be overridden b
     {"base_commit": SHA, "asv_config": "asv.conf.json" (relative to the repository), "repo": "/repo" (optional),
      "build_script": "/perfmine/docker_build.sh", "python": "python3.11" or null,
      "protocol": {validate.harness's keys: rounds, samples, roundsPerProcess, clock, cpus,
-                  warmupSeconds, interleave, plan, calibrationRounds, batchTimeoutSeconds,
+                  warmupSeconds, interleave, plan, calibrationRounds, samplesPerRound, batchTimeoutSeconds,
                   hashSeed, seed, adaptive {looks, earlyAlphaShare, futility}; and
                   timeBudgetSeconds, env {NAME: value}, paired {validate.paired's keys}}}
     (interleave: "sample" (default) or "batch"; plan: "cost" (default: each round measures the
     workloads whose share of the time budget, by what each has cost so far, allows another round,
     every one at least the verdict's minPairs rounds) or "even" (every workload every round until
     the budget); calibrationRounds: the rounds the calibration worker takes part in, default 10,
-    null every round. A protocol with rounds but without one of these, from before the setting,
-    means "batch", "even" or every round: what it was measured with. timeBudgetSeconds: 600 by
+    null every round; samplesPerRound: "by-setup" (default: sample by sample, a workload whose setup
+    outweighs its sample takes fewer samples a round) or "fixed". A protocol with rounds but
+    without one of these, from before the setting, means "batch", "even", every round or "fixed":
+    what it was measured with. timeBudgetSeconds: 600 by
     default, validate's for its harness)
 
 list: the workloads of the working tree's suite, named exactly as asv and validate name them
@@ -142,12 +144,12 @@ THREAD_ENV = {n: "1" for n in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_N
 DEFAULT_PROTOCOL = {
     "rounds": 20, "samples": 5, "roundsPerProcess": 1, "clock": "cpu", "cpus": "auto", "warmupSeconds": 0.02,
     "batchTimeoutSeconds": None, "hashSeed": "0", "seed": None, "mode": "alternate", "interleave": "sample",
-    "plan": "cost", "calibrationRounds": 10,
+    "plan": "cost", "calibrationRounds": 10, "samplesPerRound": "by-setup",
     "adaptive": stats.DEFAULT_ADAPTIVE, "paired": stats.DEFAULT_PAIRED, "timeBudgetSeconds": 600, "env": THREAD_ENV,
 }
 #: What a task's protocol recorded before each setting existed was measured with (validate's
 #: protocol then): batch by batch, every workload every round, the calibration in every round.
-BEFORE_SETTING = {"interleave": "batch", "plan": "even", "calibrationRounds": None}
+BEFORE_SETTING = {"interleave": "batch", "plan": "even", "calibrationRounds": None, "samplesPerRound": "fixed"}
 INTERVAL_METHOD = "Student t around the median log ratio over rounds, with the verdict's moderated noise and degrees of freedom"
 OUTPUT_REASON = {"failed-on-expert": "failed-on-working"}
 
@@ -772,6 +774,8 @@ def resolve_protocol(task, args):
         raise BenchError(EXIT_USAGE, "interleave must be sample or batch, not {!r}".format(p["interleave"]))
     if p["plan"] not in ("cost", "even"):
         raise BenchError(EXIT_USAGE, "plan must be cost or even, not {!r}".format(p["plan"]))
+    if p["samplesPerRound"] not in ("by-setup", "fixed"):
+        raise BenchError(EXIT_USAGE, "samplesPerRound must be by-setup or fixed, not {!r}".format(p["samplesPerRound"]))
     bound = p["calibrationRounds"]
     if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 3):
         raise BenchError(EXIT_USAGE, "calibrationRounds must be null (every round) or at least 3 (the calibration needs "
@@ -820,7 +824,7 @@ def measure(base, working, config, suite_dir, bench, p, log_dir=None):
         "seed": p["seed"], "budgetSeconds": p["timeBudgetSeconds"], "batchTimeoutSeconds": p["batchTimeoutSeconds"],
         "clock": p["clock"], "warmupSeconds": p["warmupSeconds"], "looks": p["adaptive"]["looks"],
         "interleave": p["interleave"], "plan": p["plan"], "calibrationRounds": p["calibrationRounds"],
-        "minRounds": p["paired"]["minPairs"],
+        "samplesPerRound": p["samplesPerRound"], "minRounds": p["paired"]["minPairs"],
     }
 
     def on_round(done, elapsed, measuring):

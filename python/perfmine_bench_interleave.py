@@ -63,7 +63,7 @@ import subprocess
 import time
 
 from perfmine_bench_account import own
-from perfmine_bench_stats import mulberry32, shuffled
+from perfmine_bench_stats import median, mulberry32, shuffled
 
 SIDE_LETTER = {"base": "A", "expert": "B", "calibration": "C", "reference": "D"}
 SIDES = ("base", "expert", "calibration", "reference")
@@ -103,6 +103,9 @@ def read_batch_answer(a):
                 or not isinstance(number, int) or isinstance(number, bool) or number <= 0):
             return unexpected
         out = {"ok": True, "samples": samples, "number": number}
+        account = a.get("account")
+        if isinstance(account, dict) and all(is_number(account.get(k)) for k in ("setup", "samples")):
+            out["account"] = {"setup": account["setup"], "samples": account["samples"]}
         if "value" in a:
             out["value"] = a["value"] if isinstance(a["value"], str) and len(a["value"]) == 64 else None
         return out
@@ -439,6 +442,14 @@ def expected_round_ms(workloads):
     return _added(0 if _round_cost(w) is None else _round_cost(w) for w in workloads)
 
 
+def samples_for_setup(samples, setup_seconds, sample_seconds):
+    """Samples a round of a workload whose setup runs before every sample (plan.ts's
+    samplesForSetup): `samples` while setup is cheap, fewer as it outweighs a sample, at least one."""
+    if not (setup_seconds > 0) or not (sample_seconds >= 0) or not math.isfinite(setup_seconds):
+        return samples
+    return max(1, min(samples, int(math.ceil(samples * sample_seconds / (setup_seconds + sample_seconds)))))
+
+
 def measure_interleaved(open_side, settings, on_round=None, after_open=None, settle=None):
     """open_side(side) -> a started worker (LocalWorker's interface). settings: rounds,
     roundsPerProcess, samples, calibration, seed, budgetSeconds, batchTimeoutSeconds, clock,
@@ -619,6 +630,7 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 put("calls", answer["number"] * (len(answer["samples"]) + (1 if counted else 0)))
             if "value" in answer:
                 rec.setdefault("values", [None] * rounds_total)[round_index] = answer["value"]
+            return answer.get("account")
 
         # warm-up pass: the base calibrates `number`, the others warm up with it (or, numberPerSide,
         # each calibrates its own)
@@ -714,15 +726,24 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 if by_sample and w["base"]["number"] is not None:
                     # sample by sample: every turn each side still measured runs one sample, in a new order
                     turns = []
-                    for k in range(settings["samples"]):
+                    # the base's turns of the workload's first round: what a sample's setup costs
+                    probing = settings.get("samplesPerRound") == "by-setup" and w.get("samples") is None
+                    setups, sampled = [], []
+                    for k in range(w.get("samples") or settings["samples"]):
                         if not active(w):
                             break
                         sides = shuffled(sides_in(w, r), random)
                         turns.append("".join(SIDE_LETTER[s] for s in sides))
                         for side in sides:
-                            run(w, side, r, first=(k == 0))
+                            account = run(w, side, r, first=(k == 0))
+                            # the first turn's setup may hold a setup_cache and its warm-up: the later ones tell
+                            if probing and side == "base" and account and (k > 0 or settings["samples"] == 1):
+                                setups.append(account["setup"])
+                                sampled.append(account["samples"])
                             if not active(w):
                                 break
+                    if probing and setups:
+                        w["samples"] = samples_for_setup(settings["samples"], median(setups), median(sampled))
                     steps.append("{}:{}".format(index, "/".join(turns)))
                 else:
                     sides = shuffled(sides_in(w, r), random)

@@ -649,7 +649,7 @@ def measure(sides, suite_config, suite_dir, p, private, accounts, staging, rewar
         # outside per batch (accounts), and a one-sample batch is too short for that count to resolve
         "interleave": "batch",
         # every round on every side: the reward workloads' precision needs all their pairs and calibration's
-        "plan": "even", "calibrationRounds": None,
+        "plan": "even", "calibrationRounds": None, "samplesPerRound": "fixed",
         "extend": {"rounds": reward_rounds, "workloads": sorted(reward_workloads), "sides": ["base", "expert", "reference"]}
         if sides.get("reference") is not None and reward_workloads and reward_rounds > p["rounds"] else None,
         "accounts": {"base": accounts["base"], "expert": accounts["working"], "calibration": accounts["calibration"],
@@ -951,7 +951,7 @@ def verify(args, spec, details, findings):
         p = bench.resolve_protocol({"protocol": spec["protocol"]}, argparse.Namespace(
             rounds=args.rounds, samples=None, rounds_per_process=None, clock=None, seed=None, cpus=None, budget=None))
         # what measure() measures with, whatever the task's protocol says (see there)
-        p.update(interleave="batch", plan="even", calibrationRounds=None)
+        p.update(interleave="batch", plan="even", calibrationRounds=None, samplesPerRound="fixed")
         if "timeBudgetSeconds" not in (spec["protocol"] or {}):
             p["timeBudgetSeconds"] = MEASURE_BUDGET_SECONDS
         started = time.monotonic()

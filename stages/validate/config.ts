@@ -49,6 +49,13 @@ export const harnessConfig = z
      */
     calibrationRounds: z.number().int().min(3).max(1000).nullable().default(10),
     /**
+     * Sample by sample: `by-setup`, a workload whose setup (rerun before every sample, as asv
+     * does) outweighs its sample takes fewer samples a round (at least one) so that a round costs
+     * about what its samples would without setup, and the time goes to more rounds; `fixed`:
+     * `samples` every round.
+     */
+    samplesPerRound: z.enum(['by-setup', 'fixed']).default('by-setup'),
+    /**
      * What a sample's time is: `cpu`, the worker process's CPU time (time.process_time), which
      * time spent preempted by other processes on a shared machine does not inflate; `wall`, the
      * wall clock (asv's default timer). A benchmark's own `timer` attribute is kept either way.

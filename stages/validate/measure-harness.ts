@@ -332,6 +332,7 @@ export async function measureWithHarness(
     interleave: h.interleave,
     plan: h.plan,
     calibrationRounds: h.calibrationRounds,
+    samplesPerRound: h.samplesPerRound,
     cpusets,
     seed,
     hashSeed: h.hashSeed,
@@ -390,6 +391,13 @@ export async function measureWithHarness(
     const listed = planned.map((w) => `${w.ref.name} ${w.base.rounds.filter((r) => r !== null).length}`).slice(0, 3);
     problems.push(
       `the time plan gave ${planned.length} expensive workload${planned.length === 1 ? '' : 's'} fewer rounds than the others' ${m.rounds} (${listed.join(', ')}${planned.length > 3 ? ' ...' : ''})`,
+    );
+  }
+  const fewer = m.workloads.filter((w) => w.samples !== undefined && w.samples < h.samples);
+  if (fewer.length > 0) {
+    const listed = fewer.map((w) => `${w.ref.name} ${w.samples}`).slice(0, 3);
+    problems.push(
+      `${fewer.length} workload${fewer.length === 1 ? '' : 's'} whose setup outweighs a sample took fewer samples a round than ${h.samples} (${listed.join(', ')}${fewer.length > 3 ? ' ...' : ''})`,
     );
   }
   const evidenceOf = (rest: Partial<MeasurementEvidence>): MeasurementEvidence => ({

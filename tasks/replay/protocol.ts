@@ -5,8 +5,8 @@ import { pairedOptionsSchema, type PairedOptions } from '../../stages/validate/p
 /**
  * The protocol a replay measures with: the task's recorded one (its folder's
  * `perfmine/bench/task.json` `protocol`, which emit writes from validate's record: rounds,
- * samples, roundsPerProcess, warmupSeconds, mode, interleave, plan and calibrationRounds (batch,
- * even and every round for a task recorded before them), hashSeed, adaptive looks, and the paired
+ * samples, roundsPerProcess, warmupSeconds, mode, interleave, plan, calibrationRounds and
+ * samplesPerRound (batch, even, every round and fixed for a task recorded before them), hashSeed, adaptive looks, and the paired
  * verdict's options), and for what validate does not record (clock, batch time limit, CPU
  * pinning, time budget, thread variables) this perfmine's `validate` configuration, whose
  * defaults are validate's. The recorded seed is not reused: a replay is a new measurement with
@@ -24,6 +24,7 @@ const RECORDED_HARNESS_KEYS = [
   'interleave',
   'plan',
   'calibrationRounds',
+  'samplesPerRound',
   'hashSeed',
   'adaptive',
 ] as const;
@@ -56,6 +57,7 @@ export function replayProtocol(recorded: unknown, config: ValidateConfig): Repla
     ['interleave', 'batch'],
     ['plan', 'even'],
     ['calibrationRounds', null],
+    ['samplesPerRound', 'fixed'],
   ] as const) {
     if (rec['rounds'] === undefined || rec[key] !== undefined) continue;
     harnessInput[key] = before;

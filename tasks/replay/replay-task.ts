@@ -186,6 +186,7 @@ function record(
       interleave: h.interleave,
       plan: h.plan,
       calibrationRounds: h.calibrationRounds,
+      samplesPerRound: h.samplesPerRound,
       warmupSeconds: h.warmupSeconds,
       hashSeed: h.hashSeed,
       adaptive: h.adaptive,

@@ -23,7 +23,7 @@ try:
 except bench.BenchError as exc:
     print(json.dumps({"error": exc.code, "message": str(exc)}))
 else:
-    print(json.dumps({k: p[k] for k in ("interleave", "plan", "calibrationRounds", "timeBudgetSeconds", "rounds")}))
+    print(json.dumps({k: p[k] for k in ("interleave", "plan", "calibrationRounds", "samplesPerRound", "timeBudgetSeconds", "rounds")}))
 `;
 
 const resolve = (protocol: unknown): Record<string, unknown> =>
@@ -31,7 +31,14 @@ const resolve = (protocol: unknown): Record<string, unknown> =>
 
 describe("perfmine-bench compare's protocol", () => {
   it("takes validate's defaults for its harness", () => {
-    expect(resolve({})).toEqual({ interleave: 'sample', plan: 'cost', calibrationRounds: 10, timeBudgetSeconds: 600, rounds: 20 });
+    expect(resolve({})).toEqual({
+      interleave: 'sample',
+      plan: 'cost',
+      calibrationRounds: 10,
+      samplesPerRound: 'by-setup',
+      timeBudgetSeconds: 600,
+      rounds: 20,
+    });
   });
 
   it('reads a protocol recorded before interleave, plan and calibrationRounds as what it was measured with', () => {
@@ -39,6 +46,7 @@ describe("perfmine-bench compare's protocol", () => {
       interleave: 'batch',
       plan: 'even',
       calibrationRounds: null,
+      samplesPerRound: 'fixed',
       timeBudgetSeconds: 600,
       rounds: 6,
     });
@@ -59,10 +67,11 @@ describe("perfmine-bench compare's protocol", () => {
       { calibrationRounds: 3.5 },
       { calibrationRounds: true },
       { calibrationRounds: '10' },
+      { samplesPerRound: 'some' },
     ]) {
       const answer = resolve({ rounds: 6, ...bad });
       expect(answer['error'], JSON.stringify(bad)).toBe(2);
-      expect(answer['message'], JSON.stringify(bad)).toMatch(/plan|calibrationRounds/);
+      expect(answer['message'], JSON.stringify(bad)).toMatch(/plan|calibrationRounds|samplesPerRound/);
     }
     expect(resolve({ rounds: 6, calibrationRounds: 3 })).toMatchObject({ calibrationRounds: 3 });
   });

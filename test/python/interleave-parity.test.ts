@@ -89,13 +89,20 @@ describe("perfmine-bench's interleaved schedule is validate's", () => {
       }
       // a side's round holds all its turns' samples, or nothing (a round it did not finish); in the
       // round the workload stopped in (the base or the working side failed), those turns that ran
+      // (samples by setup: the protocol's in the workload's first round, its own after)
       for (const w of a.workloads.filter((x) => !single.has(x.name))) {
         const stopped = [w.base.failure?.round, w.expert.failure?.round];
+        const sides = [w.base, w.expert, w.calibration].flatMap((s) => (s ? [s] : []));
+        const first = Math.min(
+          ...sides.map((s) => s.rounds.findIndex((round) => round !== null)).filter((i) => i >= 0),
+          ...stopped.filter((r): r is number => typeof r === 'number'),
+        );
         for (const side of [w.base, w.expert, w.calibration])
           for (const [r, round] of (side?.rounds ?? []).entries()) {
             if (round === null) continue;
-            if (stopped.includes(r)) expect(round.length, c.label).toBeLessThanOrEqual(samples);
-            else expect(round.length, c.label).toBe(samples);
+            const n = r > first && w.samples !== null ? w.samples : samples;
+            if (stopped.includes(r)) expect(round.length, c.label).toBeLessThanOrEqual(n);
+            else expect(round.length, c.label).toBe(n);
           }
       }
     }
@@ -117,6 +124,32 @@ describe("perfmine-bench's interleaved schedule is validate's", () => {
     expect(answers[later]!.order[0]).toMatch(/(^| )0:[ABC]{3}\/[ABC]{3}( |$)/);
     for (const other of answers[later]!.workloads.filter((x) => x.name !== 'time_a'))
       expect(other.expert.rounds.every((round) => round?.length === cases[later]!.settings.samples)).toBe(true);
+  });
+
+  it("takes fewer samples a round where a workload's setup outweighs its sample (by setup), from its second round", async () => {
+    const cases = interleaveCases().filter((c) => c.label.startsWith('by setup: '));
+    const answers = await Promise.all(cases.map(interleaveTs));
+    const of = (label: string) => answers[cases.findIndex((c) => c.label === `by setup: ${label}`)]!;
+    const samples = (a: (typeof answers)[number]) => Object.fromEntries(a.workloads.map((w) => [w.name, w.samples]));
+    // a sample of 1 s: no setup keeps 5, a setup of 2 s gives ceil(5 x 1/3) = 2, of 9 s one
+    expect(samples(of('cheap, costly and dominant setups'))).toEqual({ time_a: 5, time_b: 2, time_c: 1 });
+    const rounds = of('cheap, costly and dominant setups').workloads.find((w) => w.name === 'time_c')!.base.rounds;
+    expect(rounds.map((r) => r?.length)).toEqual([5, 1, 1, 1, 1, 1]);
+    expect(samples(of('a setup slightly over a sample'))).toEqual({ time_a: 3, time_b: 5, time_c: 5 });
+    // the first turn's setup (a setup_cache's, paid once a process) is not a sample's
+    expect(samples(of("two samples, the first turn's setup heavier (a setup_cache)"))).toEqual({ time_a: 2, time_b: 1, time_c: 1 });
+    // batch by batch and fixed: nothing decided, every round the protocol's
+    for (const label of ['batch by batch: no effect', 'fixed: no effect'])
+      expect(Object.values(samples(of(label))).every((n) => n === null)).toBe(true);
+    // one sample a round: the first turn tells (setup_cache and warm-up or not), and one it stays
+    expect(samples(of('one sample a round already'))).toEqual({ time_a: 1, time_b: 1, time_c: 1 });
+    // the plan by cost sees the cheaper rounds: the budget buys more of them than at 5 samples
+    const costly = cases.find((c) => c.label === 'by setup: a plan by cost, a budget, two rounds a process')!;
+    const fixed = await interleaveTs({ ...costly, settings: { ...costly.settings, samplesPerRound: 'fixed' } });
+    const pairs = (a: (typeof answers)[number]) => a.workloads.map((w) => w.base.rounds.filter((r) => r !== null).length);
+    const [bySetup, atFive] = [pairs(of('a plan by cost, a budget, two rounds a process')), pairs(fixed)];
+    expect(bySetup.reduce((x, y) => x + y)).toBeGreaterThan(atFive.reduce((x, y) => x + y));
+    for (const [i, n] of bySetup.entries()) expect(n).toBeGreaterThanOrEqual(atFive[i]!);
   });
 
   it('plans the rounds by cost: an expensive workload left out of rounds, then the budget stops', async () => {
@@ -152,7 +185,8 @@ describe("perfmine-bench's interleaved schedule is validate's", () => {
             Math.min(c.settings.rounds, c.settings.minRounds ?? c.settings.looks[0] ?? 6),
           );
       }
-      // the expensive workloads are the ones left out
+      // the expensive workloads are the ones left out (by setup, a round's cost is its samples' too)
+      if (c.settings.samplesPerRound === 'by-setup') continue;
       const cheap = c.workloads.filter((n) => c.secondsPerBatchOf?.[n] === undefined);
       for (const w of a.workloads.filter((x) => cheap.includes(x.name))) expect(w.leftOut, `${c.label}: ${w.name}`).toBe(0);
     }

@@ -212,6 +212,8 @@ export interface InterleaveCase {
     calibrationRounds?: number | null;
     /** Plan cost: the rounds every workload takes before the plan may leave it out (absent: the first look, else 6). */
     minRounds?: number;
+    /** Sample by sample: samples a round by each workload's setup (absent: fixed). */
+    samplesPerRound?: 'by-setup' | 'fixed';
   };
   readonly workloads: string[];
   /** Workloads a side's worker does not have. */
@@ -243,6 +245,11 @@ export interface InterleaveCase {
   readonly singleValue?: string[];
   /** What the scripted clock moves by each side's restart (fresh worker processes between rounds); absent: nothing. */
   readonly secondsPerRestart?: number;
+  /**
+   * The setup seconds a batch of these workloads reports in its account (with its batch time as
+   * its samples'; 30 s more in a turn with warm-up seconds); absent: 0.
+   */
+  readonly setupSecondsOf?: Record<string, number>;
 }
 
 interface SideAnswer {
@@ -269,6 +276,8 @@ export interface InterleaveAnswer {
     settled: { round: number; as: Settlement } | null;
     /** Rounds the time plan left it out of. */
     leftOut: number;
+    /** Samples a round from its second round on, when its setup made them fewer (null: the protocol's). */
+    samples: number | null;
   }[];
 }
 
@@ -378,7 +387,7 @@ export function interleaveCases(): InterleaveCase[] {
       settle: { '2': { time_a: 'changed', time_b: 'changed' } },
     }),
   );
-  cases.push(...sampleCases(), ...costPlanCases(), ...calibrationRoundsCases(), ...singleValueCases());
+  cases.push(...sampleCases(), ...costPlanCases(), ...calibrationRoundsCases(), ...singleValueCases(), ...setupCases());
   return cases;
 }
 
@@ -551,6 +560,42 @@ function singleValueCases(): InterleaveCase[] {
   ];
 }
 
+/** Samples a round by setup (samplesPerRound by-setup): a workload whose setup outweighs its sample takes fewer turns from its second round. */
+function setupCases(): InterleaveCase[] {
+  const settings = (over: Partial<InterleaveCase['settings']> = {}) =>
+    base({ interleave: 'sample', samplesPerRound: 'by-setup', samples: 5, rounds: 6, ...over });
+  const setup = (label: string, over: Partial<InterleaveCase> = {}): InterleaveCase =>
+    plain(`by setup: ${label}`, { settings: settings(), setupSecondsOf: { time_b: 2, time_c: 9 }, ...over });
+  return [
+    setup('cheap, costly and dominant setups'),
+    setup('seeds', { settings: settings({ seed: 71 }) }),
+    setup('one sample a round already', { settings: settings({ samples: 1, seed: 72 }) }),
+    setup('batch by batch: no effect', { settings: settings({ interleave: 'batch', seed: 73 }) }),
+    setup('fixed: no effect', { settings: settings({ samplesPerRound: 'fixed', seed: 74 }) }),
+    setup('the base fails on a later turn of the first round', {
+      settings: settings({ seed: 75 }),
+      failures: [{ side: 'base', workload: 'time_c', round: 0, turn: 2, status: 'failed' }],
+    }),
+    setup('the calibration fails mid-round', {
+      settings: settings({ seed: 76 }),
+      failures: [{ side: 'calibration', workload: 'time_b', round: 0, turn: 1, status: 'crashed' }],
+    }),
+    setup('a plan by cost, a budget, two rounds a process', {
+      settings: settings({ plan: 'cost', rounds: 12, roundsPerProcess: 2, budgetSeconds: 200, calibrationRounds: 4, seed: 77 }),
+      secondsPerBatchOf: { time_a: 0.5 },
+      secondsPerRestart: 3,
+    }),
+    setup('looks settle a workload', {
+      settings: settings({ rounds: 8, looks: [3, 6], seed: 78 }),
+      settle: { '3': { time_c: 'unchanged' } },
+    }),
+    setup('a setup slightly over a sample', { setupSecondsOf: { time_a: 1.2, time_b: 0.01 }, settings: settings({ seed: 79 }) }),
+    setup("two samples, the first turn's setup heavier (a setup_cache)", {
+      settings: settings({ samples: 2, warmupSeconds: 0.25, seed: 80 }),
+    }),
+  ];
+}
+
 /** Sample by sample (interleave `sample`): the sides take turns one-sample batch by one-sample batch. */
 function sampleCases(): InterleaveCase[] {
   const bySample = (over: Partial<InterleaveCase['settings']> = {}) => base({ interleave: 'sample', ...over });
@@ -690,10 +735,17 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
         if (failure) return Promise.resolve({ ok: false, status: failure.status, message: 'scripted' });
         const value = 0.001 * (1 + c.workloads.indexOf(name)) * (side === 'expert' ? 2 : 1);
         if (single) return Promise.resolve({ ok: true, samples: [value], number: null });
+        // a round's first turn (its warm-up seconds) reports 30 s more setup, as a setup_cache would
+        const account = {
+          setup: (c.setupSecondsOf?.[name] ?? 0) + (command.warmup ? 30 : 0),
+          warmup: 0,
+          samples: c.secondsPerBatchOf?.[name] ?? c.secondsPerBatch,
+        };
         return Promise.resolve({
           ok: true,
           samples: Array.from({ length: command.samples }, (_, i) => value + 0.0001 * i),
           number: command.number || 7,
+          account,
         });
       },
       restart: (_signal, benchmarks) => {
@@ -728,6 +780,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
     ...(s.plan === undefined ? {} : { plan: s.plan }),
     ...(s.calibrationRounds === undefined || s.calibrationRounds === null ? {} : { calibrationRounds: s.calibrationRounds }),
     ...(s.minRounds === undefined ? {} : { minRounds: s.minRounds }),
+    ...(s.samplesPerRound === undefined ? {} : { samplesPerRound: s.samplesPerRound }),
     now: () => clock,
     // the plan's costs are on the account's clock: the scripted one too
     monotonic: () => clock,
@@ -755,6 +808,7 @@ export async function interleaveTs(c: InterleaveCase): Promise<InterleaveAnswer>
       calibration: w.calibration === null ? null : side(w.calibration),
       settled: w.settled,
       leftOut: w.leftOut ?? 0,
+      samples: w.samples ?? null,
     })),
   };
 }

@@ -106,8 +106,11 @@ def interleave_case(il, case):
             value = 0.001 * (1 + case["workloads"].index(name)) * (2 if self.side == "expert" else 1)
             if name in single:
                 return {"ok": True, "samples": [value], "number": None}
+            # a round's first turn (its warm-up seconds) reports 30 s more setup, as a setup_cache would
+            account = {"setup": (case.get("setupSecondsOf") or {}).get(name, 0) + (30 if command["warmup"] else 0), "warmup": 0,
+                       "samples": (case.get("secondsPerBatchOf") or {}).get(name, case["secondsPerBatch"])}
             return {"ok": True, "samples": [value + 0.0001 * i for i in range(command["samples"])],
-                    "number": command["number"] or 7}
+                    "number": command["number"] or 7, "account": account}
 
         def send_restart(self, benchmarks=None):
             restarted.setdefault(self.side, []).append(list(benchmarks) if benchmarks else None)
@@ -153,7 +156,7 @@ def interleave_case(il, case):
         "restarted": restarted,
         "workloads": [{"name": w["ref"]["name"], "base": side(w["base"]), "expert": side(w["expert"]),
                        "calibration": side(w["calibration"]), "settled": w["settled"],
-                       "leftOut": w.get("leftOut", 0)} for w in m["workloads"]],
+                       "leftOut": w.get("leftOut", 0), "samples": w.get("samples")} for w in m["workloads"]],
     }
 
 

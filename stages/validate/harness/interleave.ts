@@ -7,7 +7,8 @@ import {
 } from '../../../pipeline/concepts/measurement-account.js';
 import type { Settlement } from '../paired/sequential.js';
 import { batchShare, measurementAccount } from './account.js';
-import { expectedRoundMs, nextRound } from './plan.js';
+import { median } from '../paired/stats.js';
+import { expectedRoundMs, nextRound, samplesForSetup } from './plan.js';
 import type {
   BatchCommand,
   BatchResult,
@@ -126,6 +127,13 @@ export interface InterleaveSettings {
    */
   readonly plan?: 'cost' | 'even';
   /**
+   * Sample by sample: how many turns a round of a workload takes. `by-setup`: `samples` while its
+   * setup (run before every sample, as asv does) is cheap, fewer as setup outweighs a sample
+   * (./plan.ts samplesForSetup), decided from the base's turns of its first round; `fixed` (absent
+   * too): `samples`.
+   */
+  readonly samplesPerRound?: 'by-setup' | 'fixed';
+  /**
    * Plan `cost`: the rounds every workload takes before the plan may leave it out (absent: the
    * first interim look, else 6); validate gives the verdict's minPairs, so that a budget too
    * small for every workload's first look still gives each a verdict and the cheap ones more.
@@ -155,7 +163,7 @@ export type HarnessOptions = Pick<
   InterleaveSettings,
   'rounds' | 'roundsPerProcess' | 'samples' | 'mode' | 'batchTimeoutSeconds' | 'clock' | 'warmupSeconds'
 > &
-  Required<Pick<InterleaveSettings, 'interleave' | 'plan'>> & { readonly calibrationRounds: number | null };
+  Required<Pick<InterleaveSettings, 'interleave' | 'plan' | 'samplesPerRound'>> & { readonly calibrationRounds: number | null };
 
 /** The settings of one measurement with calibration, from the harness options, its seed and its time budget. */
 export function calibratedSettings(h: HarnessOptions, seed: number, budgetMs: number): InterleaveSettings {
@@ -172,6 +180,7 @@ export function calibratedSettings(h: HarnessOptions, seed: number, budgetMs: nu
     warmupSeconds: h.warmupSeconds,
     interleave: h.interleave,
     plan: h.plan,
+    samplesPerRound: h.samplesPerRound,
     calibrationRounds: h.calibrationRounds ?? h.rounds,
   };
 }
@@ -208,6 +217,8 @@ export interface WorkloadRecord {
   settled: { readonly round: number; readonly as: Settlement } | null;
   /** Rounds the time plan left it out of (its share of the budget spent); absent: none. */
   leftOut?: number;
+  /** Samples a round from its second round on, when its setup made them fewer than the protocol's (samplesPerRound by-setup); absent: the protocol's. */
+  samples?: number;
 }
 
 export interface InterleavedMeasurement {
@@ -348,6 +359,14 @@ export async function measureInterleaved(
     const refOf = (w: WorkloadRecord, side: Side) => (side === 'expert' ? expertRef.get(w.ref.name)! : w.ref);
     const record = (w: WorkloadRecord, side: Side) => (side === 'base' ? w.base : side === 'expert' ? w.expert : w.calibration!);
 
+    /** The harness's account of the last batch run (what a turn's setup and sample took). */
+    let lastAccount: BatchResult['account'];
+    /** The account of the batch run since the last call (undefined: none, or the harness sent none). */
+    const takeAccount = (): BatchResult['account'] => {
+      const account = lastAccount;
+      lastAccount = undefined;
+      return account;
+    };
     /**
      * One batch of a side; its samples go to the side's round (or `into`, for duet's second base
      * batch), its time to the side's account. Returns its wall time (ms).
@@ -377,6 +396,7 @@ export async function measureInterleaved(
         signal,
       );
       const wallMs = monotonic() - from;
+      lastAccount = result.ok ? result.account : undefined;
       rec.account = addSideAccounts(
         rec.account ?? emptySideAccount(),
         batchShare(result.account, wallMs, { warmUpPass: round === null, failed: !result.ok }),
@@ -511,14 +531,26 @@ export async function measureInterleaved(
         if (settings.mode === 'alternate' && settings.interleave === 'sample' && w.base.number !== null) {
           // sample by sample: every turn each side still measured runs one sample, in a new order
           const turns: string[] = [];
-          for (let k = 0; k < settings.samples && active(w); k++) {
+          // the base's turns of the workload's first round: what a sample's setup costs
+          const probing = settings.samplesPerRound === 'by-setup' && w.samples === undefined;
+          const setups: number[] = [];
+          const sampled: number[] = [];
+          for (let k = 0; k < (w.samples ?? settings.samples) && active(w); k++) {
             const sides = shuffled(sidesOf(w, calibrating), random);
             turns.push(sides.map((s) => SIDE_LETTER[s]).join(''));
             for (const side of sides) {
+              takeAccount();
               await run(w, side, r, undefined, { first: k === 0 });
+              // the first turn's setup may hold a setup_cache and its warm-up: the later ones tell, when there are any
+              const account = takeAccount();
+              if (probing && side === 'base' && account && (k > 0 || settings.samples === 1)) {
+                setups.push(account.setup);
+                sampled.push(account.samples);
+              }
               if (!active(w)) break;
             }
           }
+          if (probing && setups.length > 0) w.samples = samplesForSetup(settings.samples, median(setups)!, median(sampled)!);
           steps.push(`${index}:${turns.join('/')}`);
         } else if (settings.mode === 'alternate') {
           const sides = shuffled(sidesOf(w, calibrating), random);

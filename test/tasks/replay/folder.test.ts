@@ -205,7 +205,7 @@ describe("the replay's protocol", () => {
     expect(p.harness.adaptive.looks).toEqual([6, 10, 15]);
     expect(p.paired.alpha).toBeCloseTo(0.01, 12);
     // a protocol recorded before issue 37's keys: measured batch by batch, every workload and side every round
-    expect(p.harness).toMatchObject({ interleave: 'batch', plan: 'even', calibrationRounds: null });
+    expect(p.harness).toMatchObject({ interleave: 'batch', plan: 'even', calibrationRounds: null, samplesPerRound: 'fixed' });
     expect(p.recorded).toEqual([
       'rounds',
       'roundsPerProcess',
@@ -217,11 +217,15 @@ describe("the replay's protocol", () => {
       'interleave',
       'plan',
       'calibrationRounds',
+      'samplesPerRound',
       'paired',
     ]);
     // one recorded with them: taken as recorded
-    const now = replayProtocol({ ...PROTOCOL, interleave: 'sample', plan: 'cost', calibrationRounds: 10 }, config);
-    expect(now.harness).toMatchObject({ interleave: 'sample', plan: 'cost', calibrationRounds: 10 });
+    const now = replayProtocol(
+      { ...PROTOCOL, interleave: 'sample', plan: 'cost', calibrationRounds: 10, samplesPerRound: 'by-setup' },
+      config,
+    );
+    expect(now.harness).toMatchObject({ interleave: 'sample', plan: 'cost', calibrationRounds: 10, samplesPerRound: 'by-setup' });
     // without looks the recorded alpha is the configured one
     const noLooks = replayProtocol({ ...PROTOCOL, rounds: 5, adaptive: { looks: [], earlyAlphaShare: 0.15, futility: 0.001 } }, config);
     expect(noLooks.harness.rounds).toBe(5);

@@ -71,6 +71,7 @@ const settings: InterleaveSettings = {
 
 let m: InterleavedMeasurement;
 let outsideMs: number;
+let image = '';
 
 beforeAll(async () => {
   const sample = createSampleRepo(join(dir, 'sample'));
@@ -80,7 +81,7 @@ beforeAll(async () => {
   for (const path of git('ls-files', 'fastmath', 'benchmarks', 'asv.conf.json').split('\n').filter(Boolean))
     files[path] = readFileSync(join(sample.path, path), 'utf8');
   files['benchmarks/bench_setups.py'] = SETUPS;
-  const image = await suiteImage(docker, `perfmine/test-harness-account:${label}`, files);
+  image = await suiteImage(docker, `perfmine/test-harness-account:${label}`, files);
   const { workers } = dockerWorkers(docker, log, { base: image, expert: image });
   const from = performance.now();
   m = await measureInterleaved(workers, settings);
@@ -156,4 +157,29 @@ describe('the account of a real harness measurement of the demo sample', () => {
     expect(heavy.setupMs).toBeGreaterThan(heavy.warmupMs + heavy.samplesMs + heavy.overheadMs);
     expect(m.account!.heaviest.filter((w) => w.setupMs > w.samplesMs).map((w) => w.workload)).toEqual([heavy.workload]);
   });
+
+  it("takes fewer samples a round of the slow setup's workload sample by sample (samplesPerRound by-setup), asv's setup still before each", async () => {
+    const { workers } = dockerWorkers(docker, log, { base: image, expert: image });
+    const rounds = 3;
+    const bySetup = await measureInterleaved(workers, {
+      ...settings,
+      rounds,
+      interleave: 'sample',
+      samplesPerRound: 'by-setup',
+      seed: 12,
+    });
+    const of = (name: string) => bySetup.workloads.find((w) => w.ref.name === name)!;
+    const slow = of('bench_setups.TimeSlowSetup.time_fib');
+    const quick = of('bench_setups.TimeQuickSetup.time_fib');
+    // fib(15) at asv's number takes about a sample_time (10 ms) against a 50 ms setup: ceil(5 x 10/60) = 1 or 2
+    expect(slow.samples).toBeLessThanOrEqual(2);
+    expect(quick.samples).toBe(SAMPLES);
+    for (const side of [slow.base, slow.expert, slow.calibration!]) {
+      expect(side.failure).toBeNull();
+      expect(side.rounds.map((r) => r?.length)).toEqual([SAMPLES, ...Array<number>(rounds - 1).fill(slow.samples!)]);
+      // one setup a sample still: at least 50 ms of setup for each of them
+      expect(side.account!.setupMs).toBeGreaterThan((SAMPLES + (rounds - 1) * slow.samples! + 1) * 50 * 0.9);
+    }
+    for (const side of [quick.base, quick.expert]) expect(side.rounds.every((r) => r?.length === SAMPLES)).toBe(true);
+  }, 600_000);
 });
