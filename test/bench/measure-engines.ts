@@ -14,7 +14,7 @@ import { dockerWorkers, environmentOf, suiteImage } from '../validate/harness-do
  * power suite (8 workloads; the expert makes four of them exactly 1.1x, 1.2x, 1.5x and 2x
  * faster), the same images for both, with a CPU hog on every core the whole time: perfmine's
  * interleaved harness with its default protocol (adaptive: interim looks after rounds 6, 10 and
- * 15), the same harness with the protocol before issue 37 (sides taking turns by whole batches,
+ * 15), the same harness with the protocol before issue 37 (sides taking turns by whole batches, the calibration and every sample in every round,
  * every workload every round, a 4-hour budget), the same harness with the fixed protocol (all 20 rounds for every workload), and the asv
  * engine's protocol (4 base/expert
  * and 3 base/base invocation pairs, asv `-a rounds=2`, each invocation a fresh container; the
@@ -38,7 +38,7 @@ export interface MeasureEnginesResult {
   readonly workloads: number;
   readonly hogs: number;
   readonly harness: EngineFigures;
-  /** The harness with the protocol before issue 37 (interleave batch, plan even, a 4-hour budget), in the same run. */
+  /** The harness with the protocol before issue 37 (interleave batch, plan even, calibration every round, samples fixed, a 4-hour budget), in the same run. */
   readonly before: EngineFigures;
   /** The harness with adaptive sampling off. */
   readonly fixed: EngineFigures;
@@ -78,9 +78,13 @@ export async function measureEnginesBenchmark(): Promise<MeasureEnginesResult> {
     const harness = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: harnessConfig, log });
     const harnessSeconds = (Date.now() - started) / 1000;
 
-    // the protocol before issue 37: whole batches a side at a time, every workload every round, 4 h
+    // the protocol before issue 37: whole batches a side at a time, every workload and side every
+    // round, the protocol's samples every round, 4 h
     started = Date.now();
-    const beforeConfig = validateConfig.parse({ harness: { interleave: 'batch', plan: 'even' }, timeBudgetSeconds: 4 * 3600 });
+    const beforeConfig = validateConfig.parse({
+      harness: { interleave: 'batch', plan: 'even', calibrationRounds: null, samplesPerRound: 'fixed' },
+      timeBudgetSeconds: 4 * 3600,
+    });
     const before = await measureWithHarness(env, 'asv.conf.json', images.expert, { runner, config: beforeConfig, log });
     const beforeSeconds = (Date.now() - started) / 1000;
 
