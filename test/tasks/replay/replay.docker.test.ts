@@ -28,10 +28,14 @@ import { memoryLogger, tempDir, testConfig, testLabel } from '../../synthesize/h
  * comment in the package, and the benchmark made cheap, which is not applied) does not replicate: time_fib is unchanged although the replay could see far smaller
  * speedups. Publish keeps #101 (its placebo copy's replay is of another folder, not counted) and,
  * on a store whose emitted #101 carries the placebo patch, leaves it out naming the replay.
- * The assertions are effects far beyond any noise (a 1000x speedup against none), as the other
- * suites of the shared measurement slot.
+ * The speedup asserted is far beyond any noise (a 1000x speedup against none), but a replay runs
+ * the task's own verifier, whose hack checks time probes of the working side: beside the attack
+ * suite's CPU hogs (the shared slot), one of the two replays of the honest #101 was judged
+ * `memoised` and credited 1.000x (a CI rehearsal of this stop; alone it replicated every time, as
+ * the portable suite's oracle read 0 beside them last stop). So it measures alone, and what the
+ * checks do under a neighbour's load is for the verifier to settle (see the stop's note).
  */
-measurementSlot('shared');
+measurementSlot('exclusive');
 
 const REPO = 'fixture/fastmath';
 const BASE_IMAGE = 'perfmine/base:bookworm';
