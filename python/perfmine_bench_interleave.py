@@ -702,7 +702,9 @@ def measure_interleaved(open_side, settings, on_round=None, after_open=None, set
                 running(alive, True)
                 restarting = time.monotonic()
                 # the fresh processes import only the modules of the workloads still to measure
-                asked = [(side, worker[side].send_restart(still_measured(side, r))) for side in alive]
+                # (restartModules False: the whole suite, as before; the verifier's choice)
+                named = settings.get("restartModules", True)
+                asked = [(side, worker[side].send_restart(still_measured(side, r) if named else None)) for side in alive]
                 for side, ident in asked:
                     if worker[side].await_restart(ident)["ok"]:
                         continue

@@ -650,6 +650,10 @@ def measure(sides, suite_config, suite_dir, p, private, accounts, staging, rewar
         "interleave": "batch",
         # every round on every side: the reward workloads' precision needs all their pairs and calibration's
         "plan": "even", "calibrationRounds": None, "samplesPerRound": "fixed",
+        # fresh workers import the whole suite, as before issue 37's module-restricted restarts:
+        # the hack checks' probes were not re-validated against them (two honest oracles judged
+        # memoised in the rehearsals of the stop that added them)
+        "restartModules": False,
         "extend": {"rounds": reward_rounds, "workloads": sorted(reward_workloads), "sides": ["base", "expert", "reference"]}
         if sides.get("reference") is not None and reward_workloads and reward_rounds > p["rounds"] else None,
         "accounts": {"base": accounts["base"], "expert": accounts["working"], "calibration": accounts["calibration"],
