@@ -361,12 +361,6 @@ export async function measureInterleaved(
 
     /** The harness's account of the last batch run (what a turn's setup and sample took). */
     let lastAccount: BatchResult['account'];
-    /** The account of the batch run since the last call (undefined: none, or the harness sent none). */
-    const takeAccount = (): BatchResult['account'] => {
-      const account = lastAccount;
-      lastAccount = undefined;
-      return account;
-    };
     /**
      * One batch of a side; its samples go to the side's round (or `into`, for duet's second base
      * batch), its time to the side's account. Returns its wall time (ms).
@@ -539,10 +533,10 @@ export async function measureInterleaved(
             const sides = shuffled(sidesOf(w, calibrating), random);
             turns.push(sides.map((s) => SIDE_LETTER[s]).join(''));
             for (const side of sides) {
-              takeAccount();
               await run(w, side, r, undefined, { first: k === 0 });
               // the first turn's setup may hold a setup_cache and its warm-up: the later ones tell, when there are any
-              const account = takeAccount();
+              // (run sets it for every batch that answers: undefined for a failed one or an older harness)
+              const account = lastAccount as BatchResult['account'];
               if (probing && side === 'base' && account && (k > 0 || settings.samples === 1)) {
                 setups.push(account.setup);
                 sampled.push(account.samples);
