@@ -43,6 +43,17 @@ export function labelledDockerfile(dockerfile: string, buildId: string): string 
 
 let buildSequence = 0;
 
+/**
+ * Whether an image's builder (IMAGE_OWNER_LABEL) no longer needs it: unrecorded (built before
+ * the label), this process (`mine`), or provably gone. An image of another live process, or of
+ * one this host cannot judge (another host or PID namespace), may be in use: that process may
+ * be about to build on it by its tag. Pure but for the process table `gone` reads.
+ */
+export function imageBuilderDone(builder: string | undefined, mine: string, gone: (owner: string) => boolean = ownerIsGone): boolean {
+  if (builder === undefined || builder === '' || builder === mine) return true;
+  return gone(builder);
+}
+
 export interface ContainerLimits {
   readonly cpus: number;
   readonly memoryMb: number;
@@ -209,6 +220,14 @@ export class DockerService {
   /** The labels of every container this service creates. */
   labels(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
     return { ...extra, [PERFMINE_LABEL]: this.runLabel, [OWNER_LABEL]: this.#owner };
+  }
+
+  /**
+   * Whether this process may untag an image it found superseded (an older clone of a
+   * repository): only when nothing another live perfmine process built is taken from under it.
+   */
+  mayUntag(image: Pick<Docker.ImageInfo, 'Labels'>): boolean {
+    return imageBuilderDone(image.Labels?.[IMAGE_OWNER_LABEL], this.#owner);
   }
 
   /** The labels of every image this service builds or commits. */

@@ -427,20 +427,29 @@ export class Environments {
     if (!toolchain) throw new ConfigError(`no image ${toolchainImage}`, { reason: 'no-base-image' });
     const tag = sourceImageTag(repo, sha, sourceTierKey(toolchain.id, sha));
     if (await this.docker.imageExists(tag)) return tag;
+    const seal = async (clonedFrom: string) =>
+      this.#buildTier(
+        {
+          tag,
+          context: [
+            { name: 'Dockerfile', content: sourceTierDockerfile({ repoImage: clonedFrom, toolchainImage, sha }) },
+            ...sourceTierFiles(),
+          ],
+          labels: { 'org.perfmine.tier': 'source', 'org.perfmine.repo': repo, 'org.perfmine.sha': sha },
+          // a URL clone older than the commit fetches it
+          network: clone.kind === 'url' ? 'default' : 'none',
+        },
+        signal,
+      );
     const clonedFrom = await repoImage();
-    const built = await this.#buildTier(
-      {
-        tag,
-        context: [
-          { name: 'Dockerfile', content: sourceTierDockerfile({ repoImage: clonedFrom, toolchainImage, sha }) },
-          ...sourceTierFiles(),
-        ],
-        labels: { 'org.perfmine.tier': 'source', 'org.perfmine.repo': repo, 'org.perfmine.sha': sha },
-        // a URL clone older than the commit fetches it
-        network: clone.kind === 'url' ? 'default' : 'none',
-      },
-      signal,
-    );
+    let built = await seal(clonedFrom);
+    if (!built.ok && !(await this.docker.imageExists(clonedFrom))) {
+      // The clone was removed between its check and its use (a user's `docker rmi`, an older
+      // perfmine's prune, a test's clean-up): built again once, not reported as a failed seal
+      // (which the engine words as a failed pull of the missing tag).
+      this.#log.warn({ repo, sha, image: clonedFrom }, 'the repository image went away while sealing a commit from it: built again');
+      built = await seal(await repoImage());
+    }
     if (!built.ok)
       throw new ItemError(
         'source-image-failed',
@@ -784,11 +793,15 @@ export class Environments {
 
   /**
    * Untags older repository images of a repository (their layers stay while environments built
-   * on them exist), so that one clone per repository is kept.
+   * on them exist), so that one clone per repository is kept. An older clone another live
+   * perfmine process built is left to it (or to a later run): two runs on one repository at
+   * once (a cron run and a rerun of one stage) would otherwise untag each other's clone between
+   * building it and sealing a commit from it.
    */
   async pruneRepoImages(repo: string, keep: string): Promise<void> {
     const prefix = `perfmine/repo-${imageSlug(repo)}:`;
     for (const image of await this.docker.images()) {
+      if (!this.docker.mayUntag(image)) continue;
       for (const t of image.RepoTags ?? []) if (t.startsWith(prefix) && t !== keep) await this.docker.removeImage(t);
     }
   }
