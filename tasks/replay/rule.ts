@@ -86,6 +86,8 @@ export function recordedEstimate(w: RecordedWorkload, level: number): SpeedupEst
 export interface ReplayedWorkload {
   readonly change: 'improved' | 'worsened' | 'unchanged' | 'incomparable';
   readonly reason: string | null;
+  /** What the verifier says of its reason, where it says more (why its hack checks judged the workload memoised, with their numbers). */
+  readonly detail?: string | null;
   readonly medianLog: number | null;
   readonly standardError: number | null;
   readonly df: number;
@@ -144,14 +146,15 @@ export function judgeWorkload(
         : { outcome: 'does-not-replicate', why: `the replay cannot compare it: ${replay.reason ?? 'incomparable'} (${was})` };
     case 'unchanged': {
       const low = rec?.interval[0] ?? null;
+      const because = `${replay.reason ?? 'not significant'}${replay.detail ? `: ${replay.detail}` : ''}`;
       if (replay.mds === null || low === null || replay.mds > low)
         return {
           outcome: 'inconclusive',
-          why: `the replay calls it unchanged (${replay.reason ?? 'not significant'}): ${estimateText(now)}, but it could only see speedups of ${replay.mds === null ? 'n/a' : x(replay.mds)}x and more (${was})`,
+          why: `the replay calls it unchanged (${because}): ${estimateText(now)}, but it could only see speedups of ${replay.mds === null ? 'n/a' : x(replay.mds)}x and more (${was})`,
         };
       return {
         outcome: 'does-not-replicate',
-        why: `the replay calls it unchanged (${replay.reason ?? 'not significant'}): ${estimateText(now)}, ${measured}, though it could see speedups from ${x(replay.mds)}x (${was})`,
+        why: `the replay calls it unchanged (${because}): ${estimateText(now)}, ${measured}, though it could see speedups from ${x(replay.mds)}x (${was})`,
       };
     }
     case 'improved': {

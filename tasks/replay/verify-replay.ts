@@ -51,11 +51,24 @@ export function verifiableFolder(folder: TaskFolder): VerifiableTask {
   return { row: { instance_id: folder.instanceId, repo: folder.repo }, files, blobs };
 }
 
+/**
+ * Why the verifier's hack checks judged a workload memoised, with the numbers they read: in a
+ * replay the working side is the expert's own patch, so such a verdict is the checks misfiring
+ * on this task, and whoever reads the replay needs those numbers.
+ */
+export function memoDetail(memo: TrialWorkload['memo']): string | null {
+  if (!memo) return null;
+  const { memoised: _memoised, why, ...numbers } = memo;
+  const rounded = JSON.stringify(numbers, (_key, value: unknown) => (typeof value === 'number' ? Number(value.toPrecision(3)) : value));
+  return `${why ?? 'no reason given'}; ${rounded}`;
+}
+
 function replayed(w: TrialWorkload): ReplayedWorkload {
   const change = (['improved', 'worsened', 'unchanged', 'incomparable'] as const).find((c) => c === w.verdict) ?? 'incomparable';
   return {
     change,
     reason: w.reason ?? null,
+    detail: w.reason === 'memoised' ? memoDetail(w.memo) : null,
     medianLog: w.median_log ?? (w.speedup ? -Math.log(w.speedup) : null),
     standardError: w.standard_error ?? null,
     df: w.df ?? 0,

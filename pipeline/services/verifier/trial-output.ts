@@ -36,6 +36,8 @@ const workloadSchema = z
     median_log: z.number().nullable().optional(),
     standard_error: z.number().nullable().optional(),
     df: z.number().nullable().optional(),
+    /** The hack checks' reading of a task-improved workload (memo_signals): why it was judged memoised, and their numbers. */
+    memo: z.object({ memoised: z.boolean().optional(), why: z.string().optional() }).passthrough().nullable().optional(),
   })
   .passthrough();
 

@@ -12,6 +12,7 @@ import {
   type RecordedWorkload,
   type ReplayedWorkload,
 } from '../../../tasks/replay/rule.js';
+import { memoDetail } from '../../../tasks/replay/verify-replay.js';
 import { mulberry32 } from '../../helpers/prng.js';
 
 /** A workload as workloads.json records it: improved by `speedup` with noise `noise` over `pairs` pairs. */
@@ -100,6 +101,22 @@ describe('the rule for one improved workload', () => {
     const j = judgeWorkload(w, replayed('unchanged', 1.01, 0.01, { reason: 'not-significant', mds: 1.08 }));
     expect(j.outcome).toBe('does-not-replicate');
     expect(j.why).toContain('though it could see speedups from 1.080x');
+  });
+
+  it("names why the verifier's hack checks judged the expert's own patch memoised, with their numbers", () => {
+    const detail = memoDetail({
+      memoised: true,
+      why: 'two-faced: far faster under the harness than under the probe on the same inputs',
+      probe_timed: { base: 0.0012345, working: 0.00098765 },
+      coverage: 0.87654,
+    });
+    expect(detail).toBe(
+      'two-faced: far faster under the harness than under the probe on the same inputs; {"probe_timed":{"base":0.00123,"working":0.000988},"coverage":0.877}',
+    );
+    const j = judgeWorkload(w, replayed('unchanged', 1, 0.01, { reason: 'memoised', detail, mds: 1.05 }));
+    expect(j.outcome).toBe('does-not-replicate');
+    expect(j.why).toContain(`the replay calls it unchanged (memoised: ${detail})`);
+    expect(memoDetail(null)).toBeNull();
   });
 
   it('is inconclusive when the replay could not have seen it (its MDS above the recorded low end), or has too few pairs', () => {
