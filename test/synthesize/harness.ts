@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,16 @@ export function testLabel(name: string): string {
 
 export function tempDir(name: string): string {
   return mkdtempSync(join(tmpdir(), `perfmine-${name}-`));
+}
+
+/** A new git repository at `path` (branch main, a committer set): its git command, output trimmed. */
+export function newGitRepo(path: string): (...args: string[]) => string {
+  mkdirSync(path, { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', ['-C', path, ...args], { encoding: 'utf8' }).trim();
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 't@example.com');
+  git('config', 'user.name', 't');
+  return git;
 }
 
 /** Log lines kept in memory (printed by a test when it needs them). */

@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ItemError } from '../../pipeline/errors.js';
 import { DockerService } from '../../pipeline/services/docker.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
-import { tempDir, testEnvironments, testLabel } from './harness.js';
+import { newGitRepo, tempDir, testEnvironments, testLabel } from './harness.js';
 
 /**
  * A clone that lacks a blob its history reaches (as a snapshot without its largest files: rich's
@@ -16,16 +15,12 @@ const label = testLabel('incomplete-clone');
 const docker = new DockerService({ runLabel: label });
 const dir = tempDir('incomplete-clone');
 const repo = join(dir, 'repo');
-const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
 
 describe('a clone with a missing object (real git, real Docker engine)', () => {
   let missing: string;
   beforeAll(async () => {
     await ensureAsvFakeImage();
-    mkdirSync(repo, { recursive: true });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.com');
-    git('config', 'user.name', 't');
+    const git = newGitRepo(repo);
     writeFileSync(join(repo, 'big.gif'), 'GIF89a, once large\n');
     git('add', 'big.gif');
     git('commit', '-q', '-m', 'add a large file');

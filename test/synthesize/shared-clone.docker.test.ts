@@ -1,13 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerService, IMAGE_OWNER_LABEL, PERFMINE_LABEL, imageBuilderDone } from '../../pipeline/services/docker.js';
 import { currentOwner, formatOwner, startTimeOf } from '../../pipeline/services/owner.js';
 import { ASV_FAKE_IMAGE, ensureAsvFakeImage } from '../fakes/asv-image.js';
-import { tempDir, testEnvironments, testLabel } from './harness.js';
+import { newGitRepo, tempDir, testEnvironments, testLabel } from './harness.js';
 
 /**
  * Two perfmine processes on one repository at once (a cron run and a rerun of one stage, or two
@@ -22,7 +21,7 @@ const dir = tempDir('shared-clone');
 const repo = join(dir, 'repo');
 const REPO = 'fixture/shared-clone';
 const limits = { cpus: 1, memoryMb: 512, pidsLimit: 128 };
-const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
+let git: (...args: string[]) => string;
 let alive: ChildProcess | undefined;
 
 function commit(n: number): string {
@@ -49,10 +48,7 @@ const tags = async () =>
 describe('a repository shared by two live processes (real Docker engine)', () => {
   beforeAll(async () => {
     await ensureAsvFakeImage();
-    mkdirSync(repo, { recursive: true });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.com');
-    git('config', 'user.name', 't');
+    git = newGitRepo(repo);
     commit(1);
   }, 300_000);
 
@@ -77,10 +73,11 @@ describe('a repository shared by two live processes (real Docker engine)', () =>
     const first = await envs.ensureRepoImage(REPO, { kind: 'git', path: repo }, ASV_FAKE_IMAGE);
 
     alive = spawn('sleep', ['600'], { stdio: 'ignore' });
-    const ns = formatOwner(currentOwner()).split(':')[0]!.split('/')[1]!;
-    const liveOwner = `${hostname()}/${ns}:${alive.pid}:${startTimeOf(alive.pid!)}`;
+    // owners as another process of this host and PID namespace records itself
+    const ownerOf = (pid: number) => formatOwner({ ...currentOwner(), pid, startTime: startTimeOf(pid)! });
+    const liveOwner = ownerOf(alive.pid!);
     const ended = spawn('sleep', ['600'], { stdio: 'ignore' });
-    const goneOwner = `${hostname()}/${ns}:${ended.pid}:${startTimeOf(ended.pid!)}`;
+    const goneOwner = ownerOf(ended.pid!);
     ended.kill();
     await once(ended, 'exit');
     foreignClone('perfmine/repo-fixture-shared-clone:live0000000000000', liveOwner);
